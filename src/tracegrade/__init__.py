@@ -1,0 +1,55 @@
+"""tracegrade: evaluate LLM agents' tool calls and answers, with a reason behind every score."""
+
+from .dataset import EvaluationDataset, iter_jsonl
+from .errors import InputError, MissingFieldError, RecordError, TracegradeError, TracegradeWarning
+from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage, parse_message
+from .metrics.base import Metric, Score
+from .metrics.strings import (
+    DistanceMeasure,
+    ExactMatch,
+    NonLLMStringSimilarity,
+    StringMetric,
+    StringPresence,
+)
+from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+from .results import EvaluationResult, MetricSummary, SampleResult
+from .runner import aevaluate, evaluate
+from .samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AIMessage",
+    "DistanceMeasure",
+    "EvalTestCase",
+    "EvaluationDataset",
+    "EvaluationResult",
+    "ExactMatch",
+    "HumanMessage",
+    "InputError",
+    "Message",
+    "Metric",
+    "MetricSummary",
+    "MissingFieldError",
+    "MultiTurnSample",
+    "NonLLMStringSimilarity",
+    "RecordError",
+    "Sample",
+    "SampleResult",
+    "Score",
+    "SingleTurnSample",
+    "StringMetric",
+    "StringPresence",
+    "ToolCall",
+    "ToolCallAccuracy",
+    "ToolCallF1",
+    "ToolCorrectnessMetric",
+    "ToolMessage",
+    "TracegradeError",
+    "TracegradeWarning",
+    "__version__",
+    "aevaluate",
+    "evaluate",
+    "iter_jsonl",
+    "parse_message",
+]

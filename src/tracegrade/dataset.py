@@ -1,0 +1,213 @@
+"""EvaluationDataset: samples from lists of dicts, JSONL files (streamed) and DataFrames.
+
+A malformed record raises :class:`~tracegrade.errors.RecordError` naming its line (or
+index), the field and the rule; nothing is skipped silently. Blank JSONL lines are not
+records and are passed over.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+import orjson
+from pydantic import BaseModel, ValidationError
+
+from ._validation import problems
+from .errors import RecordError
+from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+PathArg = Union[str, "PathLike[str]"]
+SampleType = type[Union[MultiTurnSample, EvalTestCase, SingleTurnSample]]
+
+_TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
+
+
+def infer_sample_type(record: Mapping[str, Any]) -> SampleType | None:
+    """Which sample kind a record's keys describe, or ``None`` when they fit none."""
+    if isinstance(record.get("user_input"), list):
+        return MultiTurnSample
+    if any(key in record for key in _TEST_CASE_KEYS):
+        return EvalTestCase
+    if "response" in record or "reference" in record or "user_input" in record:
+        return SingleTurnSample
+    return None
+
+
+def parse_record(
+    record: Any,
+    position: int,
+    *,
+    source: str = "records",
+    kind: str = "index",
+    sample_type: SampleType | None = None,
+) -> Sample:
+    """Validate one record (a dict, or a sample already built) into a sample."""
+    if isinstance(record, SAMPLE_TYPES):
+        return record  # type: ignore[return-value]
+    if not isinstance(record, Mapping):
+        raise RecordError(
+            source, position, None, f"a record must be a JSON object, got {type(record).__name__}",
+            kind=kind,
+        )
+    model = sample_type or infer_sample_type(record)
+    if model is None:
+        raise RecordError(
+            source, position, None,
+            "cannot tell what kind of sample this is: expected 'user_input' as a list of "
+            "messages (MultiTurnSample), 'input'/'tools_called'/'expected_tools' (EvalTestCase) "
+            "or 'response'/'reference' (SingleTurnSample); keys found: "
+            + (", ".join(sorted(map(str, record))) or "none"),
+            kind=kind,
+        )
+    try:
+        return model.model_validate(record)
+    except ValidationError as error:
+        found = problems(error)
+        field, rule = found[0]
+        if len(found) > 1:
+            rule += "; also " + "; ".join(f"{path or 'record'}: {text}" for path, text in found[1:])
+        raise RecordError(source, position, field or None, rule, kind=kind) from None
+
+
+def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:
+    """Yield the samples of a JSONL file one line at a time (the file is never loaded whole)."""
+    name = str(path)
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError as error:
+                raise RecordError(name, number, None, f"not valid JSON: {error}") from None
+            yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
+
+
+def _without_nan(record: dict[str, Any]) -> dict[str, Any]:
+    """DataFrames mark a missing cell with NaN; read it as an absent field."""
+    return {
+        key: value
+        for key, value in record.items()
+        if not (isinstance(value, float) and math.isnan(value))
+    }
+
+
+def _dump(sample: BaseModel) -> dict[str, Any]:
+    return sample.model_dump(mode="json", exclude_none=True)
+
+
+class EvaluationDataset:
+    """A collection of samples, held in memory or streamed from a file.
+
+    ``EvaluationDataset(samples=[...])`` accepts samples or their dict forms.
+    :meth:`from_jsonl` streams: iterating reads the file again each time, and memory
+    stays flat however large it is; :meth:`load` reads it into memory.
+    """
+
+    def __init__(self, samples: Iterable[Sample | Mapping[str, Any]] | None = None) -> None:
+        self._samples: list[Sample] | None = [
+            parse_record(record, index) for index, record in enumerate(samples or [])
+        ]
+        self._stream: Callable[[], Iterator[Sample]] | None = None
+
+    @classmethod
+    def _streaming(cls, stream: Callable[[], Iterator[Sample]]) -> EvaluationDataset:
+        dataset = cls()
+        dataset._samples = None
+        dataset._stream = stream
+        return dataset
+
+    @classmethod
+    def from_list(
+        cls, records: Iterable[Mapping[str, Any]], *, sample_type: SampleType | None = None
+    ) -> EvaluationDataset:
+        """Build from dicts (each a sample's dict form); the kind is read from its keys."""
+        dataset = cls()
+        dataset._samples = [
+            parse_record(record, index, sample_type=sample_type)
+            for index, record in enumerate(records)
+        ]
+        return dataset
+
+    @classmethod
+    def from_jsonl(
+        cls, path: PathArg, *, sample_type: SampleType | None = None
+    ) -> EvaluationDataset:
+        """A dataset streamed from a JSONL file, one sample per line."""
+        file = Path(path)
+        if not file.is_file():
+            raise FileNotFoundError(f"no such dataset file: {file}")
+        return cls._streaming(lambda: iter_jsonl(file, sample_type=sample_type))
+
+    @classmethod
+    def from_pandas(
+        cls, frame: pd.DataFrame, *, sample_type: SampleType | None = None
+    ) -> EvaluationDataset:
+        """Build from a DataFrame with one sample per row (NaN cells count as absent)."""
+        dataset = cls()
+        dataset._samples = [
+            parse_record(_without_nan(row), index, kind="row", sample_type=sample_type)
+            for index, row in enumerate(frame.to_dict(orient="records"))
+        ]
+        return dataset
+
+    @property
+    def is_streaming(self) -> bool:
+        """True when samples are read from a file as they are iterated."""
+        return self._samples is None
+
+    def load(self) -> EvaluationDataset:
+        """This dataset with every sample in memory."""
+        if self._samples is not None:
+            return self
+        dataset = EvaluationDataset()
+        dataset._samples = list(self)
+        return dataset
+
+    def __iter__(self) -> Iterator[Sample]:
+        if self._samples is not None:
+            return iter(self._samples)
+        assert self._stream is not None
+        return self._stream()
+
+    def __len__(self) -> int:
+        if self._samples is None:
+            raise TypeError("a streaming dataset has no length until it is loaded: call .load()")
+        return len(self._samples)
+
+    def __getitem__(self, index: int) -> Sample:
+        if self._samples is None:
+            raise TypeError("a streaming dataset cannot be indexed: call .load() first")
+        return self._samples[index]
+
+    def __repr__(self) -> str:
+        if self._samples is None:
+            return "EvaluationDataset(streaming)"
+        return f"EvaluationDataset(n_samples={len(self._samples)})"
+
+    def to_list(self) -> list[dict[str, Any]]:
+        """Every sample as its dict form (fields left at ``None`` are omitted)."""
+        return [_dump(sample) for sample in self]
+
+    def to_jsonl(self, path: PathArg) -> None:
+        """Write one sample per line; :meth:`from_jsonl` reads it back unchanged."""
+        with open(path, "wb") as handle:
+            for sample in self:
+                handle.write(orjson.dumps(_dump(sample)) + b"\n")
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per sample; needs the ``pandas`` extra."""
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError(
+                "to_pandas needs pandas: pip install 'tracegrade[pandas]'"
+            ) from error
+        return pd.DataFrame(self.to_list())

@@ -1,0 +1,74 @@
+"""The standard conversation model every metric reads.
+
+Three message kinds, told apart by ``type``: :class:`HumanMessage` (``"human"``),
+:class:`AIMessage` (``"ai"``, possibly calling tools) and :class:`ToolMessage`
+(``"tool"``, a tool's result). Each accepts its plain dict form and round-trips
+through JSON. This module imports nothing else from the package.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Metadata = Union[dict[str, Any], None]
+
+
+class _Strict(BaseModel):
+    """Base for the data models: unknown fields are errors, never silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCall(_Strict):
+    """One call of a tool by the agent: its ``name``, its ``args`` and, if known, its ``id``.
+
+    ``args`` maps argument names to any JSON value (nested dicts and lists included).
+    """
+
+    name: Annotated[str, Field(min_length=1)]
+    args: dict[str, Any]
+    id: str | None = None
+
+    def pretty(self) -> str:
+        """The call as it reads in code: ``search(query='python', limit=5)``."""
+        inner = ", ".join(f"{key}={value!r}" for key, value in self.args.items())
+        return f"{self.name}({inner})"
+
+
+class HumanMessage(_Strict):
+    """What the user said."""
+
+    type: Literal["human"] = "human"
+    content: str
+    metadata: Metadata = None
+
+
+class AIMessage(_Strict):
+    """What the agent said, and the tools it called in this turn (``None`` when none)."""
+
+    type: Literal["ai"] = "ai"
+    content: str
+    tool_calls: list[ToolCall] | None = None
+    metadata: Metadata = None
+
+
+class ToolMessage(_Strict):
+    """A tool's result, linked to its call by ``tool_call_id`` when the source gives one."""
+
+    type: Literal["tool"] = "tool"
+    content: str
+    tool_call_id: str | None = None
+    metadata: Metadata = None
+
+
+Message = Annotated[Union[HumanMessage, AIMessage, ToolMessage], Field(discriminator="type")]
+"""Any one message; a dict is read by its ``type`` field."""
+
+MESSAGE_ADAPTER: TypeAdapter[HumanMessage | AIMessage | ToolMessage] = TypeAdapter(Message)
+
+
+def parse_message(data: Any) -> HumanMessage | AIMessage | ToolMessage:
+    """Read one message from its dict form (``{"type": "human" | "ai" | "tool", ...}``)."""
+    return MESSAGE_ADAPTER.validate_python(data)

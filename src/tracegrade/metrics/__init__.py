@@ -1,0 +1,1 @@
+"""The metrics: deterministic tool-call and string metrics (judged ones come later)."""

@@ -1,0 +1,90 @@
+"""Score and the Metric base class.
+
+A metric is pure: it reads a sample and returns a :class:`Score`; it never reads files,
+prints, or knows the runner. Deterministic metrics implement :meth:`Metric.score`;
+judged ones (which wait on a model) implement :meth:`Metric.ascore`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..errors import MissingFieldError
+from ..samples import Sample
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A metric's verdict on one sample.
+
+    ``value`` is the number; ``reason`` explains it to a person and ``details`` to a
+    program (matched, missing and extra calls, per-argument verdicts, ...). ``success``
+    is ``value >= threshold`` when the metric has a threshold, else ``None``.
+    """
+
+    value: float
+    reason: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    success: bool | None = None
+
+    def __float__(self) -> float:
+        return self.value
+
+
+class Metric(ABC):
+    """Base class of every metric.
+
+    Subclasses set ``name``, the sample kinds they read (``sample_types``) and the
+    sample fields they need (``required_fields``).
+    """
+
+    name: str
+    sample_types: ClassVar[tuple[type, ...]]
+    required_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
+        if name is not None:
+            self.name = name
+        self.threshold = threshold
+        self.llm: Any = None
+        """Accepted for ragas compatibility (``scorer.llm = ...``); metrics without a judge ignore it."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+    def score(self, sample: Sample) -> Score:
+        """Score one sample."""
+        raise NotImplementedError(f"{type(self).__name__} is scored with 'await ascore(...)'")
+
+    async def ascore(self, sample: Sample) -> Score:
+        """Score one sample from async code."""
+        return self.score(sample)
+
+    async def multi_turn_ascore(self, sample: Sample) -> float:
+        """ragas-style: the score's value alone."""
+        return (await self.ascore(sample)).value
+
+    def multi_turn_score(self, sample: Sample) -> float:
+        """ragas-style, synchronous: the score's value alone."""
+        return self.score(sample).value
+
+    def check(self, sample: Sample) -> None:
+        """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""
+        if not isinstance(sample, self.sample_types):
+            kinds = " or ".join(kind.__name__ for kind in self.sample_types)
+            raise MissingFieldError(
+                f"{self.name} scores a {kinds}, not a {type(sample).__name__}"
+            )
+        for name in self.required_fields:
+            if getattr(sample, name) is None:
+                raise MissingFieldError(
+                    f"{self.name} needs the sample field '{name}', which is not set"
+                )
+
+    def result(self, value: float, reason: str, details: Mapping[str, Any]) -> Score:
+        """Build the Score, judging ``success`` against the threshold if there is one."""
+        success = None if self.threshold is None else value >= self.threshold
+        return Score(value, reason, details, success)

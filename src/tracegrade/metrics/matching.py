@@ -1,0 +1,235 @@
+"""Comparing tool calls: one place for the rules every tool-call metric shares.
+
+- :func:`freeze` gives an argument value a hashable, order-aware form (set-based metrics).
+- :func:`render_value` gives it the string form the string comparisons read.
+- An :class:`ArgumentComparator` scores a predicted argument dict against a reference one;
+  :class:`StringArgumentComparator` does it with any string metric.
+- :func:`best_pairing` pairs calls to maximise total score; :func:`common_subsequence`
+  finds the longest in-order agreement of two sequences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..messages import ToolCall
+
+
+def freeze(value: Any) -> Hashable:
+    """A hashable form of ``value``: dicts ignore key order, lists and tuples keep order,
+    sets ignore order, and scalars compare by Python equality (so ``1 == 1.0``)."""
+    if isinstance(value, dict):
+        return frozenset((key, freeze(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(item) for item in value)
+    if isinstance(value, (set, frozenset)):
+        return frozenset(freeze(item) for item in value)
+    return value  # type: ignore[no-any-return]
+
+
+def call_key(call: ToolCall) -> tuple[str, Hashable]:
+    """A tool call as a hashable ``(name, frozen args)`` pair."""
+    return call.name, freeze(call.args)
+
+
+def _sorted_keys(value: dict[Any, Any]) -> list[Any]:
+    try:
+        return sorted(value)
+    except TypeError:  # keys of mixed types
+        return sorted(value, key=repr)
+
+
+def _key_sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _key_sorted(value[key]) for key in _sorted_keys(value)}
+    if isinstance(value, list):
+        return [_key_sorted(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_key_sorted(item) for item in value)
+    return value
+
+
+def render_value(value: Any) -> str:
+    """``value`` as Python's ``str()`` renders it, with nested dict keys sorted so that
+    key order never matters (``75`` and ``"75"`` both render as ``75``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list, tuple)):
+        return str(_key_sorted(value))
+    return str(value)
+
+
+class StringComparison(Protocol):
+    """Anything that scores two strings from 0.0 to 1.0 (every string metric does)."""
+
+    def similarity(self, response: str, reference: str) -> float: ...
+
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
+"""Stands for an argument the prediction lacks."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentVerdict:
+    """How one reference argument fared: its key, both values and its score."""
+
+    key: str
+    predicted: Any
+    reference: Any
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready form; a missing predicted value is marked ``missing: true``."""
+        if self.predicted is MISSING:
+            return {"key": self.key, "reference": self.reference, "missing": True, "score": 0.0}
+        return {
+            "key": self.key,
+            "predicted": self.predicted,
+            "reference": self.reference,
+            "score": self.score,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentComparison:
+    """The score of a predicted argument dict against a reference one, with verdicts."""
+
+    score: float
+    verdicts: tuple[ArgumentVerdict, ...]
+    extra_keys: tuple[str, ...] = ()
+
+
+class ArgumentComparator(Protocol):
+    """Scores predicted arguments against reference arguments, from 0.0 to 1.0."""
+
+    def compare(
+        self, predicted: Mapping[str, Any], reference: Mapping[str, Any]
+    ) -> ArgumentComparison: ...
+
+
+class StringArgumentComparator:
+    """Mean over the reference's keys of a string metric applied to both values' string
+    forms. A key the prediction lacks scores 0; extra predicted keys are listed but not
+    penalised. Both dicts empty score 1.0; an empty reference against a non-empty
+    prediction scores 0.0."""
+
+    def __init__(self, metric: StringComparison) -> None:
+        self.metric = metric
+
+    def compare(
+        self, predicted: Mapping[str, Any], reference: Mapping[str, Any]
+    ) -> ArgumentComparison:
+        extra = tuple(key for key in predicted if key not in reference)
+        if not reference:
+            return ArgumentComparison(0.0 if predicted else 1.0, (), extra)
+        similarity = self.metric.similarity
+        verdicts = []
+        total = 0.0
+        for key, expected in reference.items():
+            if key in predicted:
+                actual = predicted[key]
+                value = similarity(render_value(actual), render_value(expected))
+            else:
+                actual, value = MISSING, 0.0
+            total += value
+            verdicts.append(ArgumentVerdict(key, actual, expected, value))
+        return ArgumentComparison(total / len(reference), tuple(verdicts), extra)
+
+
+def best_pairing(scores: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
+    """Pair rows with columns of a square score matrix so the total score is largest.
+
+    The Hungarian algorithm with potentials, O(n^3); returns ``(row, column)`` pairs in
+    row order.
+    """
+    size = len(scores)
+    if size == 0:
+        return []
+    if size == 1:
+        return [(0, 0)]
+    infinity = float("inf")
+    # Minimise cost = -score. Arrays are 1-based; index 0 is the algorithm's sentinel.
+    row_potential = [0.0] * (size + 1)
+    column_potential = [0.0] * (size + 1)
+    row_of_column = [0] * (size + 1)
+    way = [0] * (size + 1)
+    for row in range(1, size + 1):
+        row_of_column[0] = row
+        column = 0
+        slack = [infinity] * (size + 1)
+        used = [False] * (size + 1)
+        while True:
+            used[column] = True
+            current_row = row_of_column[column]
+            delta = infinity
+            next_column = 0
+            for candidate in range(1, size + 1):
+                if used[candidate]:
+                    continue
+                cost = (
+                    -scores[current_row - 1][candidate - 1]
+                    - row_potential[current_row]
+                    - column_potential[candidate]
+                )
+                if cost < slack[candidate]:
+                    slack[candidate] = cost
+                    way[candidate] = column
+                if slack[candidate] < delta:
+                    delta = slack[candidate]
+                    next_column = candidate
+            for candidate in range(size + 1):
+                if used[candidate]:
+                    row_potential[row_of_column[candidate]] += delta
+                    column_potential[candidate] -= delta
+                else:
+                    slack[candidate] -= delta
+            column = next_column
+            if row_of_column[column] == 0:
+                break
+        while column:
+            previous = way[column]
+            row_of_column[column] = row_of_column[previous]
+            column = previous
+    pairs = [(row_of_column[column] - 1, column - 1) for column in range(1, size + 1)]
+    return sorted(pairs)
+
+
+def common_subsequence(first: Sequence[Hashable], second: Sequence[Hashable]) -> list[tuple[int, int]]:
+    """Index pairs ``(i, j)`` of a longest common subsequence of two sequences."""
+    rows, columns = len(first), len(second)
+    lengths = [[0] * (columns + 1) for _ in range(rows + 1)]
+    for i in range(rows - 1, -1, -1):
+        for j in range(columns - 1, -1, -1):
+            if first[i] == second[j]:
+                lengths[i][j] = lengths[i + 1][j + 1] + 1
+            else:
+                lengths[i][j] = max(lengths[i + 1][j], lengths[i][j + 1])
+    pairs: list[tuple[int, int]] = []
+    i = j = 0
+    while i < rows and j < columns:
+        if first[i] == second[j]:
+            pairs.append((i, j))
+            i += 1
+            j += 1
+        elif lengths[i + 1][j] >= lengths[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return pairs
+
+
+def call_dict(call: ToolCall) -> dict[str, Any]:
+    """A call as ``{"name", "args"}`` (plus ``"id"`` when known), for ``Score.details``."""
+    if call.id is None:
+        return {"name": call.name, "args": call.args}
+    return {"name": call.name, "args": call.args, "id": call.id}
+
+
+def describe_calls(calls: Sequence[ToolCall], limit: int = 5) -> str:
+    """A short human list of calls: ``search(q='x'), book(id=3)`` (cut after ``limit``)."""
+    shown = ", ".join(call.pretty() for call in calls[:limit])
+    if len(calls) > limit:
+        shown += f" and {len(calls) - limit} more"
+    return shown

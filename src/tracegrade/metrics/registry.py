@@ -1,0 +1,96 @@
+"""Metrics by their snake_case names, with options given as text (``name:key=value,...``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .base import Metric
+from .strings import ExactMatch, NonLLMStringSimilarity, StringMetric, StringPresence
+from .tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+
+METRICS: dict[str, type[Metric]] = {
+    "tool_call_f1": ToolCallF1,
+    "tool_call_accuracy": ToolCallAccuracy,
+    "tool_correctness": ToolCorrectnessMetric,
+    "exact_match": ExactMatch,
+    "string_presence": StringPresence,
+    "non_llm_string_similarity": NonLLMStringSimilarity,
+}
+
+
+class MetricSpecError(ValueError):
+    """A metric name or option given as text is not understood."""
+
+
+def _string_metric(text: str) -> StringMetric:
+    metric = build_metric(text)
+    if not isinstance(metric, StringMetric):
+        raise MetricSpecError(f"{text!r} is not a string metric")
+    return metric
+
+
+def _flag(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "yes", "1", "on"):
+        return True
+    if lowered in ("false", "no", "0", "off"):
+        return False
+    raise MetricSpecError(f"expected true or false, got {text!r}")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise MetricSpecError(f"expected a number, got {text!r}") from None
+
+
+def _converter(parameter: inspect.Parameter) -> Callable[[str], Any]:
+    if parameter.name == "arg_comparison_metric":
+        return lambda text: _string_metric(text.replace("+", ":", 1))
+    annotation = str(parameter.annotation)
+    if annotation.startswith("bool"):
+        return _flag
+    if annotation.startswith("float"):
+        return _number
+    return str
+
+
+def options_of(metric_type: type[Metric]) -> dict[str, inspect.Parameter]:
+    """The options a metric takes, by name."""
+    signature = inspect.signature(metric_type.__init__)
+    return {name: p for name, p in signature.parameters.items() if name != "self"}
+
+
+def build_metric(spec: str) -> Metric:
+    """Build a metric from ``name`` or ``name:key=value,key=value``.
+
+    ``tool_call_accuracy:arg_comparison_metric=non_llm_string_similarity+distance_measure=jaro``
+    nests a string metric's own option after ``+``.
+    """
+    name, _, option_text = spec.partition(":")
+    metric_type = METRICS.get(name.strip())
+    if metric_type is None:
+        raise MetricSpecError(
+            f"unknown metric {name!r}; known metrics: {', '.join(sorted(METRICS))}"
+        )
+    allowed = options_of(metric_type)
+    options: dict[str, Any] = {}
+    for item in filter(None, option_text.split(",")):
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if not equals or key not in allowed:
+            raise MetricSpecError(
+                f"{name}: cannot read option {item!r}; options are "
+                f"{', '.join(allowed) or 'none'}, given as key=value"
+            )
+        try:
+            options[key] = _converter(allowed[key])(value.strip())
+        except MetricSpecError as error:
+            raise MetricSpecError(f"{name}: option {key}: {error}") from None
+    try:
+        return metric_type(**options)
+    except (TypeError, ValueError) as error:
+        raise MetricSpecError(f"{name}: {error}") from None

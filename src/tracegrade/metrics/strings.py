@@ -1,0 +1,118 @@
+"""String metrics: compare a response with a reference.
+
+Each can score a :class:`SingleTurnSample` and also serves as the argument comparison
+of :class:`~tracegrade.ToolCallAccuracy` through :meth:`StringMetric.similarity`.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from enum import Enum
+from typing import ClassVar
+
+from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
+
+from ..samples import Sample, SingleTurnSample
+from .base import Metric, Score
+
+
+class StringMetric(Metric):
+    """A metric that maps (response, reference) strings to a value in [0, 1]."""
+
+    sample_types: ClassVar[tuple[type, ...]] = (SingleTurnSample,)
+    required_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
+
+    @abstractmethod
+    def similarity(self, response: str, reference: str) -> float:
+        """How well ``response`` matches ``reference``, from 0.0 to 1.0."""
+
+    def score(self, sample: Sample) -> Score:
+        self.check(sample)
+        assert isinstance(sample, SingleTurnSample)
+        response, reference = sample.response or "", sample.reference or ""
+        value = self.similarity(response, reference)
+        return self.result(value, self.explain(value, response, reference), {})
+
+    def explain(self, value: float, response: str, reference: str) -> str:
+        """One sentence on why ``value`` came out as it did."""
+        return f"{self.name} {value:.4g} between response {response!r} and reference {reference!r}"
+
+    async def single_turn_ascore(self, sample: SingleTurnSample) -> float:
+        """ragas-style: the value alone."""
+        return self.score(sample).value
+
+    def single_turn_score(self, sample: SingleTurnSample) -> float:
+        """ragas-style, synchronous: the value alone."""
+        return self.score(sample).value
+
+
+class ExactMatch(StringMetric):
+    """1.0 when the response equals the reference exactly, else 0.0."""
+
+    name = "exact_match"
+
+    def similarity(self, response: str, reference: str) -> float:
+        return 1.0 if response == reference else 0.0
+
+    def explain(self, value: float, response: str, reference: str) -> str:
+        verdict = "equals" if value else "differs from"
+        return f"response {response!r} {verdict} reference {reference!r}"
+
+
+class StringPresence(StringMetric):
+    """1.0 when the reference occurs inside the response, else 0.0."""
+
+    name = "string_presence"
+
+    def similarity(self, response: str, reference: str) -> float:
+        return 1.0 if reference in response else 0.0
+
+    def explain(self, value: float, response: str, reference: str) -> str:
+        verdict = "contains" if value else "does not contain"
+        return f"response {response!r} {verdict} reference {reference!r}"
+
+
+class DistanceMeasure(str, Enum):
+    """The edit distances :class:`NonLLMStringSimilarity` can use."""
+
+    LEVENSHTEIN = "levenshtein"
+    HAMMING = "hamming"
+    JARO = "jaro"
+    JARO_WINKLER = "jaro_winkler"
+
+
+_DISTANCES = {
+    DistanceMeasure.LEVENSHTEIN: Levenshtein.normalized_distance,
+    DistanceMeasure.HAMMING: Hamming.normalized_distance,
+    DistanceMeasure.JARO: Jaro.normalized_distance,
+    DistanceMeasure.JARO_WINKLER: JaroWinkler.normalized_distance,
+}
+
+
+class NonLLMStringSimilarity(StringMetric):
+    """1 minus the normalised edit distance between response and reference.
+
+    Hamming distance pads the shorter string, so strings of different lengths compare.
+    """
+
+    name = "non_llm_string_similarity"
+
+    def __init__(
+        self,
+        distance_measure: DistanceMeasure | str = DistanceMeasure.LEVENSHTEIN,
+        *,
+        name: str | None = None,
+        threshold: float | None = None,
+    ) -> None:
+        super().__init__(name=name, threshold=threshold)
+        try:
+            self.distance_measure = DistanceMeasure(distance_measure)
+        except ValueError:
+            choices = ", ".join(measure.value for measure in DistanceMeasure)
+            raise ValueError(
+                f"unknown distance_measure {distance_measure!r}; choose one of {choices}"
+            ) from None
+
+    def similarity(self, response: str, reference: str) -> float:
+        distance: float = _DISTANCES[self.distance_measure](reference, response)
+        return 1.0 - distance

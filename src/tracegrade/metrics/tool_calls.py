@@ -1,0 +1,396 @@
+"""Deterministic tool-call metrics: ToolCallF1, ToolCallAccuracy, ToolCorrectnessMetric.
+
+Their comparison rules live in :mod:`tracegrade.metrics.matching`; see
+``docs/semantics.md`` for where they differ from ragas, deepeval and eval_lib.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from collections.abc import Hashable
+from typing import Any, ClassVar
+
+from ..errors import MissingFieldError, TracegradeWarning
+from ..messages import ToolCall
+from ..samples import EvalTestCase, MultiTurnSample, Sample, tool_names
+from .base import Metric, Score
+from .matching import (
+    MISSING,
+    ArgumentComparison,
+    StringArgumentComparator,
+    StringComparison,
+    best_pairing,
+    call_dict,
+    call_key,
+    common_subsequence,
+    describe_calls,
+)
+from .strings import ExactMatch
+
+
+def _ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else 0.0
+
+
+def _names(names: list[str] | Counter[str]) -> str:
+    items = list(names.elements()) if isinstance(names, Counter) else names
+    return ", ".join(items) if items else "none"
+
+
+def _differences(missing: Counter[str], extra: Counter[str]) -> str:
+    text = f"; missing: {_names(missing)}" if missing else ""
+    return text + (f"; extra: {_names(extra)}" if extra else "")
+
+
+def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
+    assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
+    return sample.predicted_tool_calls(), sample.reference_tool_calls
+
+
+class ToolCallF1(Metric):
+    """F1 of the set of predicted calls against the set of reference calls.
+
+    A call is its name plus its arguments (dict key order ignored, list order kept,
+    scalars by Python equality); duplicates count once. Both lists empty score 0.0.
+    The value is rounded to 4 decimal places.
+    """
+
+    name = "tool_call_f1"
+    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
+
+    def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
+        super().__init__(name=name, threshold=threshold)
+
+    def score(self, sample: Sample) -> Score:
+        self.check(sample)
+        predicted, reference = _conversation(sample)
+        actual: dict[tuple[str, Hashable], ToolCall] = {}
+        for call in predicted:
+            actual.setdefault(call_key(call), call)
+        expected: dict[tuple[str, Hashable], ToolCall] = {}
+        for call in reference:
+            expected.setdefault(call_key(call), call)
+        matched = [call for key, call in expected.items() if key in actual]
+        missing = [call for key, call in expected.items() if key not in actual]
+        extra = [call for key, call in actual.items() if key not in expected]
+        tp, fp, fn = len(matched), len(extra), len(missing)
+        precision = _ratio(tp, tp + fp)
+        recall = _ratio(tp, tp + fn)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        value = round(f1, 4)
+        details = {
+            "precision": precision,
+            "recall": recall,
+            "matched": [call_dict(call) for call in matched],
+            "missing": [call_dict(call) for call in missing],
+            "extra": [call_dict(call) for call in extra],
+            "duplicates": (len(predicted) - len(actual)) + (len(reference) - len(expected)),
+        }
+        return self.result(value, self._reason(value, precision, recall, details, missing, extra),
+                           details)
+
+    @staticmethod
+    def _reason(
+        value: float,
+        precision: float,
+        recall: float,
+        details: dict[str, Any],
+        missing: list[ToolCall],
+        extra: list[ToolCall],
+    ) -> str:
+        if not details["matched"] and not missing and not extra:
+            return "no tool calls were made and none were expected; F1 is 0.0 by convention"
+        parts = [f"F1 {value:.4g} (precision {precision:.4g}, recall {recall:.4g})"]
+        if missing:
+            parts.append(f"missing: {describe_calls(missing)}")
+        if extra:
+            parts.append(f"extra: {describe_calls(extra)}")
+        if not missing and not extra:
+            parts.append("every reference call was made and no other")
+        if details["duplicates"]:
+            parts.append(f"{details['duplicates']} duplicate call(s) counted once")
+        return "; ".join(parts)
+
+
+class ToolCallAccuracy(Metric):
+    """Order-aware accuracy of the predicted calls against the reference calls.
+
+    The predicted calls are aligned with the reference ones: position by position when
+    ``strict_order`` (the name sequences must be identical), else by name with same-name
+    calls paired to maximise the argument score (the name multisets must be equal).
+    Anything else scores 0.0. The value is the mean argument score of the aligned pairs;
+    arguments are compared as strings by ``arg_comparison_metric`` (default ExactMatch).
+    """
+
+    name = "tool_call_accuracy"
+    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
+
+    def __init__(
+        self,
+        strict_order: bool = True,
+        arg_comparison_metric: StringComparison | None = None,
+        *,
+        name: str | None = None,
+        threshold: float | None = None,
+    ) -> None:
+        super().__init__(name=name, threshold=threshold)
+        self.strict_order = strict_order
+        self.arg_comparison_metric = arg_comparison_metric or ExactMatch()
+
+    @property
+    def arg_comparison_metric(self) -> StringComparison:
+        """The string metric that compares one argument's values (may be reassigned)."""
+        return self._comparator.metric
+
+    @arg_comparison_metric.setter
+    def arg_comparison_metric(self, metric: StringComparison) -> None:
+        if not callable(getattr(metric, "similarity", None)):
+            raise TypeError(
+                "arg_comparison_metric needs a similarity(response, reference) method, "
+                f"as every tracegrade string metric has; got {type(metric).__name__}"
+            )
+        self._comparator = StringArgumentComparator(metric)
+
+    def _zero(self, reason: str, details: dict[str, Any], warn: bool = False) -> Score:
+        if warn:
+            warnings.warn(f"{self.name}: {reason}", TracegradeWarning, stacklevel=3)
+        return self.result(0.0, reason, details)
+
+    def score(self, sample: Sample) -> Score:
+        self.check(sample)
+        predicted, reference = _conversation(sample)
+        details: dict[str, Any] = {"strict_order": self.strict_order}
+        if not predicted and not reference:
+            return self.result(1.0, "no tool calls were expected and none were made", details)
+        predicted_names = [call.name for call in predicted]
+        reference_names = [call.name for call in reference]
+        if not predicted or not reference or len(predicted) != len(reference):
+            surplus = Counter(predicted_names) - Counter(reference_names)
+            shortfall = Counter(reference_names) - Counter(predicted_names)
+            details.update(missing=list(shortfall.elements()), extra=list(surplus.elements()))
+            if not predicted:
+                reason = f"the agent made no tool calls; the reference has {len(reference)}"
+            elif not reference:
+                reason = f"the reference has no tool calls but the agent made {len(predicted)}"
+            else:
+                reason = (
+                    f"the agent made {len(predicted)} tool calls, the reference has "
+                    f"{len(reference)}" + _differences(shortfall, surplus)
+                )
+            return self._zero(reason, details, warn=True)
+        if self.strict_order:
+            if predicted_names != reference_names:
+                wrong = [
+                    {"position": index, "predicted": got, "reference": want}
+                    for index, (got, want) in enumerate(zip(predicted_names, reference_names))
+                    if got != want
+                ]
+                details["out_of_order"] = wrong
+                first = wrong[0]
+                return self._zero(
+                    f"call {first['position']} is {first['predicted']} where the reference "
+                    f"has {first['reference']}; with strict_order the sequences must match "
+                    f"(agent: {_names(predicted_names)}; reference: {_names(reference_names)})",
+                    details,
+                )
+            pairs = [(index, index) for index in range(len(reference))]
+        else:
+            if Counter(predicted_names) != Counter(reference_names):
+                surplus = Counter(predicted_names) - Counter(reference_names)
+                shortfall = Counter(reference_names) - Counter(predicted_names)
+                details.update(missing=list(shortfall.elements()), extra=list(surplus.elements()))
+                return self._zero(
+                    "the agent called other tools than the reference"
+                    + _differences(shortfall, surplus),
+                    details,
+                )
+            pairs = self._pair_by_name(predicted, reference)
+        return self._score_pairs(predicted, reference, pairs, details)
+
+    def _pair_by_name(
+        self, predicted: list[ToolCall], reference: list[ToolCall]
+    ) -> list[tuple[int, int]]:
+        """Pair same-name calls so that the total argument score is largest."""
+        by_name: dict[str, tuple[list[int], list[int]]] = {}
+        for index, call in enumerate(predicted):
+            by_name.setdefault(call.name, ([], []))[0].append(index)
+        for index, call in enumerate(reference):
+            by_name[call.name][1].append(index)
+        pairs: list[tuple[int, int]] = []
+        compare = self._comparator.compare
+        for predicted_indices, reference_indices in by_name.values():
+            if len(predicted_indices) == 1:
+                pairs.append((predicted_indices[0], reference_indices[0]))
+                continue
+            matrix = [
+                [compare(predicted[p].args, reference[r].args).score for r in reference_indices]
+                for p in predicted_indices
+            ]
+            for row, column in best_pairing(matrix):
+                pairs.append((predicted_indices[row], reference_indices[column]))
+        pairs.sort(key=lambda pair: pair[1])
+        return pairs
+
+    def _score_pairs(
+        self,
+        predicted: list[ToolCall],
+        reference: list[ToolCall],
+        pairs: list[tuple[int, int]],
+        details: dict[str, Any],
+    ) -> Score:
+        compare = self._comparator.compare
+        matched = []
+        total = 0.0
+        flawed: list[tuple[ToolCall, ArgumentComparison]] = []
+        for predicted_index, reference_index in pairs:
+            comparison = compare(predicted[predicted_index].args, reference[reference_index].args)
+            total += comparison.score
+            entry: dict[str, Any] = {
+                "predicted": predicted_index,
+                "reference": reference_index,
+                "name": reference[reference_index].name,
+                "score": comparison.score,
+                "arguments": [verdict.as_dict() for verdict in comparison.verdicts],
+            }
+            if comparison.extra_keys:
+                entry["extra_arguments"] = list(comparison.extra_keys)
+            matched.append(entry)
+            if comparison.score < 1.0:
+                flawed.append((reference[reference_index], comparison))
+        value = total / len(reference)
+        details["matched"] = matched
+        return self.result(value, self._reason(value, len(pairs), flawed), details)
+
+    def _reason(
+        self, value: float, count: int, flawed: list[tuple[ToolCall, ArgumentComparison]]
+    ) -> str:
+        order = "in order" if self.strict_order else "by name"
+        head = f"{count} call(s) aligned {order}; mean argument score {value:.4g}"
+        if not flawed:
+            return head + "; every argument matched"
+        notes = []
+        for call, comparison in flawed[:3]:
+            if not comparison.verdicts:
+                notes.append(f"{call.name}: the reference has no arguments but the agent passed some")
+                continue
+            bad = [
+                f"{verdict.key} "
+                f"{'missing' if verdict.predicted is MISSING else repr(verdict.predicted)}"
+                f" vs {verdict.reference!r} ({verdict.score:.3g})"
+                for verdict in comparison.verdicts
+                if verdict.score < 1.0
+            ]
+            notes.append(f"{call.name}: " + ", ".join(bad))
+        if len(flawed) > 3:
+            notes.append(f"and {len(flawed) - 3} more call(s)")
+        return head + "; " + "; ".join(notes)
+
+
+class ToolCorrectnessMetric(Metric):
+    """Did the agent call the expected tools? Compared by tool name.
+
+    Default: the fraction of expected tools that were called (each call used once;
+    extra calls are not penalised). ``exact_match``: 1.0 only for the same tools with the
+    same counts (and, with ``check_ordering``, in the same order), else 0.0.
+    ``check_ordering`` alone: the longest common subsequence of expected and called
+    tools over the number expected. No expected tools: 1.0 if none were called, else 0.0.
+    """
+
+    name = "tool_correctness"
+    sample_types: ClassVar[tuple[type, ...]] = (EvalTestCase, MultiTurnSample)
+
+    def __init__(
+        self,
+        threshold: float = 0.5,
+        exact_match: bool = False,
+        check_ordering: bool = False,
+        *,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(name=name, threshold=threshold)
+        self.exact_match = exact_match
+        self.check_ordering = check_ordering
+
+    def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
+        self.check(sample)
+        if isinstance(sample, MultiTurnSample):
+            if sample.reference_tool_calls is None:
+                raise MissingFieldError(
+                    f"{self.name} needs the sample field 'reference_tool_calls', which is not set"
+                )
+            called = [call.name for call in sample.predicted_tool_calls()]
+            return called, [call.name for call in sample.reference_tool_calls]
+        assert isinstance(sample, EvalTestCase)
+        for field in ("tools_called", "expected_tools"):
+            if getattr(sample, field) is None:
+                raise MissingFieldError(
+                    f"{self.name} needs the test case field '{field}', which is not set"
+                )
+        assert sample.tools_called is not None and sample.expected_tools is not None
+        return tool_names(sample.tools_called), tool_names(sample.expected_tools)
+
+    def score(self, sample: Sample) -> Score:
+        called, expected = self._tool_lists(sample)
+        called_counts, expected_counts = Counter(called), Counter(expected)
+        found = called_counts & expected_counts
+        details: dict[str, Any] = {
+            "mode": self._mode(),
+            "expected": expected,
+            "called": called,
+            "matched": list(found.elements()),
+            "missing": list((expected_counts - called_counts).elements()),
+            "extra": list((called_counts - expected_counts).elements()),
+        }
+        if not expected:
+            value = 0.0 if called else 1.0
+            reason = (
+                f"no tools were expected but the agent called {_names(called)}"
+                if called
+                else "no tools were expected and none were called"
+            )
+            return self.result(value, reason, details)
+        in_order = found
+        if self.check_ordering:
+            sequence = common_subsequence(expected, called)
+            in_order = Counter(expected[i] for i, _ in sequence)
+            details["out_of_order"] = list((found - in_order).elements())
+        if self.exact_match:
+            same = called == expected if self.check_ordering else called_counts == expected_counts
+            value = 1.0 if same else 0.0
+        elif self.check_ordering:
+            value = len(sequence) / len(expected)
+        else:
+            value = sum(found.values()) / len(expected)
+        return self.result(value, self._reason(value, details), details)
+
+    def _mode(self) -> str:
+        if self.exact_match:
+            return "exact, ordered" if self.check_ordering else "exact"
+        return "ordered" if self.check_ordering else "non-exact"
+
+    def _reason(self, value: float, details: dict[str, Any]) -> str:
+        expected, called = details["expected"], details["called"]
+        if self.exact_match and value == 1.0:
+            return f"the agent called exactly the expected tools ({_names(expected)})"
+        if self.exact_match:
+            head = "the called tools are not exactly the expected ones"
+        elif self.check_ordering:
+            head = (
+                f"{round(value * len(expected))} of {len(expected)} expected tools were called "
+                "in the expected order"
+            )
+        else:
+            head = f"{len(details['matched'])} of {len(expected)} expected tools were called"
+        notes = [head]
+        if details["missing"]:
+            notes.append(f"missing: {_names(details['missing'])}")
+        if details["extra"]:
+            notes.append(f"extra: {_names(details['extra'])}")
+        if details.get("out_of_order"):
+            notes.append(f"out of order: {_names(details['out_of_order'])}")
+        if self.exact_match and self.check_ordering and len(notes) == 1:
+            notes.append(f"order differs: expected {_names(expected)}; called {_names(called)}")
+        return "; ".join(notes)

@@ -1,0 +1,147 @@
+"""EvaluationResult: per-sample scores, per-metric aggregates and their exports."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import TYPE_CHECKING, Any, Union
+
+import orjson
+
+from .metrics.base import Score
+from .samples import SampleId
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(slots=True)
+class SampleResult:
+    """One sample's outcome: a Score per metric that succeeded, an error per one that failed."""
+
+    index: int
+    id: SampleId
+    scores: dict[str, Score] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready row: ``{"index", "id", "metrics": {name: {value, reason, ...}}}``."""
+        metrics: dict[str, Any] = {}
+        for name, score in self.scores.items():
+            entry: dict[str, Any] = {
+                "value": score.value,
+                "reason": score.reason,
+                "details": score.details,
+            }
+            if score.success is not None:
+                entry["success"] = score.success
+            metrics[name] = entry
+        for name, error in self.errors.items():
+            metrics[name] = {"value": None, "error": error}
+        return {"index": self.index, "id": self.id, "metrics": metrics}
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSummary:
+    """A metric's aggregate over the run: mean of the scored samples, counts, pass rate."""
+
+    name: str
+    mean: float | None
+    scored: int
+    failed: int
+    passed: int | None
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Share of scored samples that met the metric's threshold (None without one)."""
+        if self.passed is None or not self.scored:
+            return None
+        return self.passed / self.scored
+
+
+class EvaluationResult:
+    """What :func:`tracegrade.evaluate` returns.
+
+    ``result["tool_call_f1"]`` lists that metric's values in sample order (``None`` where
+    it failed); :meth:`summary` aggregates; :meth:`to_pandas` and :meth:`to_jsonl` export.
+    """
+
+    def __init__(self, rows: Sequence[SampleResult], metric_names: Sequence[str]) -> None:
+        self.rows = list(rows)
+        self.metric_names = list(metric_names)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[SampleResult]:
+        return iter(self.rows)
+
+    def __getitem__(self, metric: str) -> list[float | None]:
+        if metric not in self.metric_names:
+            raise KeyError(f"no metric named {metric!r}; this result has {self.metric_names}")
+        return [row.scores[metric].value if metric in row.scores else None for row in self.rows]
+
+    def summary(self) -> dict[str, MetricSummary]:
+        """Each metric's aggregate, by name."""
+        summaries = {}
+        for name in self.metric_names:
+            values = []
+            passed: int | None = None
+            for row in self.rows:
+                score = row.scores.get(name)
+                if score is None:
+                    continue
+                values.append(score.value)
+                if score.success is not None:
+                    passed = (passed or 0) + score.success
+            mean = math.fsum(values) / len(values) if values else None
+            failed = sum(name in row.errors for row in self.rows)
+            summaries[name] = MetricSummary(name, mean, len(values), failed, passed)
+        return summaries
+
+    def means(self) -> dict[str, float | None]:
+        """Mean value per metric over the samples it scored."""
+        return {name: summary.mean for name, summary in self.summary().items()}
+
+    def __repr__(self) -> str:
+        shown = {
+            name: (round(mean, 4) if mean is not None else None)
+            for name, mean in self.means().items()
+        }
+        return repr(shown)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """One JSON-ready dict per sample (see :meth:`SampleResult.to_dict`)."""
+        return [row.to_dict() for row in self.rows]
+
+    def to_jsonl(self, path: Union[str, PathLike[str]]) -> None:
+        """Write one JSON object per sample."""
+        with open(path, "wb") as handle:
+            for row in self.rows:
+                handle.write(orjson.dumps(row.to_dict(), option=orjson.OPT_NON_STR_KEYS) + b"\n")
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per sample: ``index``, ``id``, then per metric ``NAME``,
+        ``NAME_reason`` and ``NAME_error``. Needs the ``pandas`` extra."""
+        try:
+            import pandas as pd
+        except ImportError as error:
+            raise ImportError("to_pandas needs pandas: pip install 'tracegrade[pandas]'") from error
+        table: list[dict[str, Any]] = []
+        for row in self.rows:
+            flat: dict[str, Any] = {"index": row.index, "id": row.id}
+            for name in self.metric_names:
+                score = row.scores.get(name)
+                flat[name] = score.value if score else None
+                flat[f"{name}_reason"] = score.reason if score else None
+                flat[f"{name}_error"] = row.errors.get(name)
+            table.append(flat)
+        return pd.DataFrame(table, columns=self._columns())
+
+    def _columns(self) -> list[str]:
+        columns = ["index", "id"]
+        for name in self.metric_names:
+            columns += [name, f"{name}_reason", f"{name}_error"]
+        return columns

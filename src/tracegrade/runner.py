@@ -1,0 +1,86 @@
+"""evaluate / aevaluate: score every sample of a dataset with every metric.
+
+A metric that raises on a sample records its error in that sample's row and the run
+goes on, unless ``raise_exceptions=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+from typing import Any, Union
+
+from .dataset import EvaluationDataset, parse_record
+from .metrics.base import Metric
+from .results import EvaluationResult, SampleResult
+from .samples import Sample
+
+Data = Union[EvaluationDataset, Iterable[Union[Sample, Mapping[str, Any]]], str, "PathLike[str]"]
+
+
+def _samples(data: Data) -> Iterable[Sample]:
+    if isinstance(data, (str, PathLike)):
+        return EvaluationDataset.from_jsonl(Path(data))
+    if isinstance(data, EvaluationDataset):
+        return data
+    return (parse_record(record, index) for index, record in enumerate(data))
+
+
+def _check_names(metrics: Sequence[Metric]) -> list[str]:
+    names = [metric.name for metric in metrics]
+    if not metrics:
+        raise ValueError("evaluate needs at least one metric")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(
+            f"metrics share the name(s) {', '.join(repeated)}; give each a distinct name= "
+            "so their results can be told apart"
+        )
+    return names
+
+
+def _error_text(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
+
+
+def evaluate(
+    data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
+) -> EvaluationResult:
+    """Score every sample of ``data`` with every metric.
+
+    ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
+    forms), or the path of a JSONL file.
+    """
+    names = _check_names(metrics)
+    rows = []
+    for index, sample in enumerate(_samples(data)):
+        row = SampleResult(index, sample.id)
+        for metric in metrics:
+            try:
+                row.scores[metric.name] = metric.score(sample)
+            except Exception as error:
+                if raise_exceptions:
+                    raise
+                row.errors[metric.name] = _error_text(error)
+        rows.append(row)
+    return EvaluationResult(rows, names)
+
+
+async def aevaluate(
+    data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
+) -> EvaluationResult:
+    """:func:`evaluate` for async callers: each metric is awaited through ``ascore``."""
+    names = _check_names(metrics)
+    rows = []
+    for index, sample in enumerate(_samples(data)):
+        row = SampleResult(index, sample.id)
+        for metric in metrics:
+            try:
+                row.scores[metric.name] = await metric.ascore(sample)
+            except Exception as error:
+                if raise_exceptions:
+                    raise
+                row.errors[metric.name] = _error_text(error)
+        rows.append(row)
+    return EvaluationResult(rows, names)
