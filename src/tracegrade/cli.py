@@ -36,12 +36,18 @@ def _parser() -> argparse.ArgumentParser:
     run = commands.add_parser("evaluate", help="score a JSONL dataset")
     run.add_argument("data", help="a JSONL file, one sample per line")
     run.add_argument(
-        "--metric", "-m", action="append", required=True, metavar="NAME[:KEY=VALUE,...]",
+        "--metric",
+        "-m",
+        action="append",
+        required=True,
+        metavar="NAME[:KEY=VALUE,...]",
         help="a metric to compute (repeat for several); see 'tracegrade metrics'",
     )
     run.add_argument("--out", "-o", metavar="RESULTS.jsonl", help="write one result row per sample")
     run.add_argument(
-        "--samples", action=argparse.BooleanOptionalAction, default=None,
+        "--samples",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help=f"show the per-sample table (default: when there are at most {SAMPLE_TABLE_LIMIT})",
     )
     commands.add_parser("metrics", help="list the metrics and their options")

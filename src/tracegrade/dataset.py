@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 PathArg = Union[str, "PathLike[str]"]
-SampleType = type[Union[MultiTurnSample, EvalTestCase, SingleTurnSample]]
+SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
 
 _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
 
@@ -53,13 +53,18 @@ def parse_record(
         return record  # type: ignore[return-value]
     if not isinstance(record, Mapping):
         raise RecordError(
-            source, position, None, f"a record must be a JSON object, got {type(record).__name__}",
+            source,
+            position,
+            None,
+            f"a record must be a JSON object, got {type(record).__name__}",
             kind=kind,
         )
     model = sample_type or infer_sample_type(record)
     if model is None:
         raise RecordError(
-            source, position, None,
+            source,
+            position,
+            None,
             "cannot tell what kind of sample this is: expected 'user_input' as a list of "
             "messages (MultiTurnSample), 'input'/'tools_called'/'expected_tools' (EvalTestCase) "
             "or 'response'/'reference' (SingleTurnSample); keys found: "
@@ -207,7 +212,5 @@ class EvaluationDataset:
         try:
             import pandas as pd
         except ImportError as error:
-            raise ImportError(
-                "to_pandas needs pandas: pip install 'tracegrade[pandas]'"
-            ) from error
+            raise ImportError("to_pandas needs pandas: pip install 'tracegrade[pandas]'") from error
         return pd.DataFrame(self.to_list())

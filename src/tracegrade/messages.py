@@ -8,11 +8,11 @@ through JSON. This module imports nothing else from the package.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-Metadata = Union[dict[str, Any], None]
+Metadata = dict[str, Any] | None
 
 
 class _Strict(BaseModel):
@@ -63,7 +63,7 @@ class ToolMessage(_Strict):
     metadata: Metadata = None
 
 
-Message = Annotated[Union[HumanMessage, AIMessage, ToolMessage], Field(discriminator="type")]
+Message = Annotated[HumanMessage | AIMessage | ToolMessage, Field(discriminator="type")]
 """Any one message; a dict is read by its ``type`` field."""
 
 MESSAGE_ADAPTER: TypeAdapter[HumanMessage | AIMessage | ToolMessage] = TypeAdapter(Message)

@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -116,7 +116,7 @@ class EvaluationResult:
         """One JSON-ready dict per sample (see :meth:`SampleResult.to_dict`)."""
         return [row.to_dict() for row in self.rows]
 
-    def to_jsonl(self, path: Union[str, PathLike[str]]) -> None:
+    def to_jsonl(self, path: str | PathLike[str]) -> None:
         """Write one JSON object per sample."""
         with open(path, "wb") as handle:
             for row in self.rows:

@@ -16,7 +16,7 @@ from .metrics.base import Metric
 from .results import EvaluationResult, SampleResult
 from .samples import Sample
 
-Data = Union[EvaluationDataset, Iterable[Union[Sample, Mapping[str, Any]]], str, "PathLike[str]"]
+Data = Union[EvaluationDataset, Iterable[Sample | Mapping[str, Any]], str, "PathLike[str]"]
 
 
 def _samples(data: Data) -> Iterable[Sample]:

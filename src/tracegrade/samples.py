@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -22,7 +22,8 @@ class ConversationRuleError(ValueError):
         self.rule = rule
         super().__init__(f"{field}: {rule}")
 
-SampleId = Union[str, int, None]
+
+SampleId = str | int | None
 
 
 class _Sample(BaseModel):
@@ -90,8 +91,8 @@ class EvalTestCase(_Sample):
 
     input: str
     actual_output: str | None = None
-    tools_called: list[Union[str, ToolCall]] | None = None
-    expected_tools: list[Union[str, ToolCall]] | None = None
+    tools_called: list[str | ToolCall] | None = None
+    expected_tools: list[str | ToolCall] | None = None
     expected_output: str | None = None
 
 
@@ -103,7 +104,7 @@ class SingleTurnSample(_Sample):
     reference: str | None = None
 
 
-Sample = Union[MultiTurnSample, EvalTestCase, SingleTurnSample]
+Sample = MultiTurnSample | EvalTestCase | SingleTurnSample
 """Any kind of sample a metric can score."""
 
 SAMPLE_TYPES: tuple[type[BaseModel], ...] = (MultiTurnSample, EvalTestCase, SingleTurnSample)

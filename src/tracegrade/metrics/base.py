@@ -49,8 +49,9 @@ class Metric(ABC):
         if name is not None:
             self.name = name
         self.threshold = threshold
+        # Accepted for ragas compatibility (``scorer.llm = ...``); metrics without a judge
+        # ignore it.
         self.llm: Any = None
-        """Accepted for ragas compatibility (``scorer.llm = ...``); metrics without a judge ignore it."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -75,9 +76,7 @@ class Metric(ABC):
         """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""
         if not isinstance(sample, self.sample_types):
             kinds = " or ".join(kind.__name__ for kind in self.sample_types)
-            raise MissingFieldError(
-                f"{self.name} scores a {kinds}, not a {type(sample).__name__}"
-            )
+            raise MissingFieldError(f"{self.name} scores a {kinds}, not a {type(sample).__name__}")
         for name in self.required_fields:
             if getattr(sample, name) is None:
                 raise MissingFieldError(

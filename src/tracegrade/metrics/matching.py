@@ -196,7 +196,9 @@ def best_pairing(scores: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
-def common_subsequence(first: Sequence[Hashable], second: Sequence[Hashable]) -> list[tuple[int, int]]:
+def common_subsequence(
+    first: Sequence[Hashable], second: Sequence[Hashable]
+) -> list[tuple[int, int]]:
     """Index pairs ``(i, j)`` of a longest common subsequence of two sequences."""
     rows, columns = len(first), len(second)
     lengths = [[0] * (columns + 1) for _ in range(rows + 1)]

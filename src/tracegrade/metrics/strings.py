@@ -7,6 +7,7 @@ of :class:`~tracegrade.ToolCallAccuracy` through :meth:`StringMetric.similarity`
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 from enum import Enum
 from typing import ClassVar
 
@@ -81,7 +82,7 @@ class DistanceMeasure(str, Enum):
     JARO_WINKLER = "jaro_winkler"
 
 
-_DISTANCES = {
+_DISTANCES: dict[DistanceMeasure, Callable[[str, str], float]] = {
     DistanceMeasure.LEVENSHTEIN: Levenshtein.normalized_distance,
     DistanceMeasure.HAMMING: Hamming.normalized_distance,
     DistanceMeasure.JARO: Jaro.normalized_distance,

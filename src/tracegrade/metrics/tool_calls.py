@@ -88,8 +88,9 @@ class ToolCallF1(Metric):
             "extra": [call_dict(call) for call in extra],
             "duplicates": (len(predicted) - len(actual)) + (len(reference) - len(expected)),
         }
-        return self.result(value, self._reason(value, precision, recall, details, missing, extra),
-                           details)
+        return self.result(
+            value, self._reason(value, precision, recall, details, missing, extra), details
+        )
 
     @staticmethod
     def _reason(
@@ -185,7 +186,9 @@ class ToolCallAccuracy(Metric):
             if predicted_names != reference_names:
                 wrong = [
                     {"position": index, "predicted": got, "reference": want}
-                    for index, (got, want) in enumerate(zip(predicted_names, reference_names))
+                    for index, (got, want) in enumerate(
+                        zip(predicted_names, reference_names, strict=False)
+                    )
                     if got != want
                 ]
                 details["out_of_order"] = wrong
@@ -274,7 +277,9 @@ class ToolCallAccuracy(Metric):
         notes = []
         for call, comparison in flawed[:3]:
             if not comparison.verdicts:
-                notes.append(f"{call.name}: the reference has no arguments but the agent passed some")
+                notes.append(
+                    f"{call.name}: the reference has no arguments but the agent passed some"
+                )
                 continue
             bad = [
                 f"{verdict.key} "

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "agent_runs.jsonl"
+METRICS = ["-m", "tool_call_f1", "-m", "tool_call_accuracy", "-m", "tool_correctness"]
+
+
+def test_evaluates_the_example_and_writes_results(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.jsonl"
+    assert main(["evaluate", str(EXAMPLE), *METRICS, "--out", str(out)]) == EXIT_OK
+    printed = capsys.readouterr().out
+    assert "Summary over 8 samples" in printed and "flight-paris" in printed
+    assert "unit 'fahrenheit' vs 'celsius'" in printed  # reasons are shown
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 8
+    assert rows[0]["id"] == "flight-paris"
+    assert {name: m["value"] for name, m in rows[3]["metrics"].items()} == {
+        "tool_call_f1": 0.6667,
+        "tool_call_accuracy": 0.0,
+        "tool_correctness": 0.5,
+    }
+
+
+def test_metric_options(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    code = main(
+        [
+            "evaluate",
+            str(EXAMPLE),
+            "-m",
+            "tool_call_accuracy:strict_order=false",
+            "-m",
+            "tool_correctness:exact_match=true,threshold=0.9",
+            "--out",
+            str(out),
+            "--no-samples",
+        ]
+    )
+    assert code == EXIT_OK
+    calendar = json.loads(out.read_text().splitlines()[4])
+    assert calendar["metrics"]["tool_call_accuracy"]["value"] == 1.0
+    assert calendar["metrics"]["tool_correctness"]["success"] is True
+
+
+def test_nested_string_metric_option(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    spec = (
+        "tool_call_accuracy:arg_comparison_metric=non_llm_string_similarity+distance_measure=jaro"
+    )
+    assert main(["evaluate", str(EXAMPLE), "-m", spec, "--out", str(out)]) == EXIT_OK
+    weather = json.loads(out.read_text().splitlines()[2])["metrics"]["tool_call_accuracy"]["value"]
+    assert 0.5 < weather < 1.0
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("tool_call_f2", "unknown metric 'tool_call_f2'"),
+        ("tool_call_accuracy:strict=false", "cannot read option 'strict=false'"),
+        ("tool_call_accuracy:strict_order=maybe", "expected true or false"),
+        ("non_llm_string_similarity:distance_measure=cosine", "unknown distance_measure"),
+    ],
+)
+def test_usage_errors_exit_2(spec: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["evaluate", str(EXAMPLE), "-m", spec]) == EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_input_errors_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(EXAMPLE.read_text().splitlines()[0] + "\nnot json\n")
+    assert main(["evaluate", str(bad), "-m", "tool_call_f1"]) == EXIT_INPUT
+    assert "bad.jsonl line 2: not valid JSON" in capsys.readouterr().err
+    assert main(["evaluate", str(tmp_path / "nope.jsonl"), "-m", "tool_call_f1"]) == EXIT_INPUT
+
+
+def test_metrics_lists_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["metrics"]) == EXIT_OK
+    listed = capsys.readouterr().out
+    for name in (
+        "tool_call_f1",
+        "tool_call_accuracy",
+        "tool_correctness",
+        "non_llm_string_similarity",
+    ):
+        assert f"{name}\n" in listed
+    assert "strict_order=True" in listed
+
+
+def test_installed_console_script_runs() -> None:
+    script = Path(sys.executable).with_name("tracegrade")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "tracegrade"]
+    done = subprocess.run(
+        [*command, "evaluate", str(EXAMPLE), "-m", "tool_call_f1"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "tool_call_f1" in done.stdout and "0.5583" in done.stdout

@@ -1,0 +1,172 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from tracegrade import (
+    EvalTestCase,
+    EvaluationDataset,
+    MultiTurnSample,
+    RecordError,
+    SingleTurnSample,
+    iter_jsonl,
+)
+
+GOOD = {
+    "id": "r1",
+    "user_input": [
+        {"type": "human", "content": "find flights"},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [
+                {
+                    "name": "search",
+                    "args": {"route": {"from": "BER", "to": "CDG"}, "days": [1, 2]},
+                    "id": "c1",
+                }
+            ],
+        },
+        {"type": "tool", "content": "[]", "tool_call_id": "c1"},
+        {"type": "ai", "content": "none found"},
+    ],
+    "reference_tool_calls": [
+        {"name": "search", "args": {"route": {"from": "BER", "to": "CDG"}, "days": [1, 2]}}
+    ],
+}
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_list_round_trip() -> None:
+    dataset = EvaluationDataset.from_list(
+        [
+            GOOD,
+            {"input": "q", "tools_called": ["a"], "expected_tools": ["a"]},
+            {"response": "x", "reference": "x"},
+        ]
+    )
+    kinds = [type(s) for s in dataset]
+    assert kinds == [MultiTurnSample, EvalTestCase, SingleTurnSample]
+    assert dataset.to_list()[0] == GOOD
+    assert EvaluationDataset.from_list(dataset.to_list()).to_list() == dataset.to_list()
+
+
+def test_jsonl_round_trip(tmp_path: Path) -> None:
+    dataset = EvaluationDataset.from_list([GOOD, dict(GOOD, id="r2")])
+    dataset.to_jsonl(tmp_path / "d.jsonl")
+    again = EvaluationDataset.from_jsonl(tmp_path / "d.jsonl")
+    assert again.is_streaming
+    assert again.to_list() == dataset.to_list()
+    assert len(again.load()) == 2
+
+
+def test_jsonl_is_read_lazily(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "d.jsonl", [json.dumps(GOOD), "{broken"])
+    stream = iter_jsonl(path)
+    assert next(stream).id == "r1"  # the first sample arrives before the bad line is read
+    with pytest.raises(RecordError, match="line 2"):
+        next(stream)
+
+
+def test_blank_lines_are_not_records(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "d.jsonl", [json.dumps(GOOD), "", "   ", json.dumps(GOOD)])
+    assert len(list(iter_jsonl(path))) == 2
+
+
+def _error(tmp_path: Path, record: Any) -> RecordError:
+    lines = [json.dumps(GOOD), record if isinstance(record, str) else json.dumps(record)]
+    path = write_lines(tmp_path / "bad.jsonl", lines)
+    with pytest.raises(RecordError) as caught:
+        list(iter_jsonl(path))
+    assert caught.value.position == 2
+    assert "bad.jsonl line 2" in str(caught.value)
+    return caught.value
+
+
+def test_non_json_line(tmp_path: Path) -> None:
+    error = _error(tmp_path, '{"user_input": [')
+    assert "not valid JSON" in error.rule
+
+
+def test_args_that_are_not_a_dict(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(GOOD))
+    bad["user_input"][1]["tool_calls"][0]["args"] = '{"route": "BER-CDG"}'
+    error = _error(tmp_path, bad)
+    assert error.field == "user_input[1].tool_calls[0].args"
+    assert "valid dictionary" in error.rule and "got string" in error.rule
+
+
+def test_unknown_message_type(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(GOOD))
+    bad["user_input"][0]["type"] = "system"
+    error = _error(tmp_path, bad)
+    assert error.field == "user_input[0]"
+    assert "'system'" in error.rule
+
+
+def test_message_without_type(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(GOOD))
+    del bad["user_input"][3]["type"]
+    error = _error(tmp_path, bad)
+    assert error.field == "user_input[3]" and "needs a 'type'" in error.rule
+
+
+def test_tool_message_without_a_call(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(GOOD))
+    bad["user_input"].insert(1, {"type": "tool", "content": "?"})
+    error = _error(tmp_path, bad)
+    assert error.field == "user_input[1]"
+    assert "must follow an AIMessage that called tools" in error.rule
+
+
+def test_unknown_field_is_not_dropped(tmp_path: Path) -> None:
+    error = _error(tmp_path, dict(GOOD, reference_tool_call=[]))
+    assert error.field == "reference_tool_call" and "unknown field" in error.rule
+
+
+def test_record_that_is_not_an_object(tmp_path: Path) -> None:
+    assert "must be a JSON object" in _error(tmp_path, [1, 2]).rule
+
+
+def test_record_of_no_known_kind(tmp_path: Path) -> None:
+    assert "cannot tell what kind of sample" in _error(tmp_path, {"question": "?"}).rule
+
+
+def test_several_problems_are_all_reported(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(GOOD))
+    bad["user_input"][0]["content"] = 5
+    bad["reference_tool_calls"][0]["args"] = []
+    error = _error(tmp_path, bad)
+    assert error.field == "user_input[0].content"
+    assert "reference_tool_calls[0].args" in error.rule
+
+
+def test_errors_in_lists_name_the_index() -> None:
+    with pytest.raises(RecordError, match=r"records index 1, field user_input\[0\]"):
+        EvaluationDataset.from_list([GOOD, {"user_input": [{"type": "bot", "content": "x"}]}])
+
+
+def test_pandas_round_trip_treats_nan_as_absent() -> None:
+    dataset = EvaluationDataset.from_list(
+        [GOOD, {"user_input": [{"type": "human", "content": "hi"}]}]
+    )
+    frame = dataset.to_pandas()
+    assert isinstance(frame, pd.DataFrame) and len(frame) == 2
+    again = EvaluationDataset.from_pandas(frame)
+    assert again.to_list() == dataset.to_list()
+
+
+def test_streaming_dataset_has_no_length(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "d.jsonl", [json.dumps(GOOD)])
+    with pytest.raises(TypeError, match="load"):
+        len(EvaluationDataset.from_jsonl(path))
+    with pytest.raises(FileNotFoundError):
+        EvaluationDataset.from_jsonl(tmp_path / "missing.jsonl")

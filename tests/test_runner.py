@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from tests.conftest import call, conversation
+
+from tracegrade import (
+    EvaluationDataset,
+    Metric,
+    MultiTurnSample,
+    Score,
+    ToolCallF1,
+    ToolCorrectnessMetric,
+    aevaluate,
+    evaluate,
+)
+from tracegrade.samples import Sample
+
+
+class Exploding(Metric):
+    """Raises on samples whose id is 'bad'."""
+
+    name = "exploding"
+    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+
+    def score(self, sample: Sample) -> Score:
+        if sample.id == "bad":
+            raise RuntimeError("cannot score this one")
+        return self.result(1.0, "fine", {})
+
+
+def samples() -> list[MultiTurnSample]:
+    perfect = conversation([call("a")], [call("a")])
+    half = conversation([call("a")], [call("a"), call("b")])
+    bad = conversation([call("a")], [call("a")])
+    return [perfect.model_copy(update={"id": "ok"}), half, bad.model_copy(update={"id": "bad"})]
+
+
+def test_scores_every_sample_with_every_metric() -> None:
+    result = evaluate(samples(), [ToolCallF1(), ToolCorrectnessMetric()])
+    assert result["tool_call_f1"] == [1.0, 0.6667, 1.0]
+    assert result["tool_correctness"] == [1.0, 0.5, 1.0]
+    assert result.means()["tool_correctness"] == pytest.approx(2.5 / 3)
+    assert result.summary()["tool_correctness"].pass_rate == 1.0
+    assert result.summary()["tool_call_f1"].pass_rate is None
+    assert [row.id for row in result] == ["ok", None, "bad"]
+
+
+def test_a_failing_metric_is_recorded_and_the_run_goes_on() -> None:
+    result = evaluate(samples(), [ToolCallF1(), Exploding()])
+    assert result["exploding"] == [1.0, 1.0, None]
+    assert result.rows[2].errors == {"exploding": "RuntimeError: cannot score this one"}
+    assert result.rows[2].scores["tool_call_f1"].value == 1.0
+    summary = result.summary()["exploding"]
+    assert (summary.scored, summary.failed) == (2, 1)
+
+
+def test_raise_exceptions_stops_at_the_first_failure() -> None:
+    with pytest.raises(RuntimeError, match="cannot score"):
+        evaluate(samples(), [Exploding()], raise_exceptions=True)
+
+
+def test_metric_names_must_be_distinct() -> None:
+    with pytest.raises(ValueError, match="distinct name"):
+        evaluate(samples(), [ToolCallF1(), ToolCallF1()])
+    result = evaluate(samples(), [ToolCallF1(), ToolCallF1(name="f1_again")])
+    assert result["f1_again"] == result["tool_call_f1"]
+
+
+async def test_aevaluate_matches_evaluate() -> None:
+    metrics = [ToolCallF1(), ToolCorrectnessMetric()]
+    sync, asynchronous = evaluate(samples(), metrics), await aevaluate(samples(), metrics)
+    assert sync.to_records() == asynchronous.to_records()
+
+
+def test_accepts_a_dataset_dicts_or_a_jsonl_path(tmp_path: Path) -> None:
+    dataset = EvaluationDataset(samples())
+    dataset.to_jsonl(tmp_path / "d.jsonl")
+    from_path = evaluate(tmp_path / "d.jsonl", [ToolCallF1()])
+    from_dicts = evaluate(dataset.to_list(), [ToolCallF1()])
+    assert (
+        from_path["tool_call_f1"]
+        == from_dicts["tool_call_f1"]
+        == evaluate(dataset, [ToolCallF1()])["tool_call_f1"]
+    )
+
+
+def test_exports(tmp_path: Path) -> None:
+    result = evaluate(samples(), [ToolCallF1(), Exploding()])
+    frame = result.to_pandas()
+    assert list(frame.columns) == [
+        "index",
+        "id",
+        "tool_call_f1",
+        "tool_call_f1_reason",
+        "tool_call_f1_error",
+        "exploding",
+        "exploding_reason",
+        "exploding_error",
+    ]
+    assert frame["exploding_error"].iloc[2] == "RuntimeError: cannot score this one"
+    result.to_jsonl(tmp_path / "r.jsonl")
+    rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [row["index"] for row in rows] == [0, 1, 2]
+    assert rows[1]["metrics"]["tool_call_f1"]["details"]["missing"] == [{"name": "b", "args": {}}]
+    assert rows[2]["metrics"]["exploding"] == {
+        "value": None,
+        "error": "RuntimeError: cannot score this one",
+    }
+    assert repr(result) == "{'tool_call_f1': 0.8889, 'exploding': 1.0}"
