@@ -6,7 +6,7 @@ goes on, unless ``raise_exceptions=True``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, Union
@@ -40,8 +40,18 @@ def _check_names(metrics: Sequence[Metric]) -> list[str]:
     return names
 
 
-def _error_text(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
+def _rows(data: Data) -> Iterator[tuple[Sample, SampleResult]]:
+    """Each sample with the empty result row it will fill."""
+    for index, sample in enumerate(_samples(data)):
+        yield sample, SampleResult(index, sample.id)
+
+
+def _record_failure(
+    row: SampleResult, metric: Metric, error: Exception, raise_exceptions: bool
+) -> None:
+    if raise_exceptions:
+        raise error
+    row.errors[metric.name] = f"{type(error).__name__}: {error}"
 
 
 def evaluate(
@@ -54,15 +64,12 @@ def evaluate(
     """
     names = _check_names(metrics)
     rows = []
-    for index, sample in enumerate(_samples(data)):
-        row = SampleResult(index, sample.id)
+    for sample, row in _rows(data):
         for metric in metrics:
             try:
                 row.scores[metric.name] = metric.score(sample)
             except Exception as error:
-                if raise_exceptions:
-                    raise
-                row.errors[metric.name] = _error_text(error)
+                _record_failure(row, metric, error, raise_exceptions)
         rows.append(row)
     return EvaluationResult(rows, names)
 
@@ -73,14 +80,11 @@ async def aevaluate(
     """:func:`evaluate` for async callers: each metric is awaited through ``ascore``."""
     names = _check_names(metrics)
     rows = []
-    for index, sample in enumerate(_samples(data)):
-        row = SampleResult(index, sample.id)
+    for sample, row in _rows(data):
         for metric in metrics:
             try:
                 row.scores[metric.name] = await metric.ascore(sample)
             except Exception as error:
-                if raise_exceptions:
-                    raise
-                row.errors[metric.name] = _error_text(error)
+                _record_failure(row, metric, error, raise_exceptions)
         rows.append(row)
     return EvaluationResult(rows, names)

@@ -16,10 +16,21 @@ from typing import Any, Protocol
 
 from ..messages import ToolCall
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
 
 def freeze(value: Any) -> Hashable:
     """A hashable form of ``value``: dicts ignore key order, lists and tuples keep order,
     sets ignore order, and scalars compare by Python equality (so ``1 == 1.0``)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value  # type: ignore[no-any-return]
+    if kind is dict:
+        return frozenset(
+            [(key, item if type(item) in _SCALARS else freeze(item)) for key, item in value.items()]
+        )
+    if kind is list or kind is tuple:
+        return tuple([item if type(item) in _SCALARS else freeze(item) for item in value])
     if isinstance(value, dict):
         return frozenset((key, freeze(item)) for key, item in value.items())
     if isinstance(value, (list, tuple)):
@@ -42,6 +53,9 @@ def _sorted_keys(value: dict[Any, Any]) -> list[Any]:
 
 
 def _key_sorted(value: Any) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
     if isinstance(value, dict):
         return {key: _key_sorted(value[key]) for key in _sorted_keys(value)}
     if isinstance(value, list):
@@ -54,8 +68,13 @@ def _key_sorted(value: Any) -> Any:
 def render_value(value: Any) -> str:
     """``value`` as Python's ``str()`` renders it, with nested dict keys sorted so that
     key order never matters (``75`` and ``"75"`` both render as ``75``)."""
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind in _SCALARS:
+        return str(value)
     if isinstance(value, str):
-        return value
+        return str(value)
     if isinstance(value, (dict, list, tuple)):
         return str(_key_sorted(value))
     return str(value)
