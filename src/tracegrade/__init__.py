@@ -1,5 +1,6 @@
 """tracegrade: evaluate LLM agents' tool calls and answers, with a reason behind every score."""
 
+from .convert import ConversionError, convert_messages, to_openai
 from .dataset import EvaluationDataset, iter_jsonl
 from .errors import InputError, MissingFieldError, RecordError, TracegradeError, TracegradeWarning
 from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage, parse_message
@@ -20,6 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AIMessage",
+    "ConversionError",
     "DistanceMeasure",
     "EvalTestCase",
     "EvaluationDataset",
@@ -49,7 +51,9 @@ __all__ = [
     "TracegradeWarning",
     "__version__",
     "aevaluate",
+    "convert_messages",
     "evaluate",
     "iter_jsonl",
     "parse_message",
+    "to_openai",
 ]

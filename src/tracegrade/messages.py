@@ -25,14 +25,19 @@ class ToolCall(_Strict):
     """One call of a tool by the agent: its ``name``, its ``args`` and, if known, its ``id``.
 
     ``args`` maps argument names to any JSON value (nested dicts and lists included).
+    ``unparsed_args`` holds a source's argument text that was not valid JSON, when a
+    converter was asked to keep it (``args`` is then empty); it is ``None`` otherwise.
     """
 
     name: Annotated[str, Field(min_length=1)]
     args: dict[str, Any]
     id: str | None = None
+    unparsed_args: str | None = None
 
     def pretty(self) -> str:
         """The call as it reads in code: ``search(query='python', limit=5)``."""
+        if self.unparsed_args is not None:
+            return f"{self.name}(<unparsed {self.unparsed_args!r}>)"
         inner = ", ".join(f"{key}={value!r}" for key, value in self.args.items())
         return f"{self.name}({inner})"
 

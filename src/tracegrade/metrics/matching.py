@@ -41,7 +41,10 @@ def freeze(value: Any) -> Hashable:
 
 
 def call_key(call: ToolCall) -> tuple[str, Hashable]:
-    """A tool call as a hashable ``(name, frozen args)`` pair."""
+    """A tool call as a hashable ``(name, frozen args)`` pair; a call whose arguments
+    could not be parsed keys on its raw text, so it matches only the same raw text."""
+    if call.unparsed_args is not None:
+        return call.name, ("unparsed", call.unparsed_args)
     return call.name, freeze(call.args)
 
 
@@ -243,9 +246,12 @@ def common_subsequence(
 
 def call_dict(call: ToolCall) -> dict[str, Any]:
     """A call as ``{"name", "args"}`` (plus ``"id"`` when known), for ``Score.details``."""
-    if call.id is None:
-        return {"name": call.name, "args": call.args}
-    return {"name": call.name, "args": call.args, "id": call.id}
+    entry: dict[str, Any] = {"name": call.name, "args": call.args}
+    if call.id is not None:
+        entry["id"] = call.id
+    if call.unparsed_args is not None:
+        entry["unparsed_args"] = call.unparsed_args
+    return entry
 
 
 def describe_calls(calls: Sequence[ToolCall], limit: int = 5) -> str:

@@ -1,0 +1,70 @@
+"""Convert agent frameworks' and trace formats' messages into the standard model.
+
+``convert_messages(obj, source="auto")`` takes a list of messages (dicts or SDK objects)
+or a LangGraph state dict with a ``messages`` key, and returns tracegrade messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._base import AnyMessage, ConversionError, InvalidArguments, Options, plain
+from .detect import detect_source
+from .export import to_openai
+
+Converter = Callable[[list[Any], Options], list[AnyMessage]]
+
+
+def _converter(source: str) -> Converter:
+    if source == "openai":
+        from .openai_chat import convert
+    elif source == "anthropic":
+        from .anthropic import convert
+    elif source == "langchain":
+        from .langchain import convert
+    else:
+        raise ValueError(f"unknown source {source!r}; known sources: {', '.join(SOURCES)}")
+    return convert
+
+
+SOURCES = ("auto", "openai", "anthropic", "langchain")
+"""The names ``source=`` accepts."""
+
+
+def _message_list(obj: Any) -> list[Any]:
+    data = plain(obj) if not isinstance(obj, (list, tuple)) else obj
+    if isinstance(data, Mapping) and "messages" in data:  # a LangGraph state
+        data = data["messages"]
+    if not isinstance(data, (list, tuple)):
+        raise ConversionError(
+            "expected a list of messages or a state with a 'messages' key, "
+            f"got {type(obj).__name__}"
+        )
+    return list(data)
+
+
+def convert_messages(
+    obj: Any,
+    source: str = "auto",
+    metadata: bool = False,
+    *,
+    invalid_arguments: InvalidArguments = "raise",
+) -> list[AnyMessage]:
+    """Convert ``obj`` (a message list or a LangGraph state) from ``source`` into
+    HumanMessage, AIMessage and ToolMessage objects.
+
+    System and developer messages are skipped (kept in the first message's metadata
+    under ``system`` when ``metadata`` is true). With ``metadata``, everything else the
+    source carries is kept in each message's ``metadata``; tool call ids are always kept.
+    Arguments that are not valid JSON raise :class:`ConversionError`, unless
+    ``invalid_arguments="keep"`` keeps their text in ``ToolCall.unparsed_args``.
+    """
+    if invalid_arguments not in ("raise", "keep"):
+        raise ValueError("invalid_arguments must be 'raise' or 'keep'")
+    items = _message_list(obj)
+    name = detect_source(items) if source == "auto" else source
+    return _converter(name)(items, Options(metadata=metadata, invalid_arguments=invalid_arguments))
+
+
+__all__ = ["SOURCES", "ConversionError", "convert_messages", "detect_source", "to_openai"]

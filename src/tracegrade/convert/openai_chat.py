@@ -1,0 +1,111 @@
+"""OpenAI Chat Completions messages (dicts or the SDK's objects) into the standard model.
+
+Reads ``tool_calls[].function.{name, arguments}`` (arguments are JSON text), the legacy
+``function_call`` and ``role: function``, ``role: tool`` with ``tool_call_id``, content as
+text or a list of parts, and whole ``ChatCompletion`` responses (their one choice).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..messages import ToolCall
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    Options,
+    flatten_text,
+    parse_arguments,
+    parts_metadata,
+    record,
+)
+
+ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+def _response_message(data: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The message inside a ChatCompletion response, and the response's own fields."""
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise ConversionError(f"{where}: 'choices' must be a list, got {type(choices).__name__}")
+    if len(choices) != 1:
+        raise ConversionError(
+            f"{where}: a chat completion with {len(choices)} choices; convert the one you mean"
+        )
+    choice = record(choices[0], f"{where} choices[0]")
+    message = record(choice.get("message"), f"{where} choices[0].message")
+    outer = {key: value for key, value in data.items() if key not in ("choices", "object")}
+    if choice.get("finish_reason") is not None:
+        outer["finish_reason"] = choice["finish_reason"]
+    return message, outer
+
+
+def tool_calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
+    """An assistant message's calls: ``tool_calls`` and the legacy ``function_call``."""
+    calls: list[ToolCall] = []
+    for index, item in enumerate(data.get("tool_calls") or []):
+        place = f"{where} tool_calls[{index}]"
+        call = record(item, place)
+        kind = call.get("type", "function")
+        if kind != "function":
+            raise ConversionError(f"{place}: unsupported tool call type {kind!r}")
+        function = record(call.get("function"), f"{place}.function")
+        calls.append(_call(function, call.get("id"), place, options))
+    legacy = data.get("function_call")
+    if legacy is not None:
+        calls.append(
+            _call(record(legacy, f"{where} function_call"), None, f"{where} function_call", options)
+        )
+    return calls
+
+
+def _call(function: Mapping[str, Any], call_id: Any, where: str, options: Options) -> ToolCall:
+    name = function.get("name")
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{where}: a tool call needs a name")
+    args, unparsed = parse_arguments(function.get("arguments"), f"{where} ({name})", options)
+    return ToolCall(name=name, args=args, id=call_id, unparsed_args=unparsed)
+
+
+def convert(items: list[Any], options: Options) -> list[AnyMessage]:
+    """Convert a list of Chat Completions messages."""
+    return Builder(options).run(items, _message)
+
+
+def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
+    options = builder.options
+    outer: dict[str, Any] = {}
+    if "choices" in data and "role" not in data:
+        data, outer = _response_message(data, f"message {index}")
+    role = data.get("role")
+    where = f"message {index} (role {role!r})"
+    if role not in ROLES:
+        raise ConversionError(
+            f"message {index}: unknown role {role!r}; expected one of {', '.join(ROLES)}"
+        )
+    text, others = flatten_text(data.get("content"), where, ("text", "refusal"))
+    if role in ("system", "developer"):
+        builder.add_system(role, text, others)
+        return
+    source = {**outer, **data}
+    if role == "user":
+        builder.human(text, builder.meta(source, "role", "content", extra=parts_metadata(others)))
+    elif role == "assistant":
+        calls = tool_calls(data, where, options)
+        used = ("role", "content", "tool_calls", "function_call")
+        builder.ai(text, calls, builder.meta(source, *used, extra=parts_metadata(others)))
+    elif role == "tool":
+        meta = builder.meta(source, "role", "content", "tool_call_id", extra=parts_metadata(others))
+        builder.tool(text, data.get("tool_call_id"), meta)
+    else:  # legacy "function" result: its name is the only link to the call
+        link = {"name": data.get("name")} if data.get("name") else None
+        meta = builder.meta(
+            source,
+            "role",
+            "content",
+            "name",
+            extra={**(link or {}), **(parts_metadata(others) or {})},
+        )
+        builder.tool(text, None, meta)
