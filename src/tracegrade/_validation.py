@@ -15,6 +15,21 @@ _FRIENDLY = {
 }
 
 
+_UNION_FIELDS = frozenset({"id", "tools_called", "expected_tools"})
+_UNION_LABELS = frozenset({"str", "int", "ToolCall"})
+
+
+def _is_label(item: int | str, previous: int | str | None) -> bool:
+    """Is ``item`` a label pydantic inserts into a location, rather than a field name?"""
+    if isinstance(item, int):
+        return False
+    if isinstance(previous, int) and item in _MESSAGE_TAGS:
+        return True  # the discriminator tag after a message's index
+    if item in _UNION_LABELS and (isinstance(previous, int) or previous in _UNION_FIELDS):
+        return True  # the member of a union such as str | ToolCall
+    return "[" in item or "-" in item  # labels such as 'list[...]' or 'function-after[...]'
+
+
 def field_path(loc: tuple[int | str, ...]) -> str:
     """``('user_input', 1, 'ai', 'tool_calls', 0)`` -> ``user_input[1].tool_calls[0]``."""
     parts: list[str] = []
@@ -22,31 +37,37 @@ def field_path(loc: tuple[int | str, ...]) -> str:
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif isinstance(previous, int) and item in _MESSAGE_TAGS:
-            pass  # the discriminator tag pydantic inserts after a message's index
-        elif "[" in item or "," in item:
-            pass  # a union member's label such as 'list[union[str,ToolCall]]'
-        else:
+        elif not _is_label(item, previous):
             parts.append(f".{item}" if parts else item)
         previous = item
     return "".join(parts)
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
     names = {dict: "object", list: "array", str: "string", type(None): "null", bool: "boolean"}
     return names.get(type(value), type(value).__name__)
 
 
 def problems(error: ValidationError) -> list[tuple[str, str]]:
-    """Each problem of a validation error as ``(field path, rule)``."""
-    found: list[tuple[str, str]] = []
+    """Each problem of a validation error as ``(field path, rule)``; a value that fits no
+    member of a union is one problem listing what each member wanted."""
+    found: dict[str, list[str]] = {}
     for item in error.errors(include_url=False):
         cause = (item.get("ctx") or {}).get("error")
         if isinstance(cause, ConversationRuleError):
-            found.append((cause.field, cause.rule))
+            found.setdefault(cause.field, []).append(cause.rule)
             continue
         rule = _FRIENDLY.get(item["type"], item["msg"])
         if item["type"] not in ("missing", "extra_forbidden", "union_tag_not_found"):
-            rule += f" (got {_type_name(item['input'])})"
-        found.append((field_path(item["loc"]), rule))
-    return found
+            rule += f" (got {type_name(item['input'])})"
+        path = field_path(item["loc"])
+        if item["type"] == "missing":
+            rule = f"{item['loc'][-1]} is required" if path else rule
+        found.setdefault(path, []).append(rule)
+    return [
+        (
+            path,
+            rules[0] if len(rules) == 1 else "fits none of the accepted forms: " + "; ".join(rules),
+        )
+        for path, rules in found.items()
+    ]

@@ -1,7 +1,8 @@
 """The ``tracegrade`` command: parses arguments, calls the library, prints.
 
-Exit codes: 0 success; 2 a usage error (unknown metric or option); 3 the input data
-cannot be read (missing file, malformed record).
+Rows are scored and written one at a time, so any size of input runs in flat memory.
+Exit codes: 0 success; 2 a usage error (unknown metric or option); 3 a file problem
+(the input is missing or has a malformed record, or the results cannot be written).
 """
 
 from __future__ import annotations
@@ -10,16 +11,19 @@ import argparse
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import BinaryIO
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
 
 from . import __version__
+from ._json import dumps
 from .errors import InputError, TracegradeWarning
+from .metrics.base import Metric
 from .metrics.registry import METRICS, MetricSpecError, build_metric, options_of
-from .results import EvaluationResult
-from .runner import evaluate
-
-if TYPE_CHECKING:
-    from rich.console import Console
+from .results import SampleResult, SummaryAccumulator
+from .runner import iter_evaluate
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -58,51 +62,69 @@ def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
-def _print_result(result: EvaluationResult, show_samples: bool | None) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    if show_samples is None:
-        show_samples = len(result) <= SAMPLE_TABLE_LIMIT
-    if show_samples:
-        samples = Table(title="Scores per sample")
-        samples.add_column("sample")
-        for name in result.metric_names:
-            samples.add_column(name, justify="right")
-        for row in result.rows:
-            cells = [str(row.id if row.id is not None else row.index)]
-            for name in result.metric_names:
-                score = row.scores.get(name)
-                cells.append("error" if score is None else _fmt(score.value))
-            samples.add_row(*cells)
-        console.print(samples)
-        _print_reasons(console, result)
-    summary = Table(title=f"Summary over {len(result)} samples")
-    for column in ("metric", "mean", "scored", "failed", "pass rate"):
-        summary.add_column(column, justify="left" if column == "metric" else "right")
-    for item in result.summary().values():
-        rate = "—" if item.pass_rate is None else f"{item.pass_rate:.1%}"
-        summary.add_row(item.name, _fmt(item.mean), str(item.scored), str(item.failed), rate)
-    console.print(summary)
+def _label(row: SampleResult) -> str:
+    return escape(str(row.id if row.id is not None else row.index))
 
 
-def _print_reasons(console: Console, result: EvaluationResult) -> None:
-    """Why each score below 1.0 fell short, and each error, grouped by sample."""
+def _print_samples(console: Console, rows: list[SampleResult], names: list[str]) -> None:
+    table = Table(title="Scores per sample")
+    table.add_column("sample")
+    for name in names:
+        table.add_column(escape(name), justify="right")
+    for row in rows:
+        cells = [_label(row)]
+        for name in names:
+            score = row.scores.get(name)
+            cells.append("error" if score is None else _fmt(score.value))
+        table.add_row(*cells)
+    console.print(table)
     lines = []
-    for row in result.rows:
-        label = row.id if row.id is not None else row.index
-        for name in result.metric_names:
+    for row in rows:
+        for name in names:
             score = row.scores.get(name)
             if score is None:
-                lines.append(f"[bold]{label}[/] · {name}: [red]{row.errors[name]}[/]")
+                lines.append(
+                    f"[bold]{_label(row)}[/] · {escape(name)}: [red]{escape(row.errors[name])}[/]"
+                )
             elif score.value < 1.0:
-                lines.append(f"[bold]{label}[/] · {name}: {score.reason}")
+                lines.append(f"[bold]{_label(row)}[/] · {escape(name)}: {escape(score.reason)}")
     if lines:
         console.print("\n[bold]Why scores fell short[/]", highlight=False)
         for line in lines:
             console.print(line, highlight=False)
     console.print()
+
+
+def _print_summary(console: Console, summary: SummaryAccumulator) -> None:
+    table = Table(title=f"Summary over {summary.rows} samples")
+    for column in ("metric", "mean", "scored", "failed", "pass rate"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for item in summary.summary().values():
+        rate = "—" if item.pass_rate is None else f"{item.pass_rate:.1%}"
+        table.add_row(escape(item.name), _fmt(item.mean), str(item.scored), str(item.failed), rate)
+    console.print(table)
+
+
+def _run(arguments: argparse.Namespace, metrics: list[Metric], out: BinaryIO | None) -> int:
+    names = [metric.name for metric in metrics]
+    summary = SummaryAccumulator(names)
+    kept: list[SampleResult] = []
+    keep_all = arguments.samples is True
+    try:
+        for row in iter_evaluate(arguments.data, metrics):
+            summary.add(row)
+            if out is not None:
+                out.write(dumps(row.to_dict()) + b"\n")
+            if keep_all or (arguments.samples is None and len(kept) <= SAMPLE_TABLE_LIMIT):
+                kept.append(row)
+    except (InputError, FileNotFoundError, IsADirectoryError) as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    console = Console()
+    if keep_all or (arguments.samples is None and summary.rows <= SAMPLE_TABLE_LIMIT):
+        _print_samples(console, kept, names)
+    _print_summary(console, summary)
+    return EXIT_OK
 
 
 def _list_metrics() -> None:
@@ -128,17 +150,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     warnings.simplefilter("ignore", TracegradeWarning)  # each score's reason says it already
     try:
-        result = evaluate(arguments.data, metrics)
-    except (InputError, FileNotFoundError) as error:
-        print(f"tracegrade: {error}", file=sys.stderr)
-        return EXIT_INPUT
-    except ValueError as error:  # metrics that cannot run together, e.g. two of one name
+        iter_evaluate([], metrics)  # checks that the metrics can run together
+    except ValueError as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
-    if arguments.out:
-        result.to_jsonl(arguments.out)
-    _print_result(result, arguments.samples)
-    return EXIT_OK
+    if not arguments.out:
+        return _run(arguments, metrics, None)
+    try:
+        out = open(arguments.out, "wb")  # noqa: SIM115 (closed below, after streaming)
+    except OSError as error:
+        print(f"tracegrade: cannot write results to {arguments.out}: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    with out:
+        return _run(arguments, metrics, out)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,15 +8,16 @@ records and are passed over.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-import orjson
 from pydantic import BaseModel, ValidationError
 
-from ._validation import problems
+from ._json import BOM, dumps, loads
+from ._validation import problems, type_name
 from .errors import RecordError
 from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
@@ -29,10 +30,16 @@ SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
 _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
 
 
+_MULTI_TURN_KEYS = ("reference_tool_calls", "reference_topics")
+
+
 def infer_sample_type(record: Mapping[str, Any]) -> SampleType | None:
     """Which sample kind a record's keys describe, or ``None`` when they fit none."""
-    if isinstance(record.get("user_input"), list):
+    user_input = record.get("user_input")
+    if isinstance(user_input, list) or any(key in record for key in _MULTI_TURN_KEYS):
         return MultiTurnSample
+    if "user_input" in record and not isinstance(user_input, (str, type(None))):
+        return MultiTurnSample  # let validation say that user_input must be a list
     if any(key in record for key in _TEST_CASE_KEYS):
         return EvalTestCase
     if "response" in record or "reference" in record or "user_input" in record:
@@ -56,7 +63,7 @@ def parse_record(
             source,
             position,
             None,
-            f"a record must be a JSON object, got {type(record).__name__}",
+            f"a record must be a JSON object, got {type_name(record)}",
             kind=kind,
         )
     model = sample_type or infer_sample_type(record)
@@ -86,11 +93,13 @@ def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Itera
     name = str(path)
     with open(path, "rb") as handle:
         for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(BOM):
+                line = line[len(BOM) :]
             if not line.strip():
                 continue
             try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError as error:
+                record = loads(line)
+            except ValueError as error:  # orjson's and json's decode errors both are
                 raise RecordError(name, number, None, f"not valid JSON: {error}") from None
             yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
 
@@ -202,10 +211,17 @@ class EvaluationDataset:
         return [_dump(sample) for sample in self]
 
     def to_jsonl(self, path: PathArg) -> None:
-        """Write one sample per line; :meth:`from_jsonl` reads it back unchanged."""
-        with open(path, "wb") as handle:
+        """Write one sample per line; :meth:`from_jsonl` reads it back unchanged.
+
+        The file is replaced only when writing has finished, so a dataset streamed from
+        ``path`` can be written back to it.
+        """
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.partial")
+        with open(partial, "wb") as handle:
             for sample in self:
-                handle.write(orjson.dumps(_dump(sample)) + b"\n")
+                handle.write(dumps(_dump(sample)) + b"\n")
+        os.replace(partial, target)
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample; needs the ``pandas`` extra."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 Metadata = dict[str, Any] | None
 
@@ -30,7 +30,7 @@ class ToolCall(_Strict):
     """
 
     name: Annotated[str, Field(min_length=1)]
-    args: dict[str, Any]
+    args: dict[str, JsonValue]
     id: str | None = None
     unparsed_args: str | None = None
 

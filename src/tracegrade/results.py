@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from ._json import dumps
 from .metrics.base import Score
 from .samples import SampleId
 
@@ -29,7 +27,7 @@ class SampleResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready row: ``{"index", "id", "metrics": {name: {value, reason, ...}}}``."""
         metrics: dict[str, Any] = {}
-        for name, score in self.scores.items():
+        for name, score in sorted(self.scores.items()):
             entry: dict[str, Any] = {
                 "value": score.value,
                 "reason": score.reason,
@@ -38,7 +36,7 @@ class SampleResult:
             if score.success is not None:
                 entry["success"] = score.success
             metrics[name] = entry
-        for name, error in self.errors.items():
+        for name, error in sorted(self.errors.items()):
             metrics[name] = {"value": None, "error": error}
         return {"index": self.index, "id": self.id, "metrics": metrics}
 
@@ -59,6 +57,42 @@ class MetricSummary:
         if self.passed is None or not self.scored:
             return None
         return self.passed / self.scored
+
+
+class SummaryAccumulator:
+    """Per-metric aggregates built one row at a time, so a streamed run keeps no rows."""
+
+    def __init__(self, metric_names: Sequence[str]) -> None:
+        self.metric_names = list(metric_names)
+        self.rows = 0
+        self._totals = dict.fromkeys(self.metric_names, 0.0)
+        self._scored = dict.fromkeys(self.metric_names, 0)
+        self._failed = dict.fromkeys(self.metric_names, 0)
+        self._passed: dict[str, int | None] = dict.fromkeys(self.metric_names)
+
+    def add(self, row: SampleResult) -> None:
+        """Count one sample's outcome."""
+        self.rows += 1
+        for name, score in row.scores.items():
+            self._totals[name] += score.value
+            self._scored[name] += 1
+            if score.success is not None:
+                self._passed[name] = (self._passed[name] or 0) + score.success
+        for name in row.errors:
+            self._failed[name] += 1
+
+    def summary(self) -> dict[str, MetricSummary]:
+        """Each metric's aggregate so far, by name."""
+        return {
+            name: MetricSummary(
+                name,
+                self._totals[name] / self._scored[name] if self._scored[name] else None,
+                self._scored[name],
+                self._failed[name],
+                self._passed[name],
+            )
+            for name in self.metric_names
+        }
 
 
 class EvaluationResult:
@@ -85,21 +119,10 @@ class EvaluationResult:
 
     def summary(self) -> dict[str, MetricSummary]:
         """Each metric's aggregate, by name."""
-        summaries = {}
-        for name in self.metric_names:
-            values = []
-            passed: int | None = None
-            for row in self.rows:
-                score = row.scores.get(name)
-                if score is None:
-                    continue
-                values.append(score.value)
-                if score.success is not None:
-                    passed = (passed or 0) + score.success
-            mean = math.fsum(values) / len(values) if values else None
-            failed = sum(name in row.errors for row in self.rows)
-            summaries[name] = MetricSummary(name, mean, len(values), failed, passed)
-        return summaries
+        accumulator = SummaryAccumulator(self.metric_names)
+        for row in self.rows:
+            accumulator.add(row)
+        return accumulator.summary()
 
     def means(self) -> dict[str, float | None]:
         """Mean value per metric over the samples it scored."""
@@ -120,7 +143,7 @@ class EvaluationResult:
         """Write one JSON object per sample."""
         with open(path, "wb") as handle:
             for row in self.rows:
-                handle.write(orjson.dumps(row.to_dict(), option=orjson.OPT_NON_STR_KEYS) + b"\n")
+                handle.write(dumps(row.to_dict()) + b"\n")
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample: ``index``, ``id``, then per metric ``NAME``,

@@ -14,12 +14,14 @@ from typing import Any, Union
 from .dataset import EvaluationDataset, parse_record
 from .metrics.base import Metric
 from .results import EvaluationResult, SampleResult
-from .samples import Sample
+from .samples import SAMPLE_TYPES, Sample
 
 Data = Union[EvaluationDataset, Iterable[Sample | Mapping[str, Any]], str, "PathLike[str]"]
 
 
 def _samples(data: Data) -> Iterable[Sample]:
+    if isinstance(data, SAMPLE_TYPES):
+        raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
     if isinstance(data, (str, PathLike)):
         return EvaluationDataset.from_jsonl(Path(data))
     if isinstance(data, EvaluationDataset):
@@ -28,6 +30,8 @@ def _samples(data: Data) -> Iterable[Sample]:
 
 
 def _check_names(metrics: Sequence[Metric]) -> list[str]:
+    if isinstance(metrics, Metric) or not all(isinstance(m, Metric) for m in metrics):
+        raise TypeError("metrics must be a list of metric objects, e.g. [ToolCallF1()]")
     names = [metric.name for metric in metrics]
     if not metrics:
         raise ValueError("evaluate needs at least one metric")
@@ -54,24 +58,38 @@ def _record_failure(
     row.errors[metric.name] = f"{type(error).__name__}: {error}"
 
 
-def evaluate(
+def iter_evaluate(
     data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
-) -> EvaluationResult:
-    """Score every sample of ``data`` with every metric.
+) -> Iterator[SampleResult]:
+    """Score samples one at a time, yielding each sample's row as soon as it is done;
+    nothing is kept, so memory stays flat however long the input."""
+    _check_names(metrics)
+    return _score_rows(data, metrics, raise_exceptions)
 
-    ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
-    forms), or the path of a JSONL file.
-    """
-    names = _check_names(metrics)
-    rows = []
+
+def _score_rows(
+    data: Data, metrics: Sequence[Metric], raise_exceptions: bool
+) -> Iterator[SampleResult]:
     for sample, row in _rows(data):
         for metric in metrics:
             try:
                 row.scores[metric.name] = metric.score(sample)
             except Exception as error:
                 _record_failure(row, metric, error, raise_exceptions)
-        rows.append(row)
-    return EvaluationResult(rows, names)
+        yield row
+
+
+def evaluate(
+    data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
+) -> EvaluationResult:
+    """Score every sample of ``data`` with every metric.
+
+    ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
+    forms), or the path of a JSONL file. Every row is kept for the result; use
+    :func:`iter_evaluate` to stream.
+    """
+    rows = list(iter_evaluate(data, metrics, raise_exceptions=raise_exceptions))
+    return EvaluationResult(rows, [metric.name for metric in metrics])
 
 
 async def aevaluate(

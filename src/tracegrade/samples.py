@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, model_validator
 
 from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
 
@@ -23,7 +23,7 @@ class ConversationRuleError(ValueError):
         super().__init__(f"{field}: {rule}")
 
 
-SampleId = str | int | None
+SampleId = StrictStr | StrictInt | None
 
 
 class _Sample(BaseModel):

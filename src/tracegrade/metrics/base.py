@@ -68,6 +68,10 @@ class Metric(ABC):
         """ragas-style: the score's value alone."""
         return (await self.ascore(sample)).value
 
+    async def _multi_turn_ascore(self, sample: Sample) -> float:
+        """ragas' internal name for :meth:`multi_turn_ascore`, which some examples call."""
+        return await self.multi_turn_ascore(sample)
+
     def multi_turn_score(self, sample: Sample) -> float:
         """ragas-style, synchronous: the score's value alone."""
         return self.score(sample).value
@@ -76,7 +80,9 @@ class Metric(ABC):
         """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""
         if not isinstance(sample, self.sample_types):
             kinds = " or ".join(kind.__name__ for kind in self.sample_types)
-            raise MissingFieldError(f"{self.name} scores a {kinds}, not a {type(sample).__name__}")
+            raise MissingFieldError(
+                f"{self.name} scores a {kinds}; this sample is a {type(sample).__name__}"
+            )
         for name in self.required_fields:
             if getattr(sample, name) is None:
                 raise MissingFieldError(

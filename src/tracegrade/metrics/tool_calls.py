@@ -139,7 +139,9 @@ class ToolCallAccuracy(Metric):
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.strict_order = strict_order
-        self.arg_comparison_metric = arg_comparison_metric or ExactMatch()
+        self.arg_comparison_metric = (
+            ExactMatch() if arg_comparison_metric is None else arg_comparison_metric
+        )
 
     @property
     def arg_comparison_metric(self) -> StringComparison:
@@ -148,6 +150,11 @@ class ToolCallAccuracy(Metric):
 
     @arg_comparison_metric.setter
     def arg_comparison_metric(self, metric: StringComparison) -> None:
+        if isinstance(metric, type):
+            raise TypeError(
+                f"arg_comparison_metric needs a metric object: pass {metric.__name__}(), "
+                f"not the class {metric.__name__}"
+            )
         if not callable(getattr(metric, "similarity", None)):
             raise TypeError(
                 "arg_comparison_metric needs a similarity(response, reference) method, "
@@ -265,15 +272,22 @@ class ToolCallAccuracy(Metric):
                 flawed.append((reference[reference_index], comparison))
         value = total / len(reference)
         details["matched"] = matched
-        return self.result(value, self._reason(value, len(pairs), flawed), details)
+        extra_keys = {key for entry in matched for key in entry.get("extra_arguments", ())}
+        return self.result(value, self._reason(value, len(pairs), flawed, extra_keys), details)
 
     def _reason(
-        self, value: float, count: int, flawed: list[tuple[ToolCall, ArgumentComparison]]
+        self,
+        value: float,
+        count: int,
+        flawed: list[tuple[ToolCall, ArgumentComparison]],
+        extra_keys: set[str],
     ) -> str:
         order = "in order" if self.strict_order else "by name"
         head = f"{count} call(s) aligned {order}; mean argument score {value:.4g}"
         if not flawed:
-            return head + "; every argument matched"
+            ignored = sorted(extra_keys)
+            tail = f" (extra arguments not scored: {', '.join(ignored)})" if ignored else ""
+            return head + "; every argument matched" + tail
         notes = []
         for call, comparison in flawed[:3]:
             if not comparison.verdicts:
@@ -397,5 +411,6 @@ class ToolCorrectnessMetric(Metric):
         if details.get("out_of_order"):
             notes.append(f"out of order: {_names(details['out_of_order'])}")
         if self.exact_match and self.check_ordering and len(notes) == 1:
-            notes.append(f"order differs: expected {_names(expected)}; called {_names(called)}")
+            notes[0] = "the expected tools were called, but in another order"
+            notes.append(f"expected {_names(expected)}; called {_names(called)}")
         return "; ".join(notes)
