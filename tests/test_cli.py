@@ -110,3 +110,52 @@ def test_installed_console_script_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "tool_call_f1" in done.stdout and "0.5583" in done.stdout
+
+
+def test_markup_in_data_is_printed_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    record = {
+        "id": "[/b]",
+        "user_input": [
+            {"type": "human", "content": "q"},
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"name": "f", "args": {"x": "[red]secret"}}],
+            },
+        ],
+        "reference_tool_calls": [{"name": "f", "args": {"x": "y"}}],
+    }
+    data = tmp_path / "markup.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    assert main(["evaluate", str(data), "-m", "tool_call_accuracy"]) == EXIT_OK
+    printed = capsys.readouterr().out
+    assert "[/b]" in printed and "'[red]secret'" in printed
+
+
+def test_unwritable_out_fails_before_scoring(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["evaluate", str(EXAMPLE), "-m", "tool_call_f1", "--out", "/nonexistent/dir/r.jsonl"]
+    )
+    assert code == EXIT_INPUT
+    captured = capsys.readouterr()
+    assert "cannot write results" in captured.err and "Summary" not in captured.out
+
+
+def test_out_rows_have_a_stable_metric_order(tmp_path: Path) -> None:
+    out = tmp_path / "r.jsonl"
+    main(
+        [
+            "evaluate",
+            str(EXAMPLE),
+            "-m",
+            "tool_correctness",
+            "-m",
+            "tool_call_f1",
+            "--out",
+            str(out),
+        ]
+    )
+    orders = {tuple(json.loads(line)["metrics"]) for line in out.read_text().splitlines()}
+    assert orders == {("tool_call_f1", "tool_correctness")}

@@ -170,3 +170,67 @@ def test_streaming_dataset_has_no_length(tmp_path: Path) -> None:
         len(EvaluationDataset.from_jsonl(path))
     with pytest.raises(FileNotFoundError):
         EvaluationDataset.from_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_integers_beyond_64_bits_stay_exact(tmp_path: Path) -> None:
+    record = dict(GOOD, reference_tool_calls=[{"name": "search", "args": {"n": 2**64 + 1}}])
+    path = write_lines(tmp_path / "big.jsonl", [json.dumps(record)])
+    sample = next(iter_jsonl(path))
+    assert sample.reference_tool_calls[0].args["n"] == 2**64 + 1  # type: ignore[union-attr, index]
+    EvaluationDataset([sample]).to_jsonl(tmp_path / "again.jsonl")
+    assert (
+        json.loads((tmp_path / "again.jsonl").read_text())["reference_tool_calls"][0]["args"]["n"]
+        == 2**64 + 1
+    )
+
+
+def test_a_streamed_dataset_can_be_written_back_to_its_own_file(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "d.jsonl", [json.dumps(GOOD), json.dumps(dict(GOOD, id="r2"))])
+    before = EvaluationDataset.from_jsonl(path).to_list()
+    EvaluationDataset.from_jsonl(path).to_jsonl(path)
+    assert EvaluationDataset.from_jsonl(path).to_list() == before
+
+
+def test_a_byte_order_mark_is_not_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\n")
+    assert next(iter_jsonl(path)).id == "r1"
+
+
+def test_user_input_that_is_not_a_list_is_named() -> None:
+    with pytest.raises(RecordError, match=r"field user_input: Input should be a valid list"):
+        EvaluationDataset.from_list([{"user_input": None, "reference_tool_calls": []}])
+
+
+def test_union_fields_name_the_field_without_internal_labels() -> None:
+    with pytest.raises(RecordError) as caught:
+        EvaluationDataset.from_list([{"input": "q", "tools_called": [5], "expected_tools": ["a"]}])
+    assert caught.value.field == "tools_called[0]" and "accepted forms" in caught.value.rule
+    with pytest.raises(RecordError) as caught:
+        EvaluationDataset.from_list([{"id": True, "response": "x", "reference": "y"}])
+    assert caught.value.field == "id"  # a boolean is not silently turned into the id 1
+
+
+def test_reading_is_incremental(tmp_path: Path) -> None:
+    """A FIFO delivers line 2 only after line 1 was consumed: a whole-file read would hang."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    first_read = threading.Event()
+
+    def writer() -> None:
+        with open(fifo, "w") as handle:
+            handle.write(json.dumps(GOOD) + "\n")
+            handle.flush()
+            first_read.wait(timeout=10)
+            handle.write(json.dumps(dict(GOOD, id="r2")) + "\n")
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    stream = iter_jsonl(fifo)
+    assert next(stream).id == "r1"
+    first_read.set()
+    assert next(stream).id == "r2"
+    thread.join(timeout=10)

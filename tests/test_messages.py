@@ -66,3 +66,9 @@ def test_tool_name_cannot_be_empty() -> None:
 
 def test_pretty_renders_a_call_like_code() -> None:
     assert ToolCall(name="search", args={"q": "py", "n": 5}).pretty() == "search(q='py', n=5)"
+
+
+def test_args_hold_json_values_only() -> None:
+    for value in [(1, 2), {1, 2}, object()]:
+        with pytest.raises(ValidationError, match="JSON value"):
+            ToolCall(name="f", args={"x": value})

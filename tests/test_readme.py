@@ -22,3 +22,13 @@ def test_python_example_runs_and_shows_true_values() -> None:
         assert repr(eval(expression, namespace)) == comment, line
         checked += 1
     assert checked >= 3
+
+
+def test_json_data_example_is_a_valid_sample() -> None:
+    import json
+
+    from tracegrade import MultiTurnSample, ToolCallF1
+
+    block = re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.S)[0]
+    sample = MultiTurnSample.model_validate(json.loads(block))
+    assert ToolCallF1().score(sample).value == 1.0

@@ -111,3 +111,25 @@ def test_exports(tmp_path: Path) -> None:
         "error": "RuntimeError: cannot score this one",
     }
     assert repr(result) == "{'tool_call_f1': 0.8889, 'exploding': 1.0}"
+
+
+def test_iter_evaluate_yields_rows_as_samples_arrive() -> None:
+    from tracegrade.runner import iter_evaluate
+
+    consumed = []
+
+    def source():  # type: ignore[no-untyped-def]
+        for sample in samples():
+            consumed.append(sample.id)
+            yield sample
+
+    rows = iter_evaluate(source(), [ToolCallF1()])
+    first = next(rows)
+    assert first.index == 0 and consumed == ["ok"]
+
+
+def test_wrong_argument_shapes_get_clear_type_errors() -> None:
+    with pytest.raises(TypeError, match="not one sample"):
+        evaluate(samples()[0], [ToolCallF1()])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="list of metric objects"):
+        evaluate(samples(), ToolCallF1())  # type: ignore[arg-type]

@@ -54,7 +54,9 @@ async def test_ragas_style_single_turn_api() -> None:
 
 
 def test_wrong_sample_kind_and_missing_fields_are_named() -> None:
-    with pytest.raises(MissingFieldError, match="SingleTurnSample; this sample is a MultiTurnSample"):
+    with pytest.raises(
+        MissingFieldError, match="SingleTurnSample; this sample is a MultiTurnSample"
+    ):
         ExactMatch().score(MultiTurnSample(user_input=[]))
     with pytest.raises(MissingFieldError, match="'reference'"):
         ExactMatch().score(SingleTurnSample(response="x"))

@@ -110,6 +110,29 @@ def test_unordered_pairs_same_name_calls_to_maximise_the_score() -> None:
     }
 
 
+def test_unordered_beats_sort_and_zip_pairing() -> None:
+    """Sorting by (name, str(values)) would pair x-2 with x-1 and y-1 with z-2 (0.25)."""
+    reference = [call("s", a="x", b="2"), call("s", a="y", b="1")]
+    predicted = [call("s", a="x", b="1"), call("s", a="z", b="2")]
+    assert accuracy(predicted, reference, strict_order=False) == 0.5
+
+
+def test_both_empty_scores_one_without_a_warning() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ToolCallAccuracy().score(conversation([], [])).value == 1.0
+
+
+def test_a_metric_class_is_refused_with_a_hint() -> None:
+    with pytest.raises(TypeError, match=r"pass ExactMatch\(\)"):
+        ToolCallAccuracy(arg_comparison_metric=ExactMatch)  # type: ignore[arg-type]
+
+
+def test_reason_mentions_extra_arguments_that_were_not_scored() -> None:
+    score = ToolCallAccuracy().score(conversation([call("t", a=1, debug=True)], [call("t", a=1)]))
+    assert score.value == 1.0 and "extra arguments not scored: debug" in score.reason
+
+
 def test_unordered_needs_equal_name_multisets() -> None:
     assert accuracy([call("a"), call("a")], [call("a"), call("b")], strict_order=False) == 0.0
 
