@@ -23,7 +23,7 @@ from .errors import InputError, TracegradeWarning
 from .metrics.base import Metric
 from .metrics.registry import METRICS, MetricSpecError, build_metric, options_of
 from .results import SampleResult, SummaryAccumulator
-from .runner import iter_evaluate
+from .runner import check_metrics, iter_evaluate
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -150,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     warnings.simplefilter("ignore", TracegradeWarning)  # each score's reason says it already
     try:
-        iter_evaluate([], metrics)  # checks that the metrics can run together
+        check_metrics(metrics)
     except ValueError as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -29,7 +29,8 @@ def _samples(data: Data) -> Iterable[Sample]:
     return (parse_record(record, index) for index, record in enumerate(data))
 
 
-def _check_names(metrics: Sequence[Metric]) -> list[str]:
+def check_metrics(metrics: Sequence[Metric]) -> list[str]:
+    """The metrics' names, after checking they are metric objects with distinct names."""
     if isinstance(metrics, Metric) or not all(isinstance(m, Metric) for m in metrics):
         raise TypeError("metrics must be a list of metric objects, e.g. [ToolCallF1()]")
     names = [metric.name for metric in metrics]
@@ -63,7 +64,7 @@ def iter_evaluate(
 ) -> Iterator[SampleResult]:
     """Score samples one at a time, yielding each sample's row as soon as it is done;
     nothing is kept, so memory stays flat however long the input."""
-    _check_names(metrics)
+    check_metrics(metrics)
     return _score_rows(data, metrics, raise_exceptions)
 
 
@@ -96,7 +97,7 @@ async def aevaluate(
     data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: each metric is awaited through ``ascore``."""
-    names = _check_names(metrics)
+    names = check_metrics(metrics)
     rows = []
     for sample, row in _rows(data):
         for metric in metrics:
