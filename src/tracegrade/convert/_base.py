@@ -78,6 +78,14 @@ def parse_arguments(raw: Any, where: str, options: Options) -> tuple[dict[str, A
     )
 
 
+def make_call(name: Any, raw_args: Any, call_id: Any, where: str, options: Options) -> ToolCall:
+    """A ToolCall from a source's name, arguments (dict or JSON text) and id."""
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{where}: a tool call needs a name")
+    args, unparsed = parse_arguments(raw_args, f"{where} ({name})", options)
+    return ToolCall(name=name, args=args, id=call_id, unparsed_args=unparsed)
+
+
 def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     """``data`` less ``keys`` and less empty values: what a converter keeps as metadata."""
     return {

@@ -17,7 +17,7 @@ from ._base import (
     ConversionError,
     Options,
     flatten_text,
-    parse_arguments,
+    make_call,
     parts_metadata,
     plain,
     record,
@@ -78,13 +78,8 @@ def _assistant(
         if kind == "text":
             texts.append(block.get("text") or "")
         elif kind in _CALL_BLOCKS:
-            name = block.get("name")
-            if not isinstance(name, str) or not name:
-                raise ConversionError(f"{place}: a {kind} block needs a name")
-            args, unparsed = parse_arguments(
-                plain(block.get("input")), f"{place} ({name})", builder.options
-            )
-            calls.append(ToolCall(name=name, args=args, id=block.get("id"), unparsed_args=unparsed))
+            raw = plain(block.get("input"))
+            calls.append(make_call(block.get("name"), raw, block.get("id"), place, builder.options))
         elif isinstance(kind, str) and kind.endswith("tool_result"):
             results.append((index, block))
         elif kind in _THINKING:

@@ -19,7 +19,7 @@ from ._base import (
     ConversionError,
     Options,
     flatten_text,
-    parse_arguments,
+    make_call,
     parts_metadata,
     record,
 )
@@ -77,27 +77,20 @@ def _kind(data: dict[str, Any], where: str) -> str:
 def _calls(data: dict[str, Any], where: str, options: Options) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for index, item in enumerate(data.get("tool_calls") or []):
-        call = record(item, f"{where} tool_calls[{index}]")
-        name = call.get("name")
-        if not isinstance(name, str) or not name:
-            raise ConversionError(f"{where} tool_calls[{index}]: a tool call needs a name")
-        args, unparsed = parse_arguments(
-            call.get("args"), f"{where} tool_calls[{index}] ({name})", options
-        )
-        calls.append(ToolCall(name=name, args=args, id=call.get("id"), unparsed_args=unparsed))
+        place = f"{where} tool_calls[{index}]"
+        call = record(item, place)
+        calls.append(make_call(call.get("name"), call.get("args"), call.get("id"), place, options))
     if not calls:
         kwargs = data.get("additional_kwargs") or {}
         calls = openai_chat.tool_calls(kwargs, f"{where} additional_kwargs", options)
     for index, item in enumerate(data.get("invalid_tool_calls") or []):
-        call = record(item, f"{where} invalid_tool_calls[{index}]")
-        name = call.get("name") or ""
-        place = f"{where} invalid_tool_calls[{index}] ({name or 'no name'})"
-        if not name:
+        place = f"{where} invalid_tool_calls[{index}]"
+        call = record(item, place)
+        if not call.get("name"):
             raise ConversionError(
                 f"{place}: an invalid tool call without a name ({call.get('error')})"
             )
-        args, unparsed = parse_arguments(call.get("args"), place, options)
-        calls.append(ToolCall(name=name, args=args, id=call.get("id"), unparsed_args=unparsed))
+        calls.append(make_call(call.get("name"), call.get("args"), call.get("id"), place, options))
     return calls
 
 

@@ -17,7 +17,7 @@ from ._base import (
     ConversionError,
     Options,
     flatten_text,
-    parse_arguments,
+    make_call,
     parts_metadata,
     record,
 )
@@ -52,21 +52,19 @@ def tool_calls(data: Mapping[str, Any], where: str, options: Options) -> list[To
         if kind != "function":
             raise ConversionError(f"{place}: unsupported tool call type {kind!r}")
         function = record(call.get("function"), f"{place}.function")
-        calls.append(_call(function, call.get("id"), place, options))
+        calls.append(
+            make_call(
+                function.get("name"), function.get("arguments"), call.get("id"), place, options
+            )
+        )
     legacy = data.get("function_call")
     if legacy is not None:
+        place = f"{where} function_call"
+        function = record(legacy, place)
         calls.append(
-            _call(record(legacy, f"{where} function_call"), None, f"{where} function_call", options)
+            make_call(function.get("name"), function.get("arguments"), None, place, options)
         )
     return calls
-
-
-def _call(function: Mapping[str, Any], call_id: Any, where: str, options: Options) -> ToolCall:
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise ConversionError(f"{where}: a tool call needs a name")
-    args, unparsed = parse_arguments(function.get("arguments"), f"{where} ({name})", options)
-    return ToolCall(name=name, args=args, id=call_id, unparsed_args=unparsed)
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:

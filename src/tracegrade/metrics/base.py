@@ -83,7 +83,11 @@ class Metric(ABC):
             raise MissingFieldError(
                 f"{self.name} scores a {kinds}; this sample is a {type(sample).__name__}"
             )
-        for name in self.required_fields:
+        self.require(sample, *self.required_fields)
+
+    def require(self, sample: Sample, *fields: str) -> None:
+        """Raise :class:`MissingFieldError` naming the first of ``fields`` that is not set."""
+        for name in fields:
             if getattr(sample, name) is None:
                 raise MissingFieldError(
                     f"{self.name} needs the sample field '{name}', which is not set"

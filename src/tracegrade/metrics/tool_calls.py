@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Hashable
 from typing import Any, ClassVar
 
-from ..errors import MissingFieldError, TracegradeWarning
+from ..errors import TracegradeWarning
 from ..messages import ToolCall
 from ..samples import EvalTestCase, MultiTurnSample, Sample, tool_names
 from .base import Metric, Score
@@ -41,6 +41,14 @@ def _names(names: list[str] | Counter[str]) -> str:
 def _differences(missing: Counter[str], extra: Counter[str]) -> str:
     text = f"; missing: {_names(missing)}" if missing else ""
     return text + (f"; extra: {_names(extra)}" if extra else "")
+
+
+def _name_differences(predicted: list[str], reference: list[str], details: dict[str, Any]) -> str:
+    """Record the missing and extra tool names in ``details``; return them as a phrase."""
+    surplus = Counter(predicted) - Counter(reference)
+    shortfall = Counter(reference) - Counter(predicted)
+    details.update(missing=list(shortfall.elements()), extra=list(surplus.elements()))
+    return _differences(shortfall, surplus)
 
 
 def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
@@ -176,9 +184,7 @@ class ToolCallAccuracy(Metric):
         predicted_names = [call.name for call in predicted]
         reference_names = [call.name for call in reference]
         if not predicted or not reference or len(predicted) != len(reference):
-            surplus = Counter(predicted_names) - Counter(reference_names)
-            shortfall = Counter(reference_names) - Counter(predicted_names)
-            details.update(missing=list(shortfall.elements()), extra=list(surplus.elements()))
+            differences = _name_differences(predicted_names, reference_names, details)
             if not predicted:
                 reason = f"the agent made no tool calls; the reference has {len(reference)}"
             elif not reference:
@@ -186,7 +192,7 @@ class ToolCallAccuracy(Metric):
             else:
                 reason = (
                     f"the agent made {len(predicted)} tool calls, the reference has "
-                    f"{len(reference)}" + _differences(shortfall, surplus)
+                    f"{len(reference)}" + differences
                 )
             return self._zero(reason, details, warn=True)
         if self.strict_order:
@@ -209,12 +215,9 @@ class ToolCallAccuracy(Metric):
             pairs = [(index, index) for index in range(len(reference))]
         else:
             if Counter(predicted_names) != Counter(reference_names):
-                surplus = Counter(predicted_names) - Counter(reference_names)
-                shortfall = Counter(reference_names) - Counter(predicted_names)
-                details.update(missing=list(shortfall.elements()), extra=list(surplus.elements()))
                 return self._zero(
                     "the agent called other tools than the reference"
-                    + _differences(shortfall, surplus),
+                    + _name_differences(predicted_names, reference_names, details),
                     details,
                 )
             pairs = self._pair_by_name(predicted, reference)
@@ -336,18 +339,12 @@ class ToolCorrectnessMetric(Metric):
     def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
         self.check(sample)
         if isinstance(sample, MultiTurnSample):
-            if sample.reference_tool_calls is None:
-                raise MissingFieldError(
-                    f"{self.name} needs the sample field 'reference_tool_calls', which is not set"
-                )
+            self.require(sample, "reference_tool_calls")
+            assert sample.reference_tool_calls is not None
             called = [call.name for call in sample.predicted_tool_calls()]
             return called, [call.name for call in sample.reference_tool_calls]
         assert isinstance(sample, EvalTestCase)
-        for field in ("tools_called", "expected_tools"):
-            if getattr(sample, field) is None:
-                raise MissingFieldError(
-                    f"{self.name} needs the test case field '{field}', which is not set"
-                )
+        self.require(sample, "tools_called", "expected_tools")
         assert sample.tools_called is not None and sample.expected_tools is not None
         return tool_names(sample.tools_called), tool_names(sample.expected_tools)
 
