@@ -6,7 +6,9 @@ or a LangGraph state dict with a ``messages`` key, and returns tracegrade messag
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
+from types import ModuleType
 from typing import Any
 
 from ._base import AnyMessage, ConversionError, InvalidArguments, Options, plain
@@ -16,20 +18,37 @@ from .export import to_openai
 Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
 
-def _converter(source: str) -> Converter:
-    if source == "openai":
-        from .openai_chat import convert
-    elif source == "anthropic":
-        from .anthropic import convert
-    elif source == "langchain":
-        from .langchain import convert
-    else:
-        raise ValueError(f"unknown source {source!r}; known sources: {', '.join(SOURCES)}")
-    return convert
+_MODULES = {
+    "openai": "openai_chat",
+    "openai_responses": "openai_responses",
+    "openai_agents": "openai_agents",
+    "anthropic": "anthropic",
+    "langchain": "langchain",
+    "llama_index": "llama_index",
+    "swarm": "swarm",
+    "gemini": "gemini",
+    "bedrock": "bedrock",
+    "otel": "otel",
+    "openinference": "openinference",
+}
 
-
-SOURCES = ("auto", "openai", "anthropic", "langchain")
+SOURCES = ("auto", *_MODULES)
 """The names ``source=`` accepts."""
+
+
+def _module(source: str) -> ModuleType:
+    """The converter module of ``source``. A module may define ``items_of(obj)`` to take
+    apart its own container objects (a run result, a request, an export file) into the
+    item list its ``convert(items, options)`` reads."""
+    module = _MODULES.get(source)
+    if module is None:
+        raise ValueError(f"unknown source {source!r}; known sources: {', '.join(SOURCES)}")
+    return importlib.import_module(f"{__name__}.{module}")
+
+
+def _converter(source: str) -> Converter:
+    convert: Converter = _module(source).convert
+    return convert
 
 
 def _message_list(obj: Any) -> list[Any]:
@@ -62,9 +81,15 @@ def convert_messages(
     """
     if invalid_arguments not in ("raise", "keep"):
         raise ValueError("invalid_arguments must be 'raise' or 'keep'")
+    options = Options(metadata=metadata, invalid_arguments=invalid_arguments)
+    if source != "auto":
+        module = _module(source)
+        unwrap = getattr(module, "items_of", None)
+        items = unwrap(obj) if unwrap is not None else _message_list(obj)
+        convert: Converter = module.convert
+        return convert(items, options)
     items = _message_list(obj)
-    name = detect_source(items) if source == "auto" else source
-    return _converter(name)(items, Options(metadata=metadata, invalid_arguments=invalid_arguments))
+    return _converter(detect_source(items))(items, options)
 
 
 __all__ = ["SOURCES", "ConversionError", "convert_messages", "detect_source", "to_openai"]
