@@ -1,17 +1,21 @@
 """The ``tracegrade`` command: parses arguments, calls the library, prints.
 
 Rows are scored and written one at a time, so any size of input runs in flat memory.
-Exit codes: 0 success; 2 a usage error (unknown metric or option); 3 a file problem
-(the input is missing or has a malformed record, or the results cannot be written).
+Exit codes: 0 success; 2 a usage error (unknown metric, option or source); 3 a file
+problem (the input is missing or has a malformed record, or the output cannot be
+written). ``convert`` writes every good record and reports each bad one before it
+exits with 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import BinaryIO
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from rich.console import Console
 from rich.markup import escape
@@ -55,7 +59,38 @@ def _parser() -> argparse.ArgumentParser:
         help=f"show the per-sample table (default: when there are at most {SAMPLE_TABLE_LIMIT})",
     )
     commands.add_parser("metrics", help="list the metrics and their options")
+    _add_convert(commands)
     return parser
+
+
+def _add_convert(commands: Any) -> None:
+    from .convert import SOURCES
+
+    convert = commands.add_parser(
+        "convert",
+        help="convert a framework's conversations into tracegrade JSONL",
+        description="Read conversations in a framework's format (JSON, JSON Lines, or "
+        "OTLP JSON for otel/openinference) and write one MultiTurnSample per line.",
+    )
+    convert.add_argument("input", metavar="IN", help="a .json file or a JSON Lines file")
+    convert.add_argument("output", metavar="OUT", help="the tracegrade JSONL file to write")
+    convert.add_argument(
+        "--from", dest="source", choices=SOURCES, default="auto", help="the input's format"
+    )
+    convert.add_argument(
+        "--metadata", action="store_true", help="keep everything the source carries"
+    )
+    convert.add_argument(
+        "--keep-invalid-arguments",
+        action="store_true",
+        help="keep arguments that are not JSON as unparsed text instead of failing the record",
+    )
+    convert.add_argument(
+        "--group-by",
+        choices=("trace", "conversation"),
+        default="trace",
+        help="otel/openinference: one sample per trace or per conversation id",
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -137,12 +172,49 @@ def _list_metrics() -> None:
         print(f"{name}\n    {doc}\n    scores: {kinds}\n    options: {options or 'none'}")
 
 
+def _convert(arguments: argparse.Namespace) -> int:
+    """Write the good records, report each bad one; exit 3 if any was bad."""
+    from .convert.records import ConversionSettings, convert_file
+
+    settings = ConversionSettings(
+        arguments.source,
+        arguments.metadata,
+        "keep" if arguments.keep_invalid_arguments else "raise",
+        arguments.group_by,
+    )
+    target = Path(arguments.output)
+    partial = target.with_name(f".{target.name}.partial")
+    written = rejected = 0
+    try:
+        with open(partial, "wb") as out:
+            for outcome in convert_file(arguments.input, settings):
+                if isinstance(outcome, InputError):
+                    rejected += 1
+                    print(f"tracegrade: {outcome}", file=sys.stderr)
+                    continue
+                out.write(dumps(outcome.model_dump(mode="json", exclude_none=True)) + b"\n")
+                written += 1
+        os.replace(partial, target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    print(
+        f"converted {written} conversation{'s' * (written != 1)} to {target}"
+        + (f"; {rejected} rejected (see above)" if rejected else ""),
+        file=sys.stderr,
+    )
+    return EXIT_INPUT if rejected else EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     arguments = _parser().parse_args(argv)
     if arguments.command == "metrics":
         _list_metrics()
         return EXIT_OK
+    if arguments.command == "convert":
+        return _convert(arguments)
     try:
         metrics = [build_metric(spec) for spec in arguments.metric]
     except MetricSpecError as error:

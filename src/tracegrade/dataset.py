@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -159,6 +159,48 @@ class EvaluationDataset:
         if not file.is_file():
             raise FileNotFoundError(f"no such dataset file: {file}")
         return cls._streaming(lambda: iter_jsonl(file, sample_type=sample_type))
+
+    @classmethod
+    def from_conversations(
+        cls,
+        data: PathArg | Iterable[Any],
+        source: str = "auto",
+        *,
+        metadata: bool = False,
+        invalid_arguments: Literal["raise", "keep"] = "raise",
+        group_by: Literal["trace", "conversation"] = "trace",
+    ) -> EvaluationDataset:
+        """MultiTurnSamples from conversations in a framework's own format.
+
+        ``data`` is a file (streamed; JSON, JSON Lines, or OTLP JSON for the ``otel`` and
+        ``openinference`` sources, one sample per trace or per conversation id as
+        ``group_by`` says) or an iterable of records, each a conversation or a wrapper
+        ``{"conversation": ..., "reference_tool_calls": ...}``. The first bad record
+        raises a RecordError naming it. See :mod:`tracegrade.convert.records`.
+        """
+        from .convert.records import (
+            ConversionSettings,
+            Outcome,
+            convert_file,
+            convert_records,
+        )
+
+        settings = ConversionSettings(source, metadata, invalid_arguments, group_by)
+
+        def raising(outcomes: Iterator[Outcome]) -> Iterator[Sample]:
+            for outcome in outcomes:
+                if isinstance(outcome, RecordError):
+                    raise outcome
+                yield outcome
+
+        if isinstance(data, (str, PathLike)):
+            file = Path(data)
+            if not file.is_file():
+                raise FileNotFoundError(f"no such conversation file: {file}")
+            return cls._streaming(lambda: raising(convert_file(file, settings)))
+        dataset = cls()
+        dataset._samples = list(raising(convert_records(data, settings)))
+        return dataset
 
     @classmethod
     def from_pandas(

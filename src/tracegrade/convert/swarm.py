@@ -1,0 +1,61 @@
+"""OpenAI Swarm conversations: ``Response.messages`` or a whole ``Response``.
+
+Swarm writes Chat Completions messages with two additions: ``sender`` (the agent that
+spoke) on assistant messages and ``tool_name`` on tool results. A handoff is an
+ordinary tool call whose result is the JSON text ``{"assistant": "<agent name>"}``.
+Everything is read as :mod:`.openai_chat` reads it; with ``metadata=True`` the
+``sender`` and ``tool_name`` are kept, and a handoff result is marked with
+``metadata["handoff_to"]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from ..messages import ToolMessage
+from . import openai_chat
+from ._base import AnyMessage, ConversionError, Options, plain
+
+
+def items_of(obj: Any) -> list[Any]:
+    """The message list of a Swarm ``Response`` (object or dict), or the list itself."""
+    if isinstance(obj, (list, tuple)):
+        return list(obj)
+    messages = getattr(obj, "messages", None)
+    if messages is None and isinstance(obj, Mapping):
+        messages = obj.get("messages")
+    if not isinstance(messages, (list, tuple)):
+        raise ConversionError(
+            "expected a list of Swarm messages or a Swarm Response with 'messages', "
+            f"got {type(obj).__name__}"
+        )
+    return [plain(message) for message in messages]
+
+
+def _handoff_target(text: str) -> str | None:
+    """The agent a handoff result names, when ``text`` is exactly Swarm's handoff JSON."""
+    if not text.startswith("{"):
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if isinstance(value, dict) and set(value) == {"assistant"}:
+        target = value["assistant"]
+        return target if isinstance(target, str) else None
+    return None
+
+
+def convert(items: list[Any], options: Options) -> list[AnyMessage]:
+    """Convert Swarm messages (Chat Completions dicts with ``sender`` and ``tool_name``)."""
+    messages = openai_chat.convert(items, options)
+    if options.metadata:
+        for message in messages:
+            if isinstance(message, ToolMessage):
+                target = _handoff_target(message.content)
+                if target is not None:
+                    message.metadata = {**(message.metadata or {}), "handoff_to": target}
+    return messages
