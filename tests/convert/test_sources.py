@@ -148,6 +148,30 @@ def test_openai_errors_name_position_and_type() -> None:
         )
 
 
+def test_openai_custom_tool_call_reads_its_text_input() -> None:
+    from openai.types.chat import ChatCompletionMessage
+
+    message = ChatCompletionMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c9", "type": "custom", "custom": {"name": "sql", "input": "SELECT 1"}}
+            ],
+        }
+    )
+    converted = convert_messages([{"role": "user", "content": "q"}, message])
+    assert converted[1].tool_calls == [ToolCall(name="sql", args={"input": "SELECT 1"}, id="c9")]  # type: ignore[union-attr]
+    with pytest.raises(
+        ConversionError, match=r"message 0 .*tool_calls\[0\]: unknown tool call type 'x'"
+    ):
+        convert_messages([{"role": "assistant", "tool_calls": [{"type": "x"}]}])
+    with pytest.raises(ConversionError, match="custom tool call's input must be text"):
+        convert_messages(
+            [{"role": "assistant", "tool_calls": [{"type": "custom", "custom": {"name": "sql"}}]}]
+        )
+
+
 def test_export_never_invents_ids() -> None:
     exported = to_openai(
         [AIMessage(content="", tool_calls=[ToolCall(name="f", args={})]), ToolMessage(content="r")]

@@ -1,6 +1,7 @@
 """OpenAI Chat Completions messages (dicts or the SDK's objects) into the standard model.
 
-Reads ``tool_calls[].function.{name, arguments}`` (arguments are JSON text), the legacy
+Reads ``tool_calls[].function.{name, arguments}`` (arguments are JSON text), custom tool
+calls (``tool_calls[].custom.{name, input}``, read as ``args={"input": text}``), the legacy
 ``function_call`` and ``role: function``, ``role: tool`` with ``tool_call_id``, content as
 text or a list of parts, and whole ``ChatCompletion`` responses (their one choice).
 """
@@ -42,6 +43,16 @@ def _response_message(data: dict[str, Any], where: str) -> tuple[dict[str, Any],
     return message, outer
 
 
+def custom_call(
+    custom: Mapping[str, Any], call: Mapping[str, Any], where: str, options: Options
+) -> ToolCall:
+    """A custom tool's call: its free-form text input becomes ``args={"input": text}``."""
+    text = custom.get("input")
+    if not isinstance(text, str):
+        raise ConversionError(f"{where}: a custom tool call's input must be text")
+    return make_call(custom.get("name"), {"input": text}, call.get("id"), where, options)
+
+
 def tool_calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
     """An assistant message's calls: ``tool_calls`` and the legacy ``function_call``."""
     calls: list[ToolCall] = []
@@ -49,8 +60,13 @@ def tool_calls(data: Mapping[str, Any], where: str, options: Options) -> list[To
         place = f"{where} tool_calls[{index}]"
         call = record(item, place)
         kind = call.get("type", "function")
+        if kind == "custom":
+            calls.append(
+                custom_call(record(call.get("custom"), f"{place}.custom"), call, place, options)
+            )
+            continue
         if kind != "function":
-            raise ConversionError(f"{place}: unsupported tool call type {kind!r}")
+            raise ConversionError(f"{place}: unknown tool call type {kind!r}")
         function = record(call.get("function"), f"{place}.function")
         calls.append(
             make_call(
