@@ -46,11 +46,6 @@ def _module(source: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{module}")
 
 
-def _converter(source: str) -> Converter:
-    convert: Converter = _module(source).convert
-    return convert
-
-
 def _message_list(obj: Any) -> list[Any]:
     data = plain(obj) if not isinstance(obj, (list, tuple)) else obj
     if isinstance(data, Mapping) and "messages" in data:  # a LangGraph state
@@ -82,14 +77,11 @@ def convert_messages(
     if invalid_arguments not in ("raise", "keep"):
         raise ValueError("invalid_arguments must be 'raise' or 'keep'")
     options = Options(metadata=metadata, invalid_arguments=invalid_arguments)
-    if source != "auto":
-        module = _module(source)
-        unwrap = getattr(module, "items_of", None)
-        items = unwrap(obj) if unwrap is not None else _message_list(obj)
-        convert: Converter = module.convert
-        return convert(items, options)
-    items = _message_list(obj)
-    return _converter(detect_source(items))(items, options)
+    module = _module(detect_source(obj) if source == "auto" else source)
+    unwrap = getattr(module, "items_of", None)
+    items = unwrap(obj) if unwrap is not None else _message_list(obj)
+    convert: Converter = module.convert
+    return convert(items, options)
 
 
 __all__ = ["SOURCES", "ConversionError", "convert_messages", "detect_source", "to_openai"]

@@ -1,24 +1,57 @@
-"""Tell a message list's source format from the data itself (``source="auto"``)."""
+"""Tell a conversation's source format from the data itself (``source="auto"``).
+
+The object is looked at first (an SDK object's module, a container such as a run result,
+a response, a request or an OTLP export), then each message in turn until one says
+which format it is in. Plain ``{"role", "content": text}`` messages read the same in
+every role-based format and are taken as ``openai`` when nothing else decides.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from ._base import ConversionError, plain
 from .langchain import TYPES as LANGCHAIN_TYPES
 
+_MODULE_SOURCES = (
+    ("agents.", "openai_agents"),
+    ("openai.types.responses", "openai_responses"),
+    ("openai.", "openai"),
+    ("anthropic.", "anthropic"),
+    ("langchain", "langchain"),
+    ("llama_index.", "llama_index"),
+    ("workflows.", "llama_index"),
+    ("google.genai", "gemini"),
+    ("swarm.", "swarm"),
+)
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"}
 )
-_MODULE_SOURCES = (
-    ("langchain", "langchain"),
-    ("anthropic.", "anthropic"),
-    ("openai.", "openai"),
+_RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
+_GEMINI_PARTS = frozenset(
+    {"functionCall", "function_call", "functionResponse", "function_response", "inlineData"}
 )
+_BEDROCK_BLOCKS = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
+_OTLP_KEYS = ("resourceSpans", "resource_spans", "batches")
 
 
-def _from_object(item: Any) -> str | None:
+@cache
+def _responses_item_types() -> frozenset[str]:
+    from .openai_responses import HOSTED, NOTES, RESULTS
+
+    return frozenset({"function_call", "function_call_output", *HOSTED, *RESULTS, *NOTES})
+
+
+@cache
+def _run_item_types() -> frozenset[str]:
+    from .openai_agents import RUN_ITEMS
+
+    return RUN_ITEMS
+
+
+def _from_module(item: Any) -> str | None:
     module = type(item).__module__
     for prefix, source in _MODULE_SOURCES:
         if module.startswith(prefix):
@@ -26,32 +59,144 @@ def _from_object(item: Any) -> str | None:
     return None
 
 
-def _from_dict(data: Mapping[str, Any]) -> str | None:
-    if "role" not in data:
-        if data.get("type") in LANGCHAIN_TYPES or set(data) == {"type", "data"}:
-            return "langchain"
-        if "choices" in data:
-            return "openai"
-        return None
-    content = data.get("content")
-    if isinstance(content, list) and any(
-        isinstance(block, Mapping) and block.get("type") in _ANTHROPIC_BLOCKS for block in content
+def _otlp_flavour(document: Mapping[str, Any]) -> str:
+    """``openinference`` when any span attribute is one of its own, else ``otel``."""
+    for key in _attribute_keys(document):
+        if key == "openinference.span.kind" or key.startswith("llm.input_messages."):
+            return "openinference"
+    return "otel"
+
+
+def _each(data: Any, *names: str) -> list[Any]:
+    """The list under the first of ``names`` that ``data`` has (OTLP JSON is written in
+    camelCase or snake_case), or nothing."""
+    if isinstance(data, Mapping):
+        for name in names:
+            found = data.get(name)
+            if isinstance(found, list):
+                return found
+    return []
+
+
+def _attribute_keys(document: Mapping[str, Any]) -> Iterator[str]:
+    for resource in _each(document, *_OTLP_KEYS):
+        for scope in _each(resource, "scopeSpans", "scope_spans", "instrumentationLibrarySpans"):
+            for span in _each(scope, "spans"):
+                for attribute in _each(span, "attributes"):
+                    if isinstance(attribute, Mapping) and isinstance(attribute.get("key"), str):
+                        yield attribute["key"]
+
+
+def _from_container(data: Mapping[str, Any]) -> str | None:
+    """Formats recognised by their outer object rather than by a message."""
+    if any(key in data for key in _OTLP_KEYS):
+        return _otlp_flavour(data)
+    if "contents" in data or "candidates" in data:
+        return "gemini"
+    if "modelId" in data or isinstance(data.get("output"), Mapping):
+        return "bedrock"
+    if data.get("object") == "response" or (
+        isinstance(data.get("output"), list) and "type" not in data and "role" not in data
     ):
+        return "openai_responses"
+    if "context_variables" in data and "messages" in data:
+        return "swarm"
+    if "choices" in data and "role" not in data:
+        return "openai"
+    return None
+
+
+def _part_types(content: Any) -> set[str]:
+    if not isinstance(content, list):
+        return set()
+    return {
+        block["type"]
+        for block in content
+        if isinstance(block, Mapping) and isinstance(block.get("type"), str)
+    }
+
+
+def _is_bedrock_content(content: Any) -> bool:
+    """Converse blocks: single-key objects with no ``type``, one of them a Converse kind."""
+    if not isinstance(content, list) or not content:
+        return False
+    blocks = [block for block in content if isinstance(block, Mapping)]
+    return (
+        len(blocks) == len(content)
+        and all("type" not in block and len(block) == 1 for block in blocks)
+        and any(set(block) & (_BEDROCK_BLOCKS | {"text", "image", "document"}) for block in blocks)
+    )
+
+
+def _is_llama_index(data: Mapping[str, Any]) -> bool:
+    """A ChatMessage dict (``role`` with ``blocks`` or ``additional_kwargs``, no ``type``)
+    or an agent workflow event dict."""
+    if "role" in data and "type" not in data:
+        return "blocks" in data or "additional_kwargs" in data
+    return (
+        "current_agent_name" in data
+        or {"tool_output", "tool_id"} <= set(data)
+        or set(data) == {"tool_name", "tool_kwargs", "tool_id"}
+    )
+
+
+def _from_message(data: Mapping[str, Any]) -> str | None:
+    """The format one message dict is in, or ``None`` when it could be several."""
+    kind = data.get("type")
+    if isinstance(kind, str) and kind in _run_item_types() and "raw_item" in data:
+        return "openai_agents"
+    if isinstance(kind, str) and kind in _responses_item_types():
+        return "openai_responses"
+    if "parts" in data or data.get("role") == "model":
+        return "gemini"
+    if _is_llama_index(data):
+        return "llama_index"
+    if "role" not in data:
+        if kind in LANGCHAIN_TYPES or set(data) == {"type", "data"}:
+            return "langchain"
+        return _from_container(data)
+    content = data.get("content")
+    parts = _part_types(content)
+    if parts & _ANTHROPIC_BLOCKS:
         return "anthropic"
+    if parts & _RESPONSES_PARTS or kind == "message":
+        return "openai_responses" if parts & _RESPONSES_PARTS else "anthropic"
+    if _is_bedrock_content(content):
+        return "bedrock"
+    if "sender" in data or "tool_name" in data:
+        return "swarm"
     if data.get("role") in ("tool", "function", "developer") or data.get("tool_calls"):
         return "openai"
     return None
 
 
-def detect_source(items: list[Any]) -> str:
-    """The source name of a list of messages, or a ConversionError saying why not.
-
-    Plain ``{"role", "content": text}`` messages read the same in every role-based format
-    and are taken as ``openai``.
-    """
+def detect_source(obj: Any) -> str:
+    """The source name of a conversation (a message list or a container such as a run
+    result, a response, a request or an OTLP export), or a ConversionError saying why
+    it cannot be told."""
+    if not isinstance(obj, (list, tuple)):
+        source = _from_module(obj)
+        if source:
+            return source
+        if hasattr(obj, "new_items") and callable(getattr(obj, "to_input_list", None)):
+            return "openai_agents"
+        data = plain(obj)
+        if not isinstance(data, Mapping):
+            raise ConversionError(
+                f"cannot tell the source format of a {type(obj).__name__}; pass source="
+            )
+        source = _from_container(data)
+        if source:
+            return source
+        if not isinstance(data.get("messages"), (list, tuple)):
+            raise ConversionError(
+                "cannot tell the source format: expected a list of messages or a known "
+                f"container; keys found: {', '.join(sorted(map(str, data))) or 'none'}"
+            )
+        obj = data["messages"]  # a LangGraph state, a Swarm response, a request
     role_based = False
-    for item in items:
-        source = _from_object(item)
+    for item in obj:
+        source = _from_module(item)
         if source:
             return source
         data = plain(item)
@@ -59,7 +204,7 @@ def detect_source(items: list[Any]) -> str:
             raise ConversionError(
                 f"cannot tell the source format: a message is a {type(item).__name__}; pass source="
             )
-        source = _from_dict(data)
+        source = _from_message(data)
         if source:
             return source
         role_based = role_based or "role" in data

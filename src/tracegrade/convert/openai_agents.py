@@ -1,0 +1,198 @@
+"""OpenAI Agents SDK runs (package ``openai-agents``) into the standard model.
+
+Reads a ``RunResult`` or ``RunResultStreaming`` (its ``input``, then its ``new_items``), a
+list of run items (``MessageOutputItem``, ``ToolCallItem``, ``HandoffCallItem``, ... or their
+serialized form ``{"type": "..._item", "raw_item": ..., "agent": {"name": ...}}``), or the
+Responses items of ``result.to_input_list()``. Every run item wraps a Responses item, read
+as :mod:`.openai_responses` reads it.
+
+A handoff is a tool call (``transfer_to_...``) answered by a ToolMessage. With
+``metadata=True`` each message keeps the name of the agent that produced it under
+``agent``, a handoff's ToolMessage says who handed over to whom under
+``handoff: {"from", "to"}``, and each model response's id and token usage go to its
+first AIMessage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic_core import to_jsonable_python
+
+from ._base import AnyMessage, ConversionError, Options, plain, record, without
+from .openai_responses import Conversion, Item, add_response, given, is_response
+
+RUN_ITEMS = frozenset(
+    {
+        "input_item",
+        "message_output_item",
+        "tool_call_item",
+        "tool_call_output_item",
+        "handoff_call_item",
+        "handoff_output_item",
+        "reasoning_item",
+        "mcp_list_tools_item",
+        "mcp_approval_request_item",
+        "mcp_approval_response_item",
+        "compaction_item",
+        "tool_search_call_item",
+        "tool_search_output_item",
+        "tool_approval_item",
+    }
+)
+_AGENTS = ("agent", "source_agent", "target_agent")
+_DETAILS = ("description", "title", "custom_data", "tool_origin")
+_APPROVAL_DETAILS = ("tool_name", "tool_namespace")
+_OUTSIDE = object()  # no model response is being read
+
+
+def _is_run_result(obj: Any) -> bool:
+    return hasattr(obj, "new_items") and callable(getattr(obj, "to_input_list", None))
+
+
+def _is_run_item(obj: Any) -> bool:
+    return hasattr(obj, "raw_item") and isinstance(getattr(obj, "type", None), str)
+
+
+def _agent_name(agent: Any) -> Any:
+    """An agent object's name, or the ``{"name": ...}`` of a serialized one."""
+    if isinstance(agent, Mapping):
+        return agent.get("name")
+    return getattr(agent, "name", agent)
+
+
+def _jsonable(value: Any) -> Any:
+    """An SDK value (dataclass, pydantic model, enum) as plain JSON data; the SDK's own
+    ``to_json_dict`` is used where it has one."""
+    to_json = getattr(value, "to_json_dict", None)
+    return to_jsonable_python(to_json() if callable(to_json) else value, fallback=str)
+
+
+def run_item_record(item: Any, response: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A run item as the plain dict the SDK serializes it to (its ``type``, ``raw_item`` and
+    agents by name), plus, when known, the ``model_response`` that produced it."""
+    data: dict[str, Any] = {"type": item.type, "raw_item": plain(item.raw_item)}
+    for key in _AGENTS:
+        if hasattr(item, key):
+            data[key] = {"name": _agent_name(getattr(item, key))}
+    details = _DETAILS + (_APPROVAL_DETAILS if item.type == "tool_approval_item" else ())
+    for key in details:
+        if getattr(item, key, None) is not None:
+            data[key] = _jsonable(getattr(item, key))
+    if response is not None:
+        data["model_response"] = response
+    return data
+
+
+def _responses_by_item(result: Any) -> dict[int, dict[str, Any]]:
+    """Which model response produced each output item (by the item's identity): its index,
+    id, request id and usage."""
+    found: dict[int, dict[str, Any]] = {}
+    for index, response in enumerate(getattr(result, "raw_responses", None) or []):
+        usage = getattr(response, "usage", None)
+        facts = {
+            "index": index,
+            "response_id": getattr(response, "response_id", None),
+            "request_id": getattr(response, "request_id", None),
+            "usage": None if usage is None else given(_jsonable(usage)),
+        }
+        for output in getattr(response, "output", None) or []:
+            found[id(output)] = facts
+    return found
+
+
+def items_of(obj: Any) -> list[Any]:
+    """A run result's input items and run items, or a list's items (run items as dicts)."""
+    if isinstance(obj, (list, tuple)):
+        return [run_item_record(item) if _is_run_item(item) else item for item in obj]
+    if not _is_run_result(obj):
+        raise ConversionError(
+            "expected an Agents SDK RunResult, a list of run items or the items of "
+            f"to_input_list(), got {type(obj).__name__}"
+        )
+    start = obj.input
+    if isinstance(start, str):
+        start = [{"role": "user", "content": start}]
+    if not isinstance(start, (list, tuple)):
+        raise ConversionError(f"the run's input must be text or a list, got {type(start).__name__}")
+    responses = _responses_by_item(obj)
+    new = [run_item_record(item, responses.get(id(item.raw_item))) for item in obj.new_items]
+    return [*start, *new]
+
+
+def _is_record(data: Mapping[str, Any]) -> bool:
+    kind = data.get("type")
+    return isinstance(kind, str) and kind.endswith("_item") and "raw_item" in data
+
+
+class _Run:
+    """Feeds run items to the Responses conversion, one model response at a time."""
+
+    def __init__(self, options: Options) -> None:
+        self.conversion = Conversion(options)
+        self.response: Any = _OUTSIDE  # the model response being read
+
+    def add(self, data: dict[str, Any], where: str) -> None:
+        if _is_record(data):
+            self._run_item(data, where)
+            return
+        self._end_response()
+        if is_response(data):
+            add_response(self.conversion, data, where)
+        else:
+            self.conversion.add(Item(where, data))
+
+    def finish(self) -> list[AnyMessage]:
+        return self.conversion.finish()
+
+    def _end_response(self) -> None:
+        if self.response is not _OUTSIDE:
+            self.conversion.end_turn()
+            self.response = _OUTSIDE
+
+    def _run_item(self, data: dict[str, Any], where: str) -> None:
+        kind = data["type"]
+        if kind not in RUN_ITEMS:
+            raise ConversionError(f"{where}: unknown run item type {kind!r}")
+        self._follow_response(data.get("model_response"), where)
+        agent = _agent_name(data.get("agent"))
+        meta: dict[str, Any] = {} if agent is None else {"agent": agent}
+        if kind == "handoff_output_item":
+            meta["handoff"] = {
+                "from": _agent_name(data.get("source_agent")),
+                "to": _agent_name(data.get("target_agent")),
+            }
+        details = without(data, "type", "raw_item", "output", "model_response", *_AGENTS)
+        raw = record(data.get("raw_item"), f"{where} raw_item")
+        if kind == "tool_approval_item":  # a call awaiting approval: the call itself is
+            # another item; this one is kept in metadata only
+            note = {"type": kind, **details, "raw_item": given(raw)}
+            self.conversion.note(Item(where, note, key=agent, meta=meta))
+        else:
+            self.conversion.add(Item(where, raw, key=agent, meta=meta, details=details))
+
+    def _follow_response(self, response: Any, where: str) -> None:
+        """Start a new turn when an item comes from another model response than the last."""
+        if response is None:
+            self._end_response()
+            return
+        if not isinstance(response, Mapping):
+            raise ConversionError(f"{where}: 'model_response' must be an object")
+        key = response.get("index", response.get("response_id"))
+        if self.response is _OUTSIDE or key != self.response:
+            self.conversion.begin_turn(without(response, "index"), force=False)
+            self.response = key
+
+
+def convert(items: list[Any], options: Options) -> list[AnyMessage]:
+    """Convert a list of run items (objects or dicts) and Responses items, in order."""
+    run = _Run(options)
+    for index, item in enumerate(items):
+        where = f"message {index}"
+        if _is_run_result(item):
+            raise ConversionError(f"{where}: a run result inside a list; pass the result itself")
+        if _is_run_item(item):
+            item = run_item_record(item)
+        run.add(record(item, where), where)
+    return run.finish()

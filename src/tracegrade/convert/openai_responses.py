@@ -1,0 +1,600 @@
+"""OpenAI Responses API items (dicts or the SDK's objects) into the standard model.
+
+Reads the items a Responses conversation is made of, as sent in ``input`` or returned in a
+``Response``'s ``output``: ``message`` items (and the ``{"role", "content"}`` "easy input"
+form) with their content parts, ``function_call`` and ``custom_tool_call`` items and their
+``*_output`` items linked by ``call_id``, the hosted tools' items, and whole ``Response``
+objects (their ``output``, with the response's own fields as metadata).
+
+The assistant items of one turn (message text and every call, up to the next input item or
+tool result) make one AIMessage. Hosted tool calls are tool calls too, named after their
+item type less ``_call`` (``web_search``, ``file_search``, ``computer``, ``code_interpreter``,
+``image_generation``, ``local_shell``, ``shell``, ``apply_patch``, ``tool_search``,
+``program``; an ``mcp_call`` keeps the MCP tool's name); their arguments are what the item
+says was asked for (see :data:`HOSTED`). A result the call item carries itself (an MCP
+call's output, search results, code interpreter outputs, a generated image) becomes a
+ToolMessage right after it.
+
+With ``metadata=True`` an AIMessage keeps its Response's fields (``id``, ``model``,
+``usage``, ...), the other fields of each of its items under ``items`` and its
+``reasoning`` items under ``reasoning_items``. Items that are neither messages nor calls
+(MCP tool lists and approvals, compaction, configuration updates) are kept under ``items``
+too, of the AIMessage they belong to or else of the next message; without metadata they
+leave no trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from pydantic import ValidationError
+
+from .._validation import problems
+from ..messages import ToolCall
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    Options,
+    make_call,
+    plain,
+    record,
+    without,
+)
+
+ROLES = ("user", "assistant", "system", "developer")
+TEXT_PARTS = ("input_text", "output_text", "refusal")
+MEDIA_PARTS = ("input_image", "input_file", "input_audio")
+NOTES = frozenset(
+    {
+        "reasoning",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "compaction",
+        "compaction_trigger",
+        "configuration_update",
+        "additional_tools",
+    }
+)
+"""Item types that are neither a message nor a call: kept in metadata, never dropped."""
+
+Result = tuple[str, list[Any]]
+"""A tool result as (text, non-text parts)."""
+
+
+def result_text(value: Any, where: str) -> str:
+    """A result given as text or any JSON value, as text."""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError as error:  # orjson's encode error: non-text keys, huge integers
+        raise ConversionError(f"{where}: the result cannot be written as text ({error})") from None
+
+
+def content_text(content: Any, where: str) -> tuple[str, list[Any], list[dict[str, Any]]]:
+    """Content given as text or a list of parts, as (text, non-text parts, text parts' other
+    fields). Text parts are joined with newlines; a part of an unknown type is an error."""
+    if content is None:
+        return "", [], []
+    if isinstance(content, str):
+        return content, [], []
+    if not isinstance(content, list):
+        raise ConversionError(
+            f"{where}: content must be text or a list of parts, got {type(content).__name__}"
+        )
+    texts: list[str] = []
+    others: list[Any] = []
+    details: list[dict[str, Any]] = []
+    for index, part in enumerate(content):
+        data = record(part, f"{where} part {index}")
+        kind = data.get("type")
+        if kind in TEXT_PARTS:
+            key = "refusal" if kind == "refusal" else "text"
+            text = data.get(key)
+            if not isinstance(text, str):
+                raise ConversionError(f"{where} part {index}: a {kind} part needs a text {key!r}")
+            texts.append(text)
+            details.append(without(data, key))
+        elif kind in MEDIA_PARTS:
+            others.append(data)
+        else:
+            raise ConversionError(f"{where} part {index}: unknown content part type {kind!r}")
+    return "\n".join(texts), others, details
+
+
+def given(value: Any) -> Any:
+    """``value`` less the keys set to ``None`` at any depth: the SDK's objects write every
+    field they do not have as ``None``, the items' dict form leaves it out."""
+    if isinstance(value, Mapping):
+        return {key: given(inner) for key, inner in value.items() if inner is not None}
+    if isinstance(value, list):
+        return [given(inner) for inner in value]
+    return value
+
+
+def _object(value: Any, where: str) -> dict[str, Any]:
+    """An item's nested object (an action, an operation) as a dict; absent means empty."""
+    return {} if value is None else given(record(value, where))
+
+
+# --- calls: what each call item asks for ------------------------------------------------
+
+
+@dataclass
+class Call:
+    """A call item read: the tool's name, its arguments (a dict or JSON text), its id, the
+    item keys those used, and the result the item carries itself, if any."""
+
+    name: Any
+    args: Any
+    id: Any
+    used: tuple[str, ...]
+    result: Result | None = None
+
+
+def _function(data: dict[str, Any], where: str) -> Call:
+    return Call(data.get("name"), data.get("arguments"), data.get("call_id"), ("name", "arguments"))
+
+
+def _custom(data: dict[str, Any], where: str) -> Call:
+    """A custom tool takes free text: its arguments are ``{"input": text}``."""
+    return Call(
+        data.get("name"), {"input": data.get("input")}, data.get("call_id"), ("name", "input")
+    )
+
+
+def _as_result(value: Any, where: str) -> Result | None:
+    """A result given as text or a JSON value; ``None`` when the item carries none."""
+    return None if value is None else (result_text(given(plain(value)), where), [])
+
+
+def _mcp(data: dict[str, Any], where: str) -> Call:
+    """The output is the result, or the error when the call failed."""
+    output = data.get("output")
+    result = _as_result(data.get("error") if output is None else output, where)
+    return Call(data.get("name"), data.get("arguments"), data.get("id"), _MCP_USED, result)
+
+
+_MCP_USED = ("name", "arguments", "output")
+
+
+def _web_search(data: dict[str, Any], where: str) -> Call:
+    """Arguments: the ``action`` (search, open_page, find_in_page); its ``sources``, when
+    given, are the result."""
+    action = _object(data.get("action"), f"{where} action")
+    sources = action.pop("sources", None)
+    return Call("web_search", action, data.get("id"), ("action",), _as_result(sources, where))
+
+
+def _file_search(data: dict[str, Any], where: str) -> Call:
+    queries = data.get("queries")
+    args = {} if queries is None else {"queries": queries}
+    result = _as_result(data.get("results"), where)
+    return Call("file_search", args, data.get("id"), ("queries", "results"), result)
+
+
+def _computer(data: dict[str, Any], where: str) -> Call:
+    """Arguments: the ``action``, or ``{"actions": [...]}`` for a batch."""
+    if data.get("action") is not None:
+        args = _object(data["action"], f"{where} action")
+    else:
+        args = {} if data.get("actions") is None else {"actions": given(data["actions"])}
+    return Call("computer", args, data.get("call_id"), ("action", "actions"))
+
+
+def _code_interpreter(data: dict[str, Any], where: str) -> Call:
+    """Arguments: ``{"code": ...}``; the ``outputs`` (logs as text, images as parts) are
+    the result."""
+    code, outputs = data.get("code"), data.get("outputs")
+    args = {} if code is None else {"code": code}
+    result = None if outputs is None else _interpreter_outputs(outputs, where)
+    return Call("code_interpreter", args, data.get("id"), ("code", "outputs"), result)
+
+
+def _interpreter_outputs(outputs: Any, where: str) -> Result:
+    if not isinstance(outputs, list):
+        raise ConversionError(f"{where}: 'outputs' must be a list, got {type(outputs).__name__}")
+    logs: list[str] = []
+    images: list[Any] = []
+    for index, output in enumerate(outputs):
+        data = record(output, f"{where} outputs[{index}]")
+        if data.get("type") == "logs":
+            logs.append(result_text(data.get("logs", ""), where))
+        elif data.get("type") == "image":
+            images.append(data)
+        else:
+            raise ConversionError(
+                f"{where} outputs[{index}]: unknown output type {data.get('type')!r}"
+            )
+    return "\n".join(logs), images
+
+
+def _image_generation(data: dict[str, Any], where: str) -> Call:
+    """Arguments: ``{"revised_prompt": ...}`` when given; the generated image (base64) is
+    the result, kept as a content part, or the error's text when it failed."""
+    prompt, image = data.get("revised_prompt"), data.get("result")
+    args = {} if prompt is None else {"revised_prompt": prompt}
+    result = _as_result(data.get("error"), where)
+    if image is not None:
+        result = ("", [{"type": "image_generation_result", "result": image}])
+    return Call("image_generation", args, data.get("id"), ("revised_prompt", "result"), result)
+
+
+def _action_call(name: str, key: str) -> Callable[[dict[str, Any], str], Call]:
+    """A call whose arguments are one object of the item (its ``action`` or ``operation``)."""
+
+    def read(data: dict[str, Any], where: str) -> Call:
+        return Call(name, _object(data.get(key), f"{where} {key}"), data.get("call_id"), (key,))
+
+    return read
+
+
+def _tool_search(data: dict[str, Any], where: str) -> Call:
+    return Call("tool_search", data.get("arguments"), data.get("call_id"), ("arguments",))
+
+
+def _program(data: dict[str, Any], where: str) -> Call:
+    code = data.get("code")
+    return Call("program", {} if code is None else {"code": code}, data.get("call_id"), ("code",))
+
+
+HOSTED: dict[str, Callable[[dict[str, Any], str], Call]] = {
+    "function_call": _function,
+    "custom_tool_call": _custom,
+    "mcp_call": _mcp,
+    "web_search_call": _web_search,
+    "file_search_call": _file_search,
+    "computer_call": _computer,
+    "code_interpreter_call": _code_interpreter,
+    "image_generation_call": _image_generation,
+    "local_shell_call": _action_call("local_shell", "action"),
+    "shell_call": _action_call("shell", "action"),
+    "apply_patch_call": _action_call("apply_patch", "operation"),
+    "tool_search_call": _tool_search,
+    "program": _program,
+}
+"""Each call item type's reader. Hosted tools' arguments: web_search the ``action`` less
+its ``sources``; file_search ``{"queries"}``; computer the ``action``; code_interpreter
+``{"code"}``; image_generation ``{"revised_prompt"}``; local_shell and shell the
+``action``; apply_patch the ``operation``; tool_search the ``arguments``; program
+``{"code"}``."""
+
+
+# --- results: the items that answer a call ----------------------------------------------
+
+
+@dataclass
+class Output:
+    """A result item read: its text and non-text parts, the call it answers, and the item
+    keys those used."""
+
+    text: str
+    parts: list[Any]
+    call_id: Any
+    used: tuple[str, ...]
+    details: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _call_output(data: dict[str, Any], where: str) -> Output:
+    text, parts, details = content_text(data.get("output"), where)
+    return Output(text, parts, data.get("call_id"), ("call_id", "output"), details)
+
+
+def _screenshot(data: dict[str, Any], where: str) -> Output:
+    shot = data.get("output")
+    parts = [] if shot is None else [record(shot, f"{where} output")]
+    return Output("", parts, data.get("call_id"), ("call_id", "output"))
+
+
+def _text_output(key: str, link: str = "call_id") -> Callable[[dict[str, Any], str], Output]:
+    """A result whose ``key`` is its text (or a JSON value written as text)."""
+
+    def read(data: dict[str, Any], where: str) -> Output:
+        value = data.get(key)
+        text = "" if value is None else result_text(given(plain(value)), where)
+        return Output(text, [], data.get(link), (link, key))
+
+    return read
+
+
+RESULTS: dict[str, Callable[[dict[str, Any], str], Output]] = {
+    "function_call_output": _call_output,
+    "custom_tool_call_output": _call_output,
+    "computer_call_output": _screenshot,
+    "local_shell_call_output": _text_output("output", link="id"),
+    "shell_call_output": _text_output("output"),
+    "apply_patch_call_output": _text_output("output"),
+    "tool_search_output": _text_output("tools"),
+    "program_output": _text_output("result"),
+}
+"""Each result item type's reader; a ``local_shell_call_output``'s ``id`` is its call's id."""
+
+
+# --- the conversion ---------------------------------------------------------------------
+
+
+@dataclass
+class Item:
+    """One Responses item to convert, with what a caller knows beyond the item itself.
+
+    ``key``: items with different keys never share an AIMessage (e.g. the agent that made
+    them). ``meta``: kept in the metadata of the message the item ends up in, ``details``:
+    in the item's own entry of ``metadata["items"]`` (both only with ``metadata=True``).
+    """
+
+    where: str
+    data: dict[str, Any]
+    key: Hashable = None
+    meta: dict[str, Any] | None = None
+    details: dict[str, Any] | None = None
+
+
+@dataclass
+class _Group:
+    """The assistant items of one turn read so far: they become one AIMessage."""
+
+    key: Hashable
+    texts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    parts: list[Any] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, list[Any]] = field(default_factory=dict)
+    said: bool = False  # a message or a call was read
+
+
+@dataclass
+class _Turn:
+    """One model response: its fields go to its first AIMessage; ``force`` makes it yield
+    an AIMessage even when its output has neither text nor calls."""
+
+    meta: dict[str, Any]
+    force: bool
+    produced: bool = False
+
+
+class Conversion:
+    """Converts Responses items one by one (:meth:`add`); a model response's items go
+    between :meth:`begin_turn` and :meth:`end_turn`; :meth:`finish` returns the messages."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.builder = Builder(options)
+        self.group: _Group | None = None
+        self.turn: _Turn | None = None
+        self.pending: dict[str, list[Any]] = {}  # notes waiting for the next message
+
+    # turns and the end
+
+    def begin_turn(self, meta: dict[str, Any], force: bool) -> None:
+        self.end_turn()
+        self.turn = _Turn(without(meta) if self.options.metadata else {}, force)
+
+    def end_turn(self) -> None:
+        self._flush()
+        if self.turn is not None and self.turn.force and not self.turn.produced:
+            self._emit_ai(_Group(None))
+        self.turn = None
+
+    def finish(self) -> list[AnyMessage]:
+        self.end_turn()
+        messages = self.builder.messages
+        if self.pending and messages:  # notes after the last message: kept on it
+            last = messages[-1]
+            last.metadata = self._with_notes(dict(last.metadata or {}), after=True)
+        return self.builder.finish()
+
+    # items
+
+    def add(self, item: Item) -> None:
+        """Convert one item; a value the standard model rejects names the item."""
+        try:
+            self._add(item)
+        except ValidationError as error:
+            found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in problems(error))
+            raise ConversionError(f"{item.where}: {found}") from None
+
+    def note(self, item: Item) -> None:
+        """Keep an item that is neither a message nor a call in metadata."""
+        group = self._group_for(item)
+        kind = "reasoning_items" if item.data.get("type") == "reasoning" else "items"
+        if self.options.metadata:
+            group.notes.setdefault(kind, []).append(self._entry(item, ()))
+
+    def _add(self, item: Item) -> None:
+        data, where = item.data, item.where
+        kind = data.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise ConversionError(f"{where}: an item's type must be text, got {kind!r}")
+        if kind == "message" or (kind is None and "role" in data):
+            self._message(item)
+        elif kind in HOSTED:
+            self._call(item, kind)
+        elif kind in RESULTS:
+            self._flush()
+            self._result(item, RESULTS[kind](data, where), kind)
+        elif kind in NOTES:
+            self.note(item)
+        elif kind in ("item_reference", None) and "id" in data:
+            raise ConversionError(
+                f"{where}: a reference to the stored item {data['id']!r}; "
+                "pass the item itself (its content is not in the reference)"
+            )
+        elif kind is None:
+            raise ConversionError(f"{where}: an item needs a 'type' (or a 'role' for a message)")
+        else:
+            raise ConversionError(f"{where}: unknown item type {kind!r}")
+
+    def _message(self, item: Item) -> None:
+        data, where = item.data, item.where
+        role = data.get("role")
+        if role not in ROLES:
+            raise ConversionError(
+                f"{where}: unknown role {role!r}; expected one of {', '.join(ROLES)}"
+            )
+        text, parts, details = content_text(data.get("content"), f"{where} (role {role!r})")
+        if role in ("system", "developer"):
+            self._flush()
+            self.builder.add_system(role, text, parts)
+        elif role == "user":
+            self._flush()
+            meta = self._item_meta(item, ("type", "role", "content"), details)
+            self.builder.human(text, self._finish_meta(meta, parts))
+        else:
+            group = self._group_for(item)
+            group.texts.append(text)
+            group.parts.extend(parts)
+            group.said = True
+            self._keep_entry(group, item, ("role", "content"), details)
+
+    def _call(self, item: Item, kind: str) -> None:
+        read = HOSTED[kind](item.data, item.where)
+        call = make_call(read.name, plain(read.args), read.id, item.where, self.options)
+        group = self._group_for(item)
+        group.calls.append(call)
+        group.said = True
+        self._keep_entry(group, item, read.used)
+        if read.result is not None:  # the item carries its result: it follows the call
+            self._flush()
+            text, parts = read.result
+            meta = dict(item.meta or {}) if self.options.metadata else {}
+            meta["result_type"] = kind
+            self.builder.tool(text, call.id, self._finish_meta(meta, parts))
+
+    def _result(self, item: Item, output: Output, kind: str) -> None:
+        meta = self._item_meta(item, ("type", *output.used), output.details)
+        if kind != "function_call_output":
+            meta["result_type"] = kind
+        self.builder.tool(output.text, output.call_id, self._finish_meta(meta, output.parts))
+
+    # groups and metadata
+
+    def _group_for(self, item: Item) -> _Group:
+        if self.group is not None and self.group.key != item.key:
+            self._flush()
+        if self.group is None:
+            self.group = _Group(item.key)
+        if self.options.metadata and item.meta:
+            self.group.meta.update(item.meta)
+        return self.group
+
+    def _flush(self) -> None:
+        group, self.group = self.group, None
+        if group is None:
+            return
+        if group.said:
+            self._emit_ai(group)
+        else:  # only notes: they wait for the next message
+            for kind, notes in group.notes.items():
+                self.pending.setdefault(kind, []).extend(notes)
+
+    def _emit_ai(self, group: _Group) -> None:
+        meta: dict[str, Any] = {}
+        if self.turn is not None:
+            if not self.turn.produced:
+                meta.update(self.turn.meta)
+            self.turn.produced = True
+        meta.update(group.meta)
+        for kind, notes in group.notes.items():
+            self.pending.setdefault(kind, []).extend(notes)
+        text = "\n".join(group.texts)
+        self.builder.ai(text, group.calls, self._finish_meta(meta, group.parts))
+
+    def _entry(self, item: Item, used: tuple[str, ...]) -> dict[str, Any]:
+        entry = without(item.data, *used)
+        entry.update(item.details or {})
+        return entry
+
+    def _keep_entry(
+        self,
+        group: _Group,
+        item: Item,
+        used: tuple[str, ...],
+        details: list[dict[str, Any]] | None = None,
+    ) -> None:
+        if self.options.metadata:
+            entry = self._entry(item, used)
+            if details and any(len(detail) > 1 for detail in details):
+                entry["text_parts"] = details
+            group.notes.setdefault("items", []).append(entry)
+
+    def _item_meta(
+        self, item: Item, used: tuple[str, ...], details: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        """With metadata on: the item's own fields, what the caller knew, the text parts'
+        other fields (annotations, logprobs) when they have any."""
+        if not self.options.metadata:
+            return {}
+        meta = {**self._entry(item, used), **(item.meta or {})}
+        if any(len(detail) > 1 for detail in details):
+            meta["text_parts"] = details
+        return meta
+
+    def _finish_meta(self, meta: dict[str, Any], parts: list[Any]) -> dict[str, Any] | None:
+        """A message's metadata: the notes waiting for it and its non-text parts (kept
+        whatever the metadata option) added."""
+        meta = self._with_notes(meta)
+        if parts:
+            meta["content_parts"] = parts
+        return meta or None
+
+    def _with_notes(self, meta: dict[str, Any], after: bool = False) -> dict[str, Any]:
+        for kind, notes in self.pending.items():
+            own = meta.get(kind, [])
+            meta[kind] = [*own, *notes] if after else [*notes, *own]
+        self.pending = {}
+        return meta
+
+
+# --- entry points -----------------------------------------------------------------------
+
+
+def is_response(data: Mapping[str, Any]) -> bool:
+    """Is ``data`` a whole Response (``object: "response"``, or an ``output`` list without an
+    item's ``type`` or ``role``)?"""
+    if data.get("object") == "response":
+        return True
+    return "output" in data and data.get("type") is None and data.get("role") is None
+
+
+def add_response(conversion: Conversion, data: Mapping[str, Any], where: str) -> None:
+    """Convert a Response's ``output`` as one turn; its other fields are the turn's metadata."""
+    output = data.get("output")
+    if not isinstance(output, list):
+        raise ConversionError(
+            f"{where}: a Response's 'output' must be a list, got {type(output).__name__}"
+        )
+    conversion.begin_turn(without(data, "output", "object"), force=True)
+    for index, item in enumerate(output):
+        place = f"{where} output {index}"
+        conversion.add(Item(place, record(item, place)))
+    conversion.end_turn()
+
+
+def items_of(obj: Any) -> list[Any]:
+    """The items of a list (input items and Responses, mixed) or of one Response."""
+    if isinstance(obj, (list, tuple)):
+        return list(obj)
+    data = plain(obj)
+    if isinstance(data, Mapping) and is_response(data):
+        return [data]
+    raise ConversionError(
+        f"expected a list of Responses items or a Response, got {type(obj).__name__}"
+    )
+
+
+def convert(items: list[Any], options: Options) -> list[AnyMessage]:
+    """Convert a list of Responses items; a Response among them stands for its output."""
+    conversion = Conversion(options)
+    for index, item in enumerate(items):
+        where = f"message {index}"
+        data = record(item, where)
+        if is_response(data):
+            add_response(conversion, data, where)
+        else:
+            conversion.add(Item(where, data))
+    return conversion.finish()

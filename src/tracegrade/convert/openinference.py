@@ -1,0 +1,273 @@
+"""OpenInference spans (OTLP JSON, as Arize Phoenix and the OpenInference instrumentors
+write them) into the standard model.
+
+Reads ``LLM`` spans' flattened messages: ``llm.input_messages.N.message.role``,
+``.content``, ``.contents.K.message_content.{type, text, image, ...}``,
+``.tool_calls.M.tool_call.{id, function.name, function.arguments}``, ``.tool_call_id``
+and ``.name`` (the same under ``llm.output_messages``), and ``TOOL`` spans (``tool.name``,
+the call id in ``tool_call.id`` or ``tool.id``, the arguments as JSON in ``input.value``,
+the result in ``output.value``). Other span kinds (``AGENT``, ``CHAIN``, ...) only pass
+their ``session.id`` on to the spans inside them. The rebuilding rules are the ``otel``
+source's: see :func:`tracegrade.convert.otel.read_otlp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..messages import ToolCall
+from . import _otlp, _traces
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    Options,
+    flatten_text,
+    make_call,
+    parts_metadata,
+    record,
+    without,
+)
+from ._otlp import Span
+from ._traces import ModelStep, Step, ToolStep
+
+__all__ = ["convert", "items_of"]
+
+KIND = "openinference.span.kind"
+INPUT = "llm.input_messages"
+OUTPUT = "llm.output_messages"
+_RESTATED = ("input.value", "input.mime_type", "output.value", "output.mime_type")
+_TOOL_USED = (
+    "tool.name",
+    "tool.id",
+    "tool_call.id",
+    "tool_call.function.name",
+    "tool_call.function.arguments",
+    "input.value",
+    "output.value",
+)
+_ROLES = {
+    "user": "user",
+    "human": "user",
+    "assistant": "assistant",
+    "ai": "assistant",
+    "model": "assistant",
+    "system": "system",
+    "developer": "system",
+    "tool": "tool",
+    "function": "function",
+}
+_MEDIA = ("image", "audio", "video", "document", "file", "tool_use")
+_USED = (
+    "role",
+    "content",
+    "contents",
+    "tool_calls",
+    "tool_call_id",
+    "function_call_name",
+    "function_call_arguments_json",
+)
+
+
+# --- flattened attributes ---------------------------------------------------------------
+
+
+def _tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, Any] | None:
+    """The attributes under ``prefix.`` as nested dicts split at the dots, or None."""
+    tree: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix + "."):
+            continue
+        *path, leaf = key[len(prefix) + 1 :].split(".")
+        node = tree
+        for segment in path:
+            node = node.setdefault(segment, {})
+            if not isinstance(node, dict):
+                raise ConversionError(f"{where} {key!r}: clashes with a shorter attribute")
+        if leaf in node:
+            raise ConversionError(f"{where} {key!r}: clashes with a longer attribute")
+        node[leaf] = value
+    return tree or None
+
+
+def _indexed(node: Any, where: str) -> list[tuple[int, Any]]:
+    """A node keyed by indexes (``0``, ``1``, ...) as ``(index, value)`` pairs in order."""
+    if node is None:
+        return []
+    if not isinstance(node, dict) or not all(key.isascii() and key.isdigit() for key in node):
+        raise ConversionError(f"{where}: expected numbered entries ({where}.0, {where}.1, ...)")
+    return sorted((int(key), value) for key, value in node.items())
+
+
+def _leaf(data: Mapping[str, Any], key: str, where: str) -> Any:
+    value = data.get(key)
+    if isinstance(value, dict):  # a dotted name split too far
+        raise ConversionError(f"{where}.{key}: expected a value, got nested attributes")
+    return value
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any], list[str]]:
+    """Text, other parts and reasoning from ``message.content`` and ``message.contents``."""
+    texts: list[str] = []
+    others: list[Any] = []
+    reasoning: list[str] = []
+    content = _leaf(data, "content", f"{where}.message")
+    if content is not None:
+        text, more = flatten_text(content, f"{where}.message.content")
+        texts.append(text)
+        others.extend(more)
+    for index, item in _indexed(data.get("contents"), f"{where}.message.contents"):
+        place = f"{where}.message.contents.{index}"
+        part = record(record(item, place).get("message_content"), f"{place}.message_content")
+        kind = part.get("type")
+        if kind == "text" or (kind is None and "text" in part):
+            value = part.get("text")
+            if not isinstance(value, str):
+                raise ConversionError(f"{place}: a text part needs text")
+            texts.append(value)
+        elif kind == "reasoning":
+            reasoning.append(str(part.get("text", "")))
+        elif kind in _MEDIA:
+            others.append(part)
+        else:
+            raise ConversionError(f"{place}: unknown content type {kind!r}")
+    return texts, others, reasoning
+
+
+def _calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
+    calls: list[ToolCall] = []
+    for index, item in _indexed(data.get("tool_calls"), f"{where}.message.tool_calls"):
+        place = f"{where}.message.tool_calls.{index}"
+        call = record(record(item, place).get("tool_call"), f"{place}.tool_call")
+        function = record(call.get("function") or {}, f"{place}.tool_call.function")
+        raw_id = _leaf(call, "id", place)
+        calls.append(
+            make_call(function.get("name"), function.get("arguments"), raw_id, place, options)
+        )
+    name = data.get("function_call_name")
+    if name is not None:
+        arguments = data.get("function_call_arguments_json")
+        calls.append(make_call(name, arguments, None, f"{where}.message.function_call", options))
+    return calls
+
+
+def _message(item: Any, where: str, builder: Builder) -> None:
+    data = record(record(item, where).get("message"), f"{where}.message")
+    role = _leaf(data, "role", f"{where}.message")
+    kind = _ROLES.get(role) if isinstance(role, str) else None
+    if kind is None:
+        raise ConversionError(
+            f"{where}: unknown role {role!r}; expected one of {', '.join(_ROLES)}"
+        )
+    texts, others, reasoning = _contents(data, where)
+    text = "\n".join(texts)
+    extra = parts_metadata(others) or {}
+    if reasoning and builder.options.metadata:
+        extra["reasoning"] = reasoning
+    if kind == "system":
+        builder.add_system(role, text, others)
+    elif kind == "user":
+        builder.human(text, builder.meta(data, *_USED, extra=extra))
+    elif kind == "assistant":
+        calls = _calls(data, where, builder.options)
+        builder.ai(text, calls, builder.meta(data, *_USED, extra=extra))
+    else:
+        if kind == "function" and data.get("name"):  # a legacy result: its name is the link
+            extra["name"] = data["name"]
+        call_id = _leaf(data, "tool_call_id", f"{where}.message")
+        builder.tool(text, call_id, builder.meta(data, *_USED, extra=extra))
+
+
+def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
+    tree = _tree(span.attributes, prefix, span.label)
+    if tree is None:
+        return None
+    builder = Builder(options)
+    for index, item in _indexed(tree, f"{span.label} {prefix}"):
+        where = f"{span.label} {prefix}.{index}"
+        _traces.checked(where, _message, item, where, builder)
+    return builder
+
+
+# --- spans --------------------------------------------------------------------------------
+
+
+def _restated(key: str) -> bool:
+    return key.startswith((INPUT + ".", OUTPUT + ".")) or key in _RESTATED
+
+
+def _model_step(span: Span, options: Options) -> ModelStep | None:
+    inputs = _messages(span, INPUT, options)
+    outputs = _messages(span, OUTPUT, options)
+    if inputs is None and outputs is None:
+        return None
+    attributes = {key: value for key, value in span.attributes.items() if not _restated(key)}
+    extra = {"attributes": attributes, "events": [event.plain() for event in span.events]}
+    return ModelStep(
+        span=span,
+        system=(inputs.system if inputs else []) + (outputs.system if outputs else []),
+        inputs=inputs.messages if inputs else None,
+        outputs=outputs.messages if outputs else None,
+        extra=without(extra),
+    )
+
+
+def _first(attributes: Mapping[str, Any], *keys: str) -> tuple[Any, bool]:
+    for key in keys:
+        if key in attributes:
+            return attributes[key], True
+    return None, False
+
+
+def _tool_step(span: Span) -> ToolStep:
+    attributes = span.attributes
+    name, _ = _first(attributes, "tool.name", "tool_call.function.name")
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{span.at('tool.name')}: a TOOL span needs the tool's name")
+    call_id, _ = _first(attributes, "tool_call.id", "tool.id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise ConversionError(f"{span.label}: the tool call id must be text")
+    arguments, has_arguments = _first(attributes, "input.value", "tool_call.function.arguments")
+    result, has_result = _first(attributes, "output.value")
+    extra = {
+        "attributes": without(attributes, *_TOOL_USED),
+        "events": [event.plain() for event in span.events],
+    }
+    return ToolStep(
+        span=span,
+        name=name,
+        call_id=call_id or None,
+        extra=without(extra),
+        arguments=arguments,
+        has_arguments=has_arguments,
+        result=result,
+        has_result=has_result,
+    )
+
+
+def read_step(span: Span, options: Options) -> Step | None:
+    """What one span says about the conversation, or None when it says nothing."""
+    kind = span.attributes.get(KIND)
+    kind = kind.upper() if isinstance(kind, str) else None
+    if kind == "LLM":
+        return _model_step(span, options)
+    if kind == "TOOL":
+        return _tool_step(span)
+    return None
+
+
+FORMAT = _traces.Format("openinference", "session.id", read_step)
+
+
+def items_of(obj: Any) -> list[Any]:
+    """The OTLP documents of ``obj``: a document, a list of them, JSON text or a file path."""
+    return [document for _, document in _otlp.documents(obj)]
+
+
+def convert(items: list[Any], options: Options) -> list[AnyMessage]:
+    """The messages of the single trace in these OTLP documents."""
+    return _traces.single(items, FORMAT, options)

@@ -1,0 +1,372 @@
+"""OpenTelemetry GenAI spans (OTLP JSON) into the standard model.
+
+Reads model-call spans (``gen_ai.operation.name`` ``chat``, ``generate_content``,
+``text_completion``, or any span carrying messages) with ``gen_ai.input.messages``,
+``gen_ai.output.messages`` and ``gen_ai.system_instructions`` (JSON text or structured
+values, messages made of ``parts``); the older form with span events
+``gen_ai.{system,user,assistant,tool}.message`` and ``gen_ai.choice``; ``invoke_agent``
+spans when no model call inside them carries messages; and ``execute_tool`` spans
+(``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``,
+``gen_ai.tool.call.result``). :func:`read_otlp` returns one conversation per trace or per
+conversation id; ``convert_messages(document, source="otel")`` reads a single trace.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..messages import ToolCall
+from . import _otlp, _traces
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    InvalidArguments,
+    Options,
+    flatten_text,
+    make_call,
+    parts_metadata,
+    record,
+    text_of,
+    without,
+)
+from ._otlp import Span
+from ._traces import ModelStep, Step, ToolStep, TraceConversation
+from .openai_chat import tool_calls as openai_tool_calls
+
+__all__ = ["TraceConversation", "convert", "items_of", "read_otlp"]
+
+INPUT = "gen_ai.input.messages"
+OUTPUT = "gen_ai.output.messages"
+SYSTEM = "gen_ai.system_instructions"
+OPERATION = "gen_ai.operation.name"
+TOOL_ATTRIBUTES = (
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+)
+_AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+    "gen_ai.choice": "choice",
+}
+_MEDIA_PARTS = ("blob", "file", "uri", "file_data", "compaction")
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+# --- message parts ----------------------------------------------------------------------
+
+
+@dataclass
+class _Parts:
+    """A message's parts sorted by what they become."""
+
+    texts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    results: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    others: list[Any] = field(default_factory=list)
+
+
+def _text(part: Mapping[str, Any], where: str) -> str:
+    content = part.get("content")
+    if not isinstance(content, str):
+        raise ConversionError(f"{where}: a {part.get('type')} part needs text 'content'")
+    return content
+
+
+def _server_call(part: Mapping[str, Any], where: str, options: Options) -> ToolCall:
+    details = record(part.get("server_tool_call") or {}, f"{where} server_tool_call")
+    arguments = {key: value for key, value in details.items() if key != "type"}
+    return make_call(part.get("name"), arguments, part.get("id"), where, options)
+
+
+def _parts(data: Mapping[str, Any], where: str, options: Options) -> _Parts:
+    raw = data.get("parts")
+    if raw is None and isinstance(data.get("content"), str):  # tolerated: text without parts
+        raw = [{"type": "text", "content": data["content"]}]
+    if not isinstance(raw, list):
+        raise ConversionError(f"{where}: 'parts' must be a list, got {type(raw).__name__}")
+    found = _Parts()
+    for index, item in enumerate(raw):
+        place = f"{where} part {index}"
+        part = record(item, place)
+        kind = part.get("type")
+        if kind == "text":
+            found.texts.append(_text(part, place))
+        elif kind == "tool_call":
+            call = make_call(
+                part.get("name"), part.get("arguments"), part.get("id"), place, options
+            )
+            found.calls.append(call)
+        elif kind == "server_tool_call":
+            found.calls.append(_server_call(part, place, options))
+        elif kind in ("tool_call_response", "server_tool_call_response"):
+            found.results.append((part, place))
+        elif kind == "reasoning":
+            found.reasoning.append(_text(part, place))
+        elif kind in _MEDIA_PARTS:
+            found.others.append(part)
+        else:
+            raise ConversionError(f"{place}: unknown part type {kind!r}")
+    return found
+
+
+def _result(part: dict[str, Any], where: str, builder: Builder) -> None:
+    kind = part["type"]
+    if kind == "tool_call_response":
+        value = part["response"] if "response" in part else part.get("result")
+        extra = None
+    else:
+        value = part.get("server_tool_call_response")
+        extra = {"result_type": kind}
+    call_id = part.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise ConversionError(f"{where}: the call id must be text, got {type(call_id).__name__}")
+    used = ("type", "id", "response", "result", "server_tool_call_response")
+    builder.tool(text_of(value), call_id, builder.meta(part, *used, extra=extra))
+
+
+def _message(data: dict[str, Any], where: str, builder: Builder) -> None:
+    """One GenAI ``{"role", "parts"}`` message."""
+    role = data.get("role")
+    if role not in _ROLES:
+        raise ConversionError(
+            f"{where}: unknown role {role!r}; expected one of {', '.join(_ROLES)}"
+        )
+    found = _parts(data, where, builder.options)
+    text = "\n".join(found.texts)
+    extra = parts_metadata(found.others) or {}
+    if found.reasoning and builder.options.metadata:
+        extra["reasoning"] = found.reasoning
+    if role in ("system", "developer"):
+        if found.calls or found.results:
+            raise ConversionError(f"{where}: a {role} message cannot hold tool calls or results")
+        builder.add_system(role, text, found.others)
+        return
+    if found.calls and role != "assistant":
+        raise ConversionError(f"{where}: a {role} message cannot hold tool calls")
+    meta = builder.meta(data, "role", "parts", "content", extra=extra)
+    if role == "user":
+        for part, place in found.results:
+            _result(part, place, builder)
+        if found.texts or found.others or not found.results:
+            builder.human(text, meta)
+    elif role == "assistant":
+        if found.texts or found.calls or found.others or not found.results:
+            builder.ai(text, found.calls, meta)
+        for part, place in found.results:
+            _result(part, place, builder)
+    else:
+        for part, place in found.results:
+            _result(part, place, builder)
+        if found.texts or found.others or not found.results:
+            builder.tool(text, data.get("id") or None, meta)
+
+
+def _message_list(value: Any, where: str, options: Options) -> Builder:
+    data = _traces.read_json(value, where)
+    if not isinstance(data, list):
+        raise ConversionError(f"{where}: expected a list of messages, got {type(data).__name__}")
+    builder = Builder(options)
+    for index, item in enumerate(data):
+        place = f"{where}[{index}]"
+        message = record(item, place)
+        _traces.checked(place, _message, message, place, builder)
+    return builder
+
+
+def _system(value: Any, where: str, options: Options) -> list[dict[str, Any]]:
+    """``gen_ai.system_instructions``: a list of parts (plain text is taken as it is)."""
+    if isinstance(value, str):
+        try:
+            value = _traces.read_json(value, where)
+        except ConversionError:
+            return [{"role": "system", "content": value}]
+    if isinstance(value, str):
+        return [{"role": "system", "content": value}]
+    found = _traces.checked(where, _parts, {"parts": value}, where, options)
+    if found.calls or found.results:
+        raise ConversionError(f"{where}: system instructions cannot hold tool calls or results")
+    builder = Builder(options)
+    builder.add_system("system", "\n".join(found.texts), found.others)
+    return builder.system
+
+
+# --- the older event form ---------------------------------------------------------------
+
+
+def _event_body(attributes: Mapping[str, Any], where: str) -> dict[str, Any]:
+    if "gen_ai.event.content" in attributes:
+        return record(_traces.read_json(attributes["gen_ai.event.content"], where), where)
+    return without(attributes, "gen_ai.system", "gen_ai.provider.name", "event.name")
+
+
+def _event_message(role: str, data: dict[str, Any], where: str, builder: Builder) -> None:
+    """A message in the event form: ``content`` plus OpenAI-style ``tool_calls``."""
+    text, others = flatten_text(data.get("content"), where)
+    extra = parts_metadata(others)
+    if role == "system":
+        builder.add_system("system", text, others)
+    elif role == "user":
+        builder.human(text, builder.meta(data, "role", "content", extra=extra))
+    elif role == "assistant":
+        calls = _traces.read_json(data.get("tool_calls") or [], f"{where} tool_calls")
+        if not isinstance(calls, list):
+            raise ConversionError(f"{where}: tool_calls must be a list, got {type(calls).__name__}")
+        found = openai_tool_calls({"tool_calls": calls}, where, builder.options)
+        builder.ai(text, found, builder.meta(data, "role", "content", "tool_calls", extra=extra))
+    else:
+        call_id = data.get("id") or data.get("tool_call_id") or None
+        if call_id is not None and not isinstance(call_id, str):
+            raise ConversionError(f"{where}: the call id must be text")
+        used = ("role", "content", "id", "tool_call_id")
+        builder.tool(text, call_id, builder.meta(data, *used, extra=extra))
+
+
+def _events(span: Span, options: Options) -> tuple[Builder, Builder, list[int]]:
+    """Inputs and outputs given as message events, and the indexes of the events read."""
+    inputs, outputs, used = Builder(options), Builder(options), []
+    for index, event in enumerate(span.events):
+        role = _MESSAGE_EVENTS.get(event.name)
+        if role is None:
+            continue
+        used.append(index)
+        where = f"{span.label} event {index} ({event.name!r})"
+        body = _event_body(event.attributes, where)
+        if role == "choice":
+            message = record(_traces.read_json(body.get("message") or {}, where), where)
+            data = {**without(body, "message"), **message}
+            _traces.checked(where, _event_message, "assistant", data, where, outputs)
+        else:
+            _traces.checked(where, _event_message, role, body, where, inputs)
+    return inputs, outputs, used
+
+
+# --- spans ------------------------------------------------------------------------------
+
+
+def _content(span: Span) -> tuple[dict[str, Any], int | None]:
+    """The span's attributes, completed by an ``operation.details`` event if it has one."""
+    for index, event in enumerate(span.events):
+        if event.name == _DETAILS_EVENT:
+            return {**event.attributes, **span.attributes}, index
+    return span.attributes, None
+
+
+def _tool_step(span: Span) -> ToolStep:
+    attributes = span.attributes
+    name = attributes.get("gen_ai.tool.name")
+    if name is None and span.name.startswith("execute_tool "):
+        name = span.name.removeprefix("execute_tool ").strip()
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{span.at('gen_ai.tool.name')}: an execute_tool span needs it")
+    call_id = attributes.get("gen_ai.tool.call.id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise ConversionError(f"{span.at('gen_ai.tool.call.id')}: expected text")
+    extra = {"attributes": without(attributes, *TOOL_ATTRIBUTES), "events": _plain(span, [])}
+    return ToolStep(
+        span=span,
+        name=name,
+        call_id=call_id or None,
+        extra=without(extra),
+        arguments=attributes.get("gen_ai.tool.call.arguments"),
+        has_arguments="gen_ai.tool.call.arguments" in attributes,
+        result=attributes.get("gen_ai.tool.call.result"),
+        has_result="gen_ai.tool.call.result" in attributes,
+    )
+
+
+def _plain(span: Span, skip: list[int]) -> list[dict[str, Any]]:
+    return [event.plain() for index, event in enumerate(span.events) if index not in skip]
+
+
+def read_step(span: Span, options: Options) -> Step | None:
+    """What one span says about the conversation, or None when it says nothing."""
+    operation = span.attributes.get(OPERATION)
+    if operation == "execute_tool":
+        return _tool_step(span)
+    attributes, details = _content(span)
+    inputs, outputs, used = _events(span, options)
+    if not used and not any(key in attributes for key in (INPUT, OUTPUT, SYSTEM)):
+        return None
+    if INPUT in attributes:
+        inputs = _message_list(attributes[INPUT], span.at(INPUT), options)
+    if OUTPUT in attributes:
+        outputs = _message_list(attributes[OUTPUT], span.at(OUTPUT), options)
+    system = inputs.system + outputs.system
+    if SYSTEM in attributes:
+        system = _system(attributes[SYSTEM], span.at(SYSTEM), options) + system
+    skip = [*used, *([details] if details is not None else [])]
+    extra = {
+        "attributes": without(attributes, INPUT, OUTPUT, SYSTEM),
+        "events": _plain(span, skip),
+    }
+    captured_input = INPUT in attributes or any(
+        _MESSAGE_EVENTS[span.events[i].name] != "choice" for i in used
+    )
+    return ModelStep(
+        span=span,
+        system=system,
+        inputs=inputs.messages if captured_input else None,
+        outputs=outputs.messages if OUTPUT in attributes or outputs.messages else None,
+        extra=without(extra),
+        agent=operation in _AGENT_OPERATIONS,
+    )
+
+
+FORMAT = _traces.Format("otel", "gen_ai.conversation.id", read_step)
+
+
+# --- entry points -----------------------------------------------------------------------
+
+
+def items_of(obj: Any) -> list[Any]:
+    """The OTLP documents of ``obj``: a document, a list of them, JSON text or a file path."""
+    return [document for _, document in _otlp.documents(obj)]
+
+
+def convert(items: list[Any], options: Options) -> list[AnyMessage]:
+    """The messages of the single trace in these OTLP documents."""
+    return _traces.single(items, FORMAT, options)
+
+
+def read_otlp(
+    source: str | os.PathLike[str] | bytes | Mapping[str, Any] | list[Any],
+    format: Literal["otel", "openinference"] = "otel",
+    group_by: Literal["trace", "conversation"] = "trace",
+    metadata: bool = False,
+    invalid_arguments: InvalidArguments = "raise",
+) -> list[TraceConversation]:
+    """Every conversation in an OTLP JSON trace export, first one first.
+
+    ``source`` is a file (one JSON document, or JSON Lines as the Collector's file
+    exporter writes), JSON text, a parsed document, or a list of documents. ``format``
+    names the span convention: ``"otel"`` (GenAI semantic conventions) or
+    ``"openinference"``. ``group_by="trace"`` gives one conversation per trace;
+    ``"conversation"`` one per ``gen_ai.conversation.id`` (``session.id`` for
+    OpenInference), taken from the span or its nearest parent that has one; spans of a
+    trace that names no conversation form a conversation of their own, keyed by the
+    trace id (with ``conversation_id`` None). Spans that carry no messages and run no
+    tool are ignored; a trace with none of them gives no conversation.
+    """
+    if invalid_arguments not in ("raise", "keep"):
+        raise ValueError("invalid_arguments must be 'raise' or 'keep'")
+    if group_by not in ("trace", "conversation"):
+        raise ValueError("group_by must be 'trace' or 'conversation'")
+    if format == "otel":
+        form = FORMAT
+    elif format == "openinference":
+        from .openinference import FORMAT as form
+    else:
+        raise ValueError("format must be 'otel' or 'openinference'")
+    options = Options(metadata=metadata, invalid_arguments=invalid_arguments)
+    return _traces.conversations(source, form, group_by, options)
