@@ -44,10 +44,9 @@ from openai.types.responses.response_output_item import (
     McpCall,
     McpListTools,
 )
-from tests.convert.shapes import conversations, json_values
-from tests.convert.shapes_openai_responses import SOURCE_OF, WRITERS
+from tests.convert.shapes import json_values
 
-from tracegrade import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolCallF1, ToolMessage
+from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.openai_responses import HOSTED, NOTES, RESULTS, items_of
 
@@ -59,27 +58,6 @@ def responses(obj: Any, **options: Any) -> list[Any]:
 
 
 # --- properties -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("shape", sorted(WRITERS))
-@FAST
-@given(conversation=conversations())
-def test_round_trip(shape: str, conversation: list[Any]) -> None:
-    assert convert_messages(WRITERS[shape](conversation), source=SOURCE_OF[shape]) == conversation
-
-
-@pytest.mark.parametrize("shape", sorted(WRITERS))
-@FAST
-@given(conversation=conversations())
-def test_scores_like_the_standard_conversation(shape: str, conversation: list[Any]) -> None:
-    calls = [c for m in conversation if m.type == "ai" for c in (m.tool_calls or [])]
-    reference = calls[: len(calls) // 2 + 1]
-    standard = MultiTurnSample(user_input=conversation, reference_tool_calls=reference)
-    converted = MultiTurnSample(
-        user_input=convert_messages(WRITERS[shape](conversation), source=SOURCE_OF[shape]),
-        reference_tool_calls=reference,
-    )
-    assert ToolCallF1().score(converted).value == ToolCallF1().score(standard).value
 
 
 _KINDS = sorted({"message", *HOSTED, *RESULTS, *NOTES, "item_reference", "hologram"})
