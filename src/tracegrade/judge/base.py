@@ -1,0 +1,85 @@
+"""What a judge is: a request (prompt messages and the JSON schema of the answer), an
+answer (the parsed JSON and what it cost), and the protocol any judge object follows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import TracegradeError
+
+
+class JudgeError(TracegradeError):
+    """The judge gave no usable answer (after its retries and one repair attempt); the
+    sample's row records this error and the run goes on."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """One question for the judge.
+
+    ``prompt`` and ``version`` name the packaged prompt it came from (part of the cache
+    key, so a new prompt version never reuses old answers); ``messages`` are chat
+    messages (``{"role", "content"}``); ``schema`` is the JSON schema the answer must
+    follow; ``schema_name`` names it in a structured-output request.
+    """
+
+    prompt: str
+    version: str
+    messages: tuple[Mapping[str, str], ...]
+    schema: Mapping[str, Any]
+    schema_name: str = "verdict"
+    temperature: float = 0.0
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What judging cost: tokens, money (when prices are known), requests sent to the
+    endpoint (retries included) and answers served from the cache."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    requests: int = 0
+    cached: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost is None and other.cost is None else (
+            (self.cost or 0.0) + (other.cost or 0.0)
+        )
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            cost,
+            self.requests + other.requests,
+            self.cached + other.cached,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+            "requests": self.requests,
+            "cached": self.cached,
+        }
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """The judge's parsed JSON answer and its usage."""
+
+    data: Mapping[str, Any]
+    usage: Usage = field(default_factory=Usage)
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Any object that answers a JudgeRequest asynchronously.
+
+    A custom judge may return a :class:`JudgeAnswer`, a dict (the parsed answer) or JSON
+    text; :func:`tracegrade.judge.ask` normalises the three.
+    """
+
+    async def __call__(self, request: JudgeRequest) -> JudgeAnswer | Mapping[str, Any] | str: ...
