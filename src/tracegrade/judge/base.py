@@ -45,8 +45,10 @@ class Usage:
     cached: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        cost = None if self.cost is None and other.cost is None else (
-            (self.cost or 0.0) + (other.cost or 0.0)
+        cost = (
+            None
+            if self.cost is None and other.cost is None
+            else ((self.cost or 0.0) + (other.cost or 0.0))
         )
         return Usage(
             self.input_tokens + other.input_tokens,

@@ -1,0 +1,84 @@
+"""Ask any judge a question and get a checked answer: the reply is parsed as JSON and
+validated against the request's schema; a reply that fails is sent back once with the
+error, and a second failure is a JudgeError."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import orjson
+
+from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, Usage
+
+
+def _normalise(reply: Any) -> JudgeAnswer:
+    """A custom judge's reply (JudgeAnswer, dict or JSON text) as a JudgeAnswer; text
+    that is not a JSON object raises ValueError."""
+    if isinstance(reply, JudgeAnswer):
+        return reply
+    if isinstance(reply, Mapping):
+        return JudgeAnswer(dict(reply))
+    if isinstance(reply, (str, bytes)):
+        parsed = orjson.loads(reply)  # raises orjson.JSONDecodeError, a ValueError
+        if not isinstance(parsed, dict):
+            raise ValueError(f"the answer is JSON {type(parsed).__name__}, not an object")
+        return JudgeAnswer(parsed)
+    raise ValueError(f"a judge must return a dict or JSON text, got {type(reply).__name__}")
+
+
+def problem_with(answer: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
+    """What makes ``answer`` break ``schema``, or None when it follows it."""
+    from jsonschema import Draft202012Validator
+
+    error = next(iter(Draft202012Validator(schema).iter_errors(answer)), None)
+    if error is None:
+        return None
+    where = "/".join(str(part) for part in error.absolute_path) or "the answer"
+    return f"{where}: {error.message}"
+
+
+def _repair_request(request: JudgeRequest, reply: str, problem: str) -> JudgeRequest:
+    correction = (
+        f"Your answer could not be used: {problem}. Reply again with only a JSON object "
+        "that follows the schema."
+    )
+    messages = (
+        *request.messages,
+        {"role": "assistant", "content": reply},
+        {"role": "user", "content": correction},
+    )
+    return replace(request, messages=messages)
+
+
+async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
+    """The judge's answer to ``request``, checked against its schema.
+
+    A reply that is not JSON, or breaks the schema, is shown to the judge once with the
+    problem; if the second reply fails too, JudgeError says why. Usage adds up over both.
+    """
+    usage = Usage()
+    current = request
+    for attempt in (1, 2):
+        reply = await judge(current)
+        if isinstance(reply, JudgeAnswer):
+            usage = usage + reply.usage
+        try:
+            answer = _normalise(reply)
+            problem = problem_with(answer.data, request.schema)
+        except ValueError as error:
+            problem = f"not a JSON object ({error})"
+        if problem is None:
+            return JudgeAnswer(answer.data, usage)
+        if attempt == 2:
+            raise JudgeError(f"{request.prompt}: the judge's answer is unusable: {problem}")
+        text = (
+            reply
+            if isinstance(reply, str)
+            else orjson.dumps(
+                reply.data if isinstance(reply, JudgeAnswer) else reply, default=str
+            ).decode()
+        )
+        current = _repair_request(request, text, problem)
+    raise AssertionError("unreachable")
