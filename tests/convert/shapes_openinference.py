@@ -74,9 +74,9 @@ def tool_attributes(name: str, call_id: str | None, arguments: Any, result: str)
     return attributes
 
 
-def as_openinference(messages: list[Any]) -> dict[str, Any]:
+def as_openinference(messages: list[Any], recorder: Recorder | None = None) -> dict[str, Any]:
     """One trace: an AGENT span holding one LLM span per AI turn and one TOOL span per call."""
-    recorder = Recorder()
+    recorder = recorder or Recorder()
     root = recorder.open("agent", {KIND: OpenInferenceSpanKindValues.AGENT.value})
     history: list[Any] = []
     for message in messages:

@@ -13,7 +13,7 @@ from google.protobuf.json_format import MessageToDict
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Span
@@ -35,9 +35,13 @@ def hex_ids(document: dict[str, Any]) -> dict[str, Any]:
 class Recorder:
     """A tracer with a fake clock; its finished spans become one OTLP JSON document."""
 
-    def __init__(self) -> None:
+    def __init__(self, attribute_limit: int = 100_000) -> None:
         self.exporter = InMemorySpanExporter()
-        provider = TracerProvider(resource=Resource.create({"service.name": "tracegrade-tests"}))
+        provider = TracerProvider(
+            resource=Resource.create({"service.name": "tracegrade-tests"}),
+            # long conversations flatten into more than the default 128 attributes
+            span_limits=SpanLimits(max_span_attributes=attribute_limit),
+        )
         provider.add_span_processor(SimpleSpanProcessor(self.exporter))
         self.tracer = provider.get_tracer("tracegrade.tests", "1.0")
         self.clock = 1_000_000

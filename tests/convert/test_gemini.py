@@ -409,10 +409,14 @@ def test_hosted_code_execution_is_a_call_and_its_result() -> None:
     code = ToolCall(name=CODE_EXECUTION, args={"code": "print(6*7)", "language": "PYTHON"})
     assert gemini([content]) == [
         AIMessage(content="Computing.\nIt is 42.", tool_calls=[code]),
-        ToolMessage(content="42\n", metadata={"name": CODE_EXECUTION}),
+        ToolMessage(
+            content="42\n",
+            metadata={"name": CODE_EXECUTION, "result_type": "code_execution_result"},
+        ),
     ]
     assert gemini([content], metadata=True)[1].metadata == {
         "name": CODE_EXECUTION,
+        "result_type": "code_execution_result",
         "outcome": "OUTCOME_OK",
     }
     assert gemini([content.model_dump()]) == gemini([content])  # enums in the dict form
@@ -445,7 +449,9 @@ def test_server_side_tool_call_and_response() -> None:
         AIMessage(
             content="", tool_calls=[ToolCall(name="GOOGLE_SEARCH_WEB", args={"q": "oslo"}, id="t1")]
         ),
-        ToolMessage(content='{"n":0}', tool_call_id="t1"),
+        ToolMessage(
+            content='{"n":0}', tool_call_id="t1", metadata={"result_type": "tool_response"}
+        ),
     ]
 
 

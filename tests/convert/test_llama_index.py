@@ -206,6 +206,15 @@ def test_roles_chatbot_model_developer_and_legacy_function() -> None:
     ]
 
 
+def test_a_tool_result_without_an_id_is_linked_by_its_name() -> None:
+    result = ChatMessage(role="tool", content="r", additional_kwargs={"name": "f"})
+    assert convert([result]) == [ToolMessage(content="r", metadata={"name": "f"})]
+    linked = ChatMessage(
+        role="tool", content="r", additional_kwargs={"tool_call_id": "c", "name": "f"}
+    )
+    assert convert([linked]) == [ToolMessage(content="r", tool_call_id="c")]
+
+
 def sdk_call(call_id: str, name: str, arguments: str) -> ChatCompletionMessageToolCall:
     return ChatCompletionMessageToolCall(
         id=call_id, type="function", function={"name": name, "arguments": arguments}

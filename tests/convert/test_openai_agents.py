@@ -165,7 +165,7 @@ def test_metadata_keeps_agents_handoffs_responses_and_reasoning() -> None:
     assert routing.metadata is not None
     assert routing.metadata["response_id"] == "resp_1" and routing.metadata["agent"] == "Triage"
     assert {k: routing.metadata["usage"][k] for k in USAGE} == USAGE
-    assert routing.metadata["reasoning_items"] == [
+    assert routing.metadata["thinking"] == [
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "route"}]}
     ]
     assert routing.metadata["items"] == [

@@ -235,7 +235,7 @@ def test_metadata_keeps_response_fields_items_reasoning_and_system() -> None:
         "created_at": 1700000000,
     }
     assert first.metadata["usage"]["total_tokens"] == 21
-    assert first.metadata["reasoning_items"] == [
+    assert first.metadata["thinking"] == [
         {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "plan"}]}
     ]
     assert first.metadata["items"] == [
@@ -411,7 +411,7 @@ def test_each_response_is_its_own_turn_even_when_empty() -> None:
     ]
     only_reasoning = responses([response(REASONING)], metadata=True)
     assert only_reasoning[0].content == "" and only_reasoning[0].metadata is not None
-    assert only_reasoning[0].metadata["reasoning_items"][0]["id"] == "rs_1"
+    assert only_reasoning[0].metadata["thinking"][0]["id"] == "rs_1"
 
 
 def test_loose_reasoning_waits_for_the_next_message() -> None:
@@ -419,7 +419,7 @@ def test_loose_reasoning_waits_for_the_next_message() -> None:
     plain_form = responses(items)
     assert plain_form == [HumanMessage(content="q"), AIMessage(content="a")]
     assert responses(items, metadata=True)[1].metadata == {
-        "reasoning_items": [
+        "thinking": [
             {
                 "type": "reasoning",
                 "id": "rs_1",
@@ -430,9 +430,7 @@ def test_loose_reasoning_waits_for_the_next_message() -> None:
     }
     trailing = responses([{"role": "user", "content": "q"}, REASONING], metadata=True)
     assert trailing == [
-        HumanMessage(
-            content="q", metadata={"reasoning_items": [REASONING.model_dump(exclude_none=True)]}
-        )
+        HumanMessage(content="q", metadata={"thinking": [REASONING.model_dump(exclude_none=True)]})
     ]
     assert responses([{"role": "user", "content": "q"}, REASONING]) == [HumanMessage(content="q")]
 

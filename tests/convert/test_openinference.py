@@ -311,7 +311,28 @@ def test_legacy_function_calls_model_role_and_non_text_contents() -> None:
     ]
     with_metadata = openinference(recorder.document(), metadata=True)
     assert with_metadata[3].metadata is not None
-    assert with_metadata[3].metadata["reasoning"] == ["it is a cat"]
+    assert with_metadata[3].metadata["thinking"] == [{"type": "reasoning", "text": "it is a cat"}]
+
+
+def test_a_tool_result_without_an_id_is_linked_by_its_name() -> None:
+    recorder = Recorder()
+    recorder.span(
+        "llm",
+        {
+            KIND: LLM,
+            f"{INPUT}.0.{ROLE}": "tool",
+            f"{INPUT}.0.{MessageAttributes.MESSAGE_NAME}": "lookup",
+            f"{INPUT}.0.{CONTENT}": "cold",
+            f"{INPUT}.1.{ROLE}": "tool",
+            f"{INPUT}.1.{MessageAttributes.MESSAGE_NAME}": "lookup",
+            f"{INPUT}.1.{MessageAttributes.MESSAGE_TOOL_CALL_ID}": "c1",
+            f"{INPUT}.1.{CONTENT}": "warm",
+        },
+    )
+    assert openinference(recorder.document()) == [
+        ToolMessage(content="cold", metadata={"name": "lookup"}),
+        ToolMessage(content="warm", tool_call_id="c1"),
+    ]
 
 
 def test_invalid_arguments_raise_or_are_kept() -> None:
@@ -392,3 +413,31 @@ def test_several_traces_need_read_otlp() -> None:
         openinference(recorder.document())
     found = read_otlp(recorder.document(), format="openinference")
     assert [c.messages for c in found] == [STANDARD, STANDARD]
+
+
+def test_spans_over_the_attribute_limit_raise_instead_of_losing_messages() -> None:
+    turns = [HumanMessage(content=f"question {n}") for n in range(40)]
+    conversation: list[Any] = []
+    for turn in turns:
+        conversation += [turn, AIMessage(content="answer")]
+    # the SDK's default limit (128 attributes) drops the oldest messages of later spans
+    document = as_openinference(conversation, Recorder(attribute_limit=128))
+    with pytest.raises(ConversionError, match=r"dropped \d+ of its attributes"):
+        convert_messages(document, source="openinference")
+    assert convert_messages(as_openinference(conversation), source="openinference") == conversation
+
+
+def test_numbered_entries_with_a_gap_raise() -> None:
+    conversation = [HumanMessage(content=text) for text in "ab"]
+    document = as_openinference(
+        [conversation[0], AIMessage(content="1"), conversation[1], AIMessage(content="2")]
+    )
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    llm = [span for span in spans if span["name"] == "ChatCompletion"][-1]
+    llm["attributes"] = [
+        attribute
+        for attribute in llm["attributes"]
+        if not attribute["key"].startswith("llm.input_messages.0.")
+    ]
+    with pytest.raises(ConversionError, match=r"llm\.input_messages: entry 0 is missing"):
+        convert_messages(document, source="openinference")

@@ -621,7 +621,7 @@ def test_parts_that_are_not_text_and_reasoning() -> None:
         AIMessage(content="a cat"),
     ]
     full = convert_messages(recorder.document(), source="otel", metadata=True)
-    assert full[1].metadata is not None and full[1].metadata["reasoning"] == ["think"]
+    assert full[1].metadata is not None and full[1].metadata["thinking"] == [thought]
 
 
 def test_tool_results_inside_a_user_message_come_before_its_text() -> None:
@@ -739,6 +739,15 @@ def test_malformed_files_and_documents(tmp_path: Any) -> None:
         read_otlp(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="group_by"):
         read_otlp({"resourceSpans": []}, group_by="session")  # type: ignore[arg-type]
+
+
+def test_files_convert_messages_cannot_read_are_conversion_errors(tmp_path: Any) -> None:
+    with pytest.raises(ConversionError, match=r"cannot read the OTLP file .*missing.json"):
+        convert_messages(str(tmp_path / "missing.json"), source="otel")
+    with pytest.raises(ConversionError, match=r"cannot read the OTLP file"):
+        convert_messages(tmp_path, source="openinference")
+    with pytest.raises(FileNotFoundError):  # read_otlp reads files as open() does
+        read_otlp(tmp_path / "missing.json")
 
 
 def test_trace_conversation_is_a_plain_frozen_record() -> None:

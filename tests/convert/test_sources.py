@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 from anthropic.types import Message as AnthropicMessage
 from langchain_core import messages as lc
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_openai
@@ -172,6 +175,31 @@ def test_openai_custom_tool_call_reads_its_text_input() -> None:
         )
 
 
+def test_openai_refusal_is_what_the_model_said() -> None:
+    refused = ChatCompletionMessage(role="assistant", content=None, refusal="I can't help.")
+    assert convert_messages([refused]) == [AIMessage(content="I can't help.")]
+    assert convert_messages([refused.model_dump()], metadata=True)[0].metadata is None
+
+
+@pytest.mark.parametrize(
+    ("message", "found"),
+    [
+        ({"role": "assistant", "content": None, "tool_calls": 5}, r"tool_calls: expected a list"),
+        ({"role": "user", "content": [{"type": {"a": 1}}]}, None),
+        ({"role": "user", "content": [{"type": ["text"], "text": "x"}]}, None),
+    ],
+)
+def test_openai_malformed_fields_raise_conversion_errors(
+    message: dict[str, Any], found: str | None
+) -> None:
+    try:
+        converted = convert_messages([message], source="openai")
+    except ConversionError as error:
+        assert found is not None and re.search(found, str(error))
+    else:  # a part of no known type is kept, not read
+        assert converted[0].metadata == {"content_parts": message["content"]}
+
+
 def test_export_never_invents_ids() -> None:
     exported = to_openai(
         [AIMessage(content="", tool_calls=[ToolCall(name="f", args={})]), ToolMessage(content="r")]
@@ -266,6 +294,111 @@ def test_anthropic_server_tool_call_and_result() -> None:
     assert converted[1].metadata == {"result_type": "web_search_tool_result"}
 
 
+def test_anthropic_server_tool_results_given_as_objects() -> None:
+    code_result = {
+        "type": "code_execution_result",
+        "stdout": "1\n",
+        "stderr": "",
+        "return_code": 0,
+        "content": [],
+    }
+    search_error = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+    response = AnthropicMessage.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [
+                {"type": "server_tool_use", "id": "s1", "name": "code_execution", "input": {}},
+                {"type": "code_execution_tool_result", "tool_use_id": "s1", "content": code_result},
+                {"type": "server_tool_use", "id": "s2", "name": "web_search", "input": {"q": 1}},
+                {"type": "web_search_tool_result", "tool_use_id": "s2", "content": search_error},
+            ],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
+    _, code, search = convert_messages([response])
+    assert code == ToolMessage(
+        content="",
+        tool_call_id="s1",
+        metadata={"content_parts": [code_result], "result_type": "code_execution_tool_result"},
+    )
+    assert search.metadata == {
+        "content_parts": [search_error],
+        "result_type": "web_search_tool_result",
+    }
+
+
+def test_anthropic_container_uploads_are_content_parts() -> None:
+    upload = {"type": "container_upload", "file_id": "file_1"}
+    response = AnthropicMessage.model_validate(
+        {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-x",
+            "content": [{"type": "text", "text": "Saved."}, upload],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+    )
+    request = {"role": "user", "content": [{"type": "text", "text": "Use it."}, upload]}
+    assert convert_messages([response, request], source="anthropic") == [
+        AIMessage(content="Saved.", metadata={"content_parts": [upload]}),
+        HumanMessage(content="Use it.", metadata={"content_parts": [upload]}),
+    ]
+
+
+def test_anthropic_request_with_its_system_prompt() -> None:
+    request = {
+        "model": "claude-x",
+        "max_tokens": 10,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "messages": [{"role": "user", "content": "hi"}],
+    }
+    assert convert_messages(request, source="anthropic", metadata=True) == [
+        HumanMessage(
+            content="hi",
+            metadata={
+                "request": {"model": "claude-x", "max_tokens": 10},
+                "system": [{"role": "system", "content": "Be brief."}],
+            },
+        )
+    ]
+
+
+def test_anthropic_block_fields_are_kept_with_metadata() -> None:
+    citation = {"type": "char_location", "cited_text": "x", "document_index": 0}
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "text": "Cited.", "citations": [citation]},
+            {"type": "mcp_tool_use", "id": "m1", "name": "f", "input": {}, "server_name": "s"},
+        ],
+    }
+    assert convert_messages([message], source="anthropic")[0].metadata is None
+    assert convert_messages([message], source="anthropic", metadata=True)[0].metadata == {
+        "block_fields": [
+            {"block": 0, "citations": [citation]},
+            {"block": 1, "type": "mcp_tool_use", "server_name": "s"},
+        ]
+    }
+
+
+def test_anthropic_text_that_is_not_text_is_an_error() -> None:
+    for role in ("user", "assistant"):
+        with pytest.raises(
+            ConversionError, match=r"message 0 \(role .*\) block 0: text must be a string"
+        ):
+            convert_messages(
+                [{"role": role, "content": [{"type": "text", "text": 7}]}], "anthropic"
+            )
+
+
 # --- LangChain / LangGraph ------------------------------------------------------------
 
 
@@ -342,6 +475,85 @@ def test_langgraph_state_and_block_content() -> None:
 def test_langchain_unknown_type_is_named() -> None:
     with pytest.raises(ConversionError, match="message 0: unknown LangChain message type 'robot'"):
         convert_messages([{"type": "robot", "content": "x"}], source="langchain")
+
+
+def test_langchain_invalid_call_given_in_additional_kwargs_too_counts_once() -> None:
+    raw = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{bad"}}
+    ai = lc.AIMessage(content="", additional_kwargs={"tool_calls": [raw]})
+    assert ai.tool_calls == [] and len(ai.invalid_tool_calls) == 1  # langchain parsed it
+    with pytest.raises(ConversionError, match=r"invalid_tool_calls\[0\] \(f\)"):
+        convert_messages([ai])
+    kept = convert_messages([ai], invalid_arguments="keep")[0].tool_calls
+    assert kept == [ToolCall(name="f", args={}, id="c1", unparsed_args="{bad")]
+
+
+def test_langchain_legacy_function_call_in_additional_kwargs() -> None:
+    call = {"name": "f", "arguments": '{"x": 1}'}
+    ai = lc.AIMessage(content="", additional_kwargs={"function_call": call})
+    assert convert_messages([ai], metadata=True) == [
+        AIMessage(content="", tool_calls=[ToolCall(name="f", args={"x": 1})])
+    ]
+
+
+def test_langchain_responses_blocks_restating_calls_and_reasoning() -> None:
+    ai = lc.AIMessage(
+        content=[
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"type": "text", "text": "Checking."},
+            {
+                "type": "function_call",
+                "id": "fc_1",
+                "call_id": "c1",
+                "name": "f",
+                "arguments": "{}",
+            },
+        ],
+        tool_calls=[{"name": "f", "args": {}, "id": "c1"}],
+    )
+    assert convert_messages([ai]) == [
+        AIMessage(content="Checking.", tool_calls=[ToolCall(name="f", args={}, id="c1")])
+    ]
+    thinking = {"type": "reasoning", "id": "rs_1", "summary": []}
+    assert convert_messages([ai], metadata=True)[0].metadata == {"thinking": [thinking]}
+
+
+def test_langchain_chat_message_role_is_read_not_kept() -> None:
+    message = lc.ChatMessage(role="assistant", content="hi", id="m1")
+    assert convert_messages([message.model_dump()], metadata=True) == [
+        AIMessage(content="hi", metadata={"id": "m1"})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("message", "found"),
+    [
+        ({"type": "ai", "content": "", "tool_calls": 5}, r"tool_calls: expected a list"),
+        ({"type": "ai", "content": "", "invalid_tool_calls": 5}, r"invalid_tool_calls: expected"),
+        ({"type": "ai", "content": "", "additional_kwargs": [1]}, r"'additional_kwargs' must be"),
+        ({"type": "ai", "content": "", "additional_kwargs": {"tool_calls": 1.5}}, r"expected a"),
+        ({"type": "chat", "role": ["user"], "content": "x"}, r"unknown ChatMessage role"),
+        ({"type": "human", "content": [{"type": {"a": 1}}]}, None),
+    ],
+)
+def test_langchain_malformed_fields_raise_conversion_errors(
+    message: dict[str, Any], found: str | None
+) -> None:
+    try:
+        converted = convert_messages([message], source="langchain")
+    except ConversionError as error:
+        assert found is not None and re.search(found, str(error))
+    else:  # a block of no known type is kept, not read
+        assert found is None and converted[0].metadata == {"content_parts": message["content"]}
+
+
+def test_langchain_call_blocks_with_ids_that_are_not_text() -> None:
+    ai = {
+        "type": "ai",
+        "content": [{"type": "tool_use", "id": ["x"], "name": "f", "input": {}}],
+        "tool_calls": [{"name": "f", "args": {}, "id": "c1"}],
+    }
+    converted = convert_messages([ai], source="langchain")
+    assert converted[0].metadata == {"content_parts": ai["content"]}
 
 
 # --- detection ------------------------------------------------------------------------

@@ -76,7 +76,10 @@ def test_swarm_response_object_and_dict() -> None:
 def test_swarm_metadata_keeps_sender_tool_name_and_handoff() -> None:
     converted = convert_messages(handoff_run(), source="swarm", metadata=True)
     assert converted[1].metadata == {"sender": "Triage"}
-    assert converted[2].metadata == {"tool_name": "transfer_to_sales", "handoff_to": "Sales"}
+    assert converted[2].metadata == {
+        "tool_name": "transfer_to_sales",
+        "handoff": {"from": "Triage", "to": "Sales"},
+    }
     assert converted[4].metadata == {"tool_name": "order"}
     assert converted[5].metadata == {"sender": "Sales"}
 

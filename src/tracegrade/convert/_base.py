@@ -3,10 +3,12 @@ and the builder that collects messages and sets system prompts aside."""
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import Enum
+from typing import Any, Literal, TypeVar
 
 import orjson
 from pydantic import ValidationError
@@ -17,6 +19,7 @@ from ..messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
 AnyMessage = HumanMessage | AIMessage | ToolMessage
 InvalidArguments = Literal["raise", "keep"]
+T = TypeVar("T")
 
 
 class ConversionError(InputError):
@@ -39,6 +42,31 @@ def plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return dataclasses.asdict(value)
     return value
+
+
+def not_one_of(where: str, what: str, data: Mapping[str, Any]) -> ConversionError:
+    """The error for an item that is none of ``what`` (naming the keys it has)."""
+    found = ", ".join(map(repr, data)) or "none"
+    return ConversionError(f"{where}: not {what} (keys: {found})")
+
+
+def plain_data(
+    value: Any,
+    bytes_text: Callable[[bytes], bytes] = base64.b64encode,
+    dump: Callable[[Any], Any] = plain,
+) -> Any:
+    """``value`` as plain JSON-ready data at any depth: objects as ``dump`` gives them
+    (dicts), bytes as base64 text (``bytes_text`` picks the alphabet), enums as values."""
+    if isinstance(value, Mapping):
+        return {key: plain_data(item, bytes_text, dump) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain_data(item, bytes_text, dump) for item in value]
+    if isinstance(value, (bytes, bytearray)):
+        return bytes_text(bytes(value)).decode()
+    if isinstance(value, Enum):
+        return value.value
+    dumped = dump(value)
+    return value if dumped is value else plain_data(dumped, bytes_text, dump)
 
 
 def record(value: Any, where: str) -> dict[str, Any]:
@@ -86,6 +114,22 @@ def make_call(name: Any, raw_args: Any, call_id: Any, where: str, options: Optio
     return ToolCall(name=name, args=args, id=call_id, unparsed_args=unparsed)
 
 
+def string(value: Any, where: str, what: str) -> str:
+    """``value`` when it is text, else a ConversionError saying ``what`` it should be."""
+    if not isinstance(value, str):
+        raise ConversionError(f"{where}: {what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def listed(value: Any, where: str) -> list[Any]:
+    """A list field; absent (``None``) is empty, anything but a list a ConversionError."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)):
+        raise ConversionError(f"{where}: expected a list, got {type(value).__name__}")
+    return list(value)
+
+
 def without(data: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     """``data`` less ``keys`` and less empty values: what a converter keeps as metadata."""
     return {
@@ -116,14 +160,12 @@ def flatten_text(
     kinds = set(text_types)
     for index, part in enumerate(content):
         part = plain(part)
+        kind = part.get("type") if isinstance(part, Mapping) else None
         if isinstance(part, str):
             texts.append(part)
-        elif isinstance(part, Mapping) and part.get("type") in kinds:
-            key = "refusal" if part.get("type") == "refusal" else "text"
-            text = part.get(key)
-            if not isinstance(text, str):
-                raise ConversionError(f"{where}: content part {index} has no text")
-            texts.append(text)
+        elif isinstance(kind, str) and kind in kinds:
+            key = "refusal" if kind == "refusal" else "text"
+            texts.append(string(part.get(key), f"{where} content part {index}", f"its {key}"))
         else:
             others.append(part)
     return "\n".join(texts), others
@@ -169,13 +211,39 @@ class Builder:
         """Convert each item with ``handle(index, data, self)``; a value the standard model
         rejects becomes a ConversionError naming the message."""
         for index, item in enumerate(items):
-            data = record(item, f"message {index}")
-            try:
-                handle(index, data, self)
-            except ValidationError as error:
-                found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in problems(error))
-                raise ConversionError(f"message {index}: {found}") from None
+            where = f"message {index}"
+            checked(where, handle, index, record(item, where), self)
         return self.finish()
+
+    def attach(self, start: int, extra: Mapping[str, Any] | None) -> None:
+        """Add ``extra`` to the metadata of the first message added since ``start`` (a
+        turn's own fields, when it produced only tool results)."""
+        if extra and len(self.messages) > start:
+            first = self.messages[start]
+            first.metadata = {**(first.metadata or {}), **extra}
+
+    def read_request(
+        self, data: Mapping[str, Any], where: str, read: Callable[[dict[str, Any], str], None]
+    ) -> None:
+        """A request's ``messages``, each read with ``read(message, where)``; its fields but
+        ``messages`` and ``system`` (which the caller sets aside) kept as :meth:`keep_request`
+        does."""
+        messages = data.get("messages")
+        if not isinstance(messages, (list, tuple)):
+            raise ConversionError(
+                f"{where}: 'messages' must be a list, got {type(messages).__name__}"
+            )
+        start = len(self.messages)
+        for index, message in enumerate(messages):
+            place = f"{where} messages[{index}]"
+            read(record(message, place), place)
+        self.keep_request(start, without(data, "messages", "system"))
+
+    def keep_request(self, start: int, fields: Mapping[str, Any]) -> None:
+        """With ``metadata``, a request's own fields (model, settings, tools ...) under
+        ``request`` on the first message read from it (added since ``start``)."""
+        if fields and self.options.metadata:
+            self.attach(start, {"request": dict(fields)})
 
     def finish(self) -> list[AnyMessage]:
         if self.options.metadata and self.system and self.messages:
@@ -189,8 +257,38 @@ def parts_metadata(others: list[Any]) -> dict[str, Any] | None:
     return {"content_parts": others} if others else None
 
 
-def text_of(value: Any) -> str:
-    """A tool result given as text, parts, or any JSON value, as text."""
+def text_of(value: Any, where: str) -> str:
+    """A tool result given as text or any JSON value, as text; a value JSON cannot hold
+    (non-text keys, integers beyond 64 bits) is a ConversionError naming ``where``."""
     if isinstance(value, str):
         return value
-    return orjson.dumps(value, default=str).decode()
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError as error:  # orjson.JSONEncodeError
+        raise ConversionError(f"{where}: the value cannot be written as text ({error})") from None
+
+
+def pruned(value: Any) -> Any:
+    """``value`` less the keys set to ``None`` at any depth: SDK objects write every field
+    they do not have as ``None``, their dict forms leave it out."""
+    if isinstance(value, Mapping):
+        return {key: pruned(inner) for key, inner in value.items() if inner is not None}
+    if isinstance(value, list):
+        return [pruned(inner) for inner in value]
+    return value
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut short: how a found value is named in an error."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def checked(where: str, build: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``build(*args, **kwargs)``, with a value the standard model rejects raised as a
+    ConversionError naming ``where``."""
+    try:
+        return build(*args, **kwargs)
+    except ValidationError as error:
+        found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in problems(error))
+        raise ConversionError(f"{where}: {found}") from None

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from ._base import ConversionError, without
+from ._base import ConversionError, listed, string, without
 
 # --- documents ------------------------------------------------------------------------
 
@@ -67,6 +67,15 @@ def documents(source: Any) -> list[tuple[str, Any]]:
     )
 
 
+def items_of(obj: Any) -> list[Any]:
+    """The OTLP documents of ``obj`` (a document, a list of them, JSON text or a file path)
+    for ``convert_messages``, where a file that cannot be read is a ConversionError too."""
+    try:
+        return [document for _, document in documents(obj)]
+    except OSError as error:  # a missing file, a folder, text that is no file name ...
+        raise ConversionError(f"cannot read the OTLP file {str(obj)!r}: {error}") from None
+
+
 # --- values ----------------------------------------------------------------------------
 
 
@@ -76,14 +85,6 @@ def get(data: Mapping[str, Any], *names: str) -> Any:
         if name in data:
             return data[name]
     return None
-
-
-def _listed(value: Any, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise ConversionError(f"{where}: expected a list, got {type(value).__name__}")
-    return value
 
 
 def _mapping(value: Any, where: str) -> Mapping[str, Any]:
@@ -161,12 +162,6 @@ def _int64(inner: Any, where: str) -> int:
     return number
 
 
-def _string(inner: Any, where: str) -> str:
-    if not isinstance(inner, str):
-        raise ConversionError(f"{where}: expected text, got {type(inner).__name__}")
-    return inner
-
-
 def _boolean(inner: Any, where: str) -> bool:
     if not isinstance(inner, bool):
         raise ConversionError(f"{where}: expected true or false, got {inner!r}")
@@ -174,7 +169,7 @@ def _boolean(inner: Any, where: str) -> bool:
 
 
 def _bytes(inner: Any, where: str) -> str:
-    text = _string(inner, where)
+    text = string(inner, where, "the value")
     try:
         base64.b64decode(text, validate=True)
     except ValueError:  # binascii.Error, or text that is not ASCII
@@ -183,7 +178,7 @@ def _bytes(inner: Any, where: str) -> str:
 
 
 def _array(inner: Any, where: str) -> list[Any]:
-    values = _listed(_mapping(inner, where).get("values"), f"{where}.values")
+    values = listed(_mapping(inner, where).get("values"), f"{where}.values")
     return [any_value(item, f"{where}[{index}]") for index, item in enumerate(values)]
 
 
@@ -192,7 +187,7 @@ def _kvlist(inner: Any, where: str) -> dict[str, Any]:
 
 
 _VALUE_READERS: dict[str, Callable[[Any, str], Any]] = {
-    "string": _string,
+    "string": lambda inner, where: string(inner, where, "the value"),
     "int": _int64,
     "double": _double,
     "bool": _boolean,
@@ -205,7 +200,7 @@ _VALUE_READERS: dict[str, Callable[[Any, str], Any]] = {
 def key_values(items: Any, where: str) -> dict[str, Any]:
     """A list of ``{"key", "value": AnyValue}`` as a dict."""
     out: dict[str, Any] = {}
-    for index, item in enumerate(_listed(items, where)):
+    for index, item in enumerate(listed(items, where)):
         entry = _mapping(item, f"{where}[{index}]")
         key = entry.get("key")
         if not isinstance(key, str):
@@ -286,6 +281,7 @@ class Span:
     resource: dict[str, Any]
     scope: dict[str, Any]
     order: int
+    dropped_attributes: int = 0
 
     @property
     def label(self) -> str:
@@ -307,7 +303,7 @@ def _scope(data: Any, where: str) -> dict[str, Any]:
 
 def _events(data: Any, span_where: str) -> tuple[Event, ...]:
     events = []
-    for index, item in enumerate(_listed(data, f"{span_where} events")):
+    for index, item in enumerate(listed(data, f"{span_where} events")):
         where = f"{span_where} event {index}"
         event = _mapping(item, where)
         name = event.get("name")
@@ -363,11 +359,17 @@ def _span(
         resource=resource,
         scope=scope,
         order=order,
+        dropped_attributes=_dropped(span, label),
     )
 
 
+def _dropped(span: Mapping[str, Any], label: str) -> int:
+    count = get(span, "droppedAttributesCount", "dropped_attributes_count")
+    return 0 if count is None else integer(count, f"{label} droppedAttributesCount")
+
+
 def _scope_spans(resource_spans: Mapping[str, Any], where: str) -> list[Any]:
-    return _listed(
+    return listed(
         get(
             resource_spans,
             "scopeSpans",
@@ -385,7 +387,7 @@ def _document_spans(document: Any, where: str, start: int) -> Iterator[Span]:
     if batches is None:
         raise ConversionError(f"{where}: not an OTLP trace document (no 'resourceSpans')")
     order = start
-    for index, item in enumerate(_listed(batches, f"{where} resourceSpans")):
+    for index, item in enumerate(listed(batches, f"{where} resourceSpans")):
         place = f"{where} resourceSpans[{index}]"
         batch = _mapping(item, place)
         resource = _mapping(batch.get("resource"), f"{place}.resource")
@@ -394,7 +396,7 @@ def _document_spans(document: Any, where: str, start: int) -> Iterator[Span]:
             inner = f"{place}.scopeSpans[{number}]"
             block = _mapping(scoped, inner)
             scope = _scope(get(block, "scope", "instrumentationLibrary"), f"{inner}.scope")
-            for position, span in enumerate(_listed(block.get("spans"), f"{inner}.spans")):
+            for position, span in enumerate(listed(block.get("spans"), f"{inner}.spans")):
                 yield _span(span, f"{inner}.spans[{position}]", attributes, scope, order)
                 order += 1
 

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import orjson
-from pydantic import ValidationError
 
-from .._validation import problems
 from ..messages import AIMessage, ToolCall, ToolMessage
-from ._base import AnyMessage, Builder, ConversionError, Options, make_call, text_of, without
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    Options,
+    checked,
+    make_call,
+    text_of,
+    without,
+)
 from ._otlp import Span, read_spans
 
 GroupBy = Literal["trace", "conversation"]
-T = TypeVar("T")
 
 # --- steps -------------------------------------------------------------------------------
 
@@ -69,15 +75,6 @@ class Format:
     name: str
     conversation_attribute: str
     read_step: StepReader
-
-
-def checked(where: str, build: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """``build(*args)``, with a value the standard model rejects as a ConversionError."""
-    try:
-        return build(*args, **kwargs)
-    except ValidationError as error:
-        found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in problems(error))
-        raise ConversionError(f"{where}: {found}") from None
 
 
 def read_json(value: Any, where: str) -> Any:
@@ -163,6 +160,24 @@ def _distinct(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+_GENAI_PREFIXES = ("gen_ai.", "llm.", "openinference.", "tool.", "tool_call.")
+
+
+def _read(span: Span, form: Format, options: Options) -> Step | None:
+    """The span's step. A GenAI span that lost attributes to the exporter's limit raises:
+    what it lost may be messages, calls, or the very attribute that marks its kind."""
+    step = form.read_step(span, options)
+    if span.dropped_attributes and (
+        step is not None or any(key.startswith(_GENAI_PREFIXES) for key in span.attributes)
+    ):
+        raise ConversionError(
+            f"{span.label}: the exporter dropped {span.dropped_attributes} of its attributes "
+            "(over its attribute count limit), so its messages may be incomplete; raise the "
+            "limit (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT) where the trace is recorded"
+        )
+    return step
+
+
 def conversations(
     source: Any, form: Format, group_by: GroupBy, options: Options
 ) -> list[TraceConversation]:
@@ -170,7 +185,7 @@ def conversations(
     trace that names no conversation form a group of their own, keyed by the trace id)."""
     spans = read_spans(source)
     by_id = {(span.trace_id, span.span_id): span for span in spans}
-    steps = [step for span in spans if (step := form.read_step(span, options)) is not None]
+    steps = [step for span in spans if (step := _read(span, form, options)) is not None]
     groups: dict[tuple[str, str], list[Step]] = {}
     if group_by == "trace":
         for step in steps:
@@ -374,7 +389,7 @@ class _Conversation:
 
     def _result(self, step: ToolStep, call_id: str | None) -> _Entry:
         span = step.span
-        text = text_of(step.result)
+        text = text_of(step.result, span.label)
         message = checked(span.label, ToolMessage, content=text, tool_call_id=call_id)
         self.stamp(message, span, step.extra)
         return _Entry(message, message_key(message), span.end, span)

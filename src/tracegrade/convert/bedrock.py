@@ -16,7 +16,6 @@ their bytes as base64 text. With ``metadata=True``, ``reasoningContent`` is kept
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,9 +27,12 @@ from ._base import (
     ConversionError,
     Options,
     make_call,
+    not_one_of,
     parts_metadata,
-    plain,
+    plain_data,
     record,
+    shown,
+    string,
     text_of,
     without,
 )
@@ -54,19 +56,6 @@ _RESULT_MEDIA = frozenset({"image", "document", "video", "searchResult"})
 _ROLES = ("user", "assistant", "system")
 
 
-def _data(value: Any) -> Any:
-    """``value`` as plain JSON-ready data: bytes (image, document and video sources,
-    redacted reasoning) as base64 text, as the Converse API carries them in JSON."""
-    if isinstance(value, Mapping):
-        return {key: _data(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_data(item) for item in value]
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode()
-    dumped = plain(value)
-    return value if dumped is value else _data(dumped)
-
-
 def _member(block: Any, where: str, kinds: frozenset[str]) -> tuple[str, Any]:
     """A union block's one member, as ``(kind, value)``."""
     if not isinstance(block, Mapping):
@@ -79,25 +68,6 @@ def _member(block: Any, where: str, kinds: frozenset[str]) -> tuple[str, Any]:
     if kind not in kinds:
         raise ConversionError(f"{where}: unknown block type {kind!r}")
     return kind, value
-
-
-def _shown(value: Any) -> str:
-    """``repr(value)``, cut short: how a found value is named in an error."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _string(value: Any, where: str, what: str) -> str:
-    if not isinstance(value, str):
-        raise ConversionError(f"{where}: {what} must be a string, got {type(value).__name__}")
-    return value
-
-
-def _text(value: Any, where: str) -> str:
-    try:
-        return text_of(value)
-    except TypeError as error:
-        raise ConversionError(f"{where}: cannot write the value as text ({error})") from None
 
 
 def _blocks(content: Any, where: str) -> list[Any]:
@@ -130,7 +100,7 @@ def _sort(blocks: list[Any], where: str, role: str, options: Options) -> _Turn:
         kind, value = _member(block, place, _KINDS)
         if kind == "text":
             turn.has_text = True
-            turn.texts.append(_string(value, place, "text"))
+            turn.texts.append(string(value, place, "text"))
         elif kind in _MEDIA:
             turn.media.append(block)
         elif kind == "toolUse":
@@ -152,7 +122,7 @@ def _sort(blocks: list[Any], where: str, role: str, options: Options) -> _Turn:
 
 def _call(value: Any, where: str, turn: _Turn, index: int, options: Options) -> ToolCall:
     use = record(value, f"{where} toolUse")
-    call_id = _string(use.get("toolUseId"), where, "a toolUse's toolUseId")
+    call_id = string(use.get("toolUseId"), where, "a toolUse's toolUseId")
     call = make_call(use.get("name"), use.get("input"), call_id, where, options)
     rest = without(use, "toolUseId", "name", "input")
     if rest:
@@ -169,7 +139,7 @@ def _guard(value: Any, block: Any, where: str, turn: _Turn) -> None:
         return
     inner = record(text, f"{where} guardContent.text")
     turn.has_text = True
-    turn.texts.append(_string(inner.get("text"), where, "guardContent.text.text"))
+    turn.texts.append(string(inner.get("text"), where, "guardContent.text.text"))
     turn.keep("guard_content", guard)
 
 
@@ -179,7 +149,7 @@ def _citations(value: Any, where: str, turn: _Turn) -> None:
     for index, item in enumerate(_blocks(cited.get("content") or [], where)):
         place = f"{where} citationsContent.content[{index}]"
         turn.has_text = True
-        turn.texts.append(_string(record(item, place).get("text"), place, "text"))
+        turn.texts.append(string(record(item, place).get("text"), place, "text"))
     for citation in _blocks(cited.get("citations") or [], where):
         turn.keep("citations", citation)
 
@@ -192,9 +162,9 @@ def _result_content(content: Any, where: str) -> tuple[str, list[Any]]:
         place = f"{where} content[{index}]"
         kind, value = _member(block, place, frozenset({"text", "json", *_RESULT_MEDIA}))
         if kind == "text":
-            texts.append(_string(value, place, "text"))
+            texts.append(string(value, place, "text"))
         elif kind == "json":
-            texts.append(_text(value, place))
+            texts.append(text_of(value, place))
         else:
             media.append(block)
     return "\n".join(texts), media
@@ -213,25 +183,13 @@ class _Reader:
         elif "role" in data or "content" in data:
             self._message(data, where)
         else:
-            found = ", ".join(map(repr, data)) or "none"
-            raise ConversionError(
-                f"{where}: not a Converse message, response or request (keys: {found})"
-            )
+            raise not_one_of(where, "a Converse message, response or request", data)
 
     def _request(self, data: dict[str, Any], where: str) -> None:
         system = data.get("system")
         if system is not None:
             self._system(_blocks(system, f"{where} system"), f"{where} system")
-        messages = data.get("messages")
-        if not isinstance(messages, list):
-            raise ConversionError(f"{where}: 'messages' must be a list")
-        start = len(self.builder.messages)
-        for index, message in enumerate(messages):
-            place = f"{where} messages[{index}]"
-            self._message(record(message, place), place)
-        rest = without(data, "messages", "system")
-        if rest and self.builder.options.metadata:
-            self._attach(start, {"request": rest})
+        self.builder.read_request(data, where, self._message)
 
     def _response(self, data: dict[str, Any], where: str) -> None:
         output = record(data.get("output"), f"{where} output")
@@ -248,7 +206,7 @@ class _Reader:
             place = f"{where} block {index}"
             kind, value = _member(block, place, _KINDS)
             if kind == "text":
-                texts.append(_string(value, place, "text"))
+                texts.append(string(value, place, "text"))
             else:
                 others.append(block)
         self.builder.add_system("system", "\n".join(texts), others)
@@ -259,7 +217,7 @@ class _Reader:
         role = data.get("role")
         if role not in _ROLES:
             raise ConversionError(
-                f"{where}: unknown role {_shown(role)}; expected user or assistant"
+                f"{where}: unknown role {shown(role)}; expected user or assistant"
             )
         where = f"{where} (role {role!r})"
         blocks = _blocks(data.get("content"), where)
@@ -280,19 +238,13 @@ class _Reader:
             if turn.has_text or turn.media:
                 self.builder.human("\n".join(turn.texts), meta)
             else:
-                self._attach(start, meta)
+                self.builder.attach(start, meta)
 
     def _result(self, result: dict[str, Any], where: str) -> None:
-        call_id = _string(result.get("toolUseId"), where, "a toolResult's toolUseId")
+        call_id = string(result.get("toolUseId"), where, "a toolResult's toolUseId")
         text, media = _result_content(result.get("content") or [], where)
         meta = self.builder.meta(result, "toolUseId", "content", extra=parts_metadata(media))
         self.builder.tool(text, call_id, meta)
-
-    def _attach(self, start: int, extra: dict[str, Any] | None) -> None:
-        """Add ``extra`` to the metadata of the first message read since ``start``."""
-        if extra and len(self.builder.messages) > start:
-            first = self.builder.messages[start]
-            first.metadata = {**(first.metadata or {}), **extra}
 
 
 def items_of(obj: Any) -> list[Any]:
@@ -306,4 +258,6 @@ def items_of(obj: Any) -> list[Any]:
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert Converse messages, responses and requests, in order."""
     reader = _Reader(Builder(options))
-    return reader.builder.run([_data(item) for item in items], reader.item)
+    # bytes (image, document and video sources, redacted reasoning) become base64 text,
+    # as the Converse API carries them in JSON
+    return reader.builder.run([plain_data(item) for item in items], reader.item)

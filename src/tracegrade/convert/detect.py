@@ -2,18 +2,21 @@
 
 The object is looked at first (an SDK object's module, a container such as a run result,
 a response, a request or an OTLP export), then each message in turn until one says
-which format it is in. Plain ``{"role", "content": text}`` messages read the same in
-every role-based format and are taken as ``openai`` when nothing else decides.
+which format it is in. Plain ``{"role", "content": text}`` messages (system and
+developer ones too) read the same in every role-based format and are taken as ``openai``
+when nothing else decides. A single message of a source that reads one alone (a Converse
+message, a Gemini ``Content``, a LlamaIndex ``ChatMessage``) is told like one in a list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from functools import cache
 from typing import Any
 
 from ._base import ConversionError, plain
 from .langchain import TYPES as LANGCHAIN_TYPES
+from .openai_agents import RUN_ITEMS, is_run_result
+from .openai_responses import HOSTED, NOTES, RESULTS
 
 _MODULE_SOURCES = (
     ("agents.", "openai_agents"),
@@ -30,25 +33,10 @@ _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"}
 )
 _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input_file"})
-_GEMINI_PARTS = frozenset(
-    {"functionCall", "function_call", "functionResponse", "function_response", "inlineData"}
-)
+_ANTHROPIC_RESPONSE_KEYS = frozenset({"model", "stop_reason", "stop_sequence", "usage"})
 _BEDROCK_BLOCKS = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
 _OTLP_KEYS = ("resourceSpans", "resource_spans", "batches")
-
-
-@cache
-def _responses_item_types() -> frozenset[str]:
-    from .openai_responses import HOSTED, NOTES, RESULTS
-
-    return frozenset({"function_call", "function_call_output", *HOSTED, *RESULTS, *NOTES})
-
-
-@cache
-def _run_item_types() -> frozenset[str]:
-    from .openai_agents import RUN_ITEMS
-
-    return RUN_ITEMS
+_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", *HOSTED, *RESULTS, *NOTES})
 
 
 def _from_module(item: Any) -> str | None:
@@ -95,6 +83,8 @@ def _from_container(data: Mapping[str, Any]) -> str | None:
         return "gemini"
     if "modelId" in data or isinstance(data.get("output"), Mapping):
         return "bedrock"
+    if "system" in data and isinstance(data.get("messages"), list):  # a request
+        return "bedrock" if _is_bedrock_content(data["system"]) else "anthropic"
     if data.get("object") == "response" or (
         isinstance(data.get("output"), list) and "type" not in data and "role" not in data
     ):
@@ -142,32 +132,47 @@ def _is_llama_index(data: Mapping[str, Any]) -> bool:
 
 def _from_message(data: Mapping[str, Any]) -> str | None:
     """The format one message dict is in, or ``None`` when it could be several."""
-    kind = data.get("type")
-    if isinstance(kind, str) and kind in _run_item_types() and "raw_item" in data:
+    kind = data.get("type") if isinstance(data.get("type"), str) else None
+    if kind in RUN_ITEMS and "raw_item" in data:
         return "openai_agents"
-    if isinstance(kind, str) and kind in _responses_item_types():
+    if kind in _RESPONSES_ITEMS:
         return "openai_responses"
-    if "parts" in data or data.get("role") == "model":
-        return "gemini"
     if _is_llama_index(data):
         return "llama_index"
+    if "parts" in data or data.get("role") == "model":
+        return "gemini"
+    if kind in LANGCHAIN_TYPES or set(data) == {"type", "data"}:
+        return "langchain"  # a message's dict form (a ChatMessage's has a role too)
     if "role" not in data:
-        if kind in LANGCHAIN_TYPES or set(data) == {"type", "data"}:
-            return "langchain"
         return _from_container(data)
     content = data.get("content")
     parts = _part_types(content)
     if parts & _ANTHROPIC_BLOCKS:
         return "anthropic"
-    if parts & _RESPONSES_PARTS or kind == "message":
-        return "openai_responses" if parts & _RESPONSES_PARTS else "anthropic"
+    if parts & _RESPONSES_PARTS:
+        return "openai_responses"
+    if kind == "message":  # an Anthropic response, or a Responses message item
+        return "anthropic" if _ANTHROPIC_RESPONSE_KEYS & set(data) else "openai_responses"
     if _is_bedrock_content(content):
         return "bedrock"
     if "sender" in data or "tool_name" in data:
         return "swarm"
-    if data.get("role") in ("tool", "function", "developer") or data.get("tool_calls"):
+    if data.get("role") in ("tool", "function") or data.get("tool_calls"):
         return "openai"
-    return None
+    return None  # plain text messages, and system or developer ones, read alike
+
+
+def _data(item: Any, what: str) -> tuple[str | None, Mapping[str, Any]]:
+    """The source an SDK object's module names, or else the item as a dict."""
+    source = _from_module(item)
+    if source:
+        return source, {}
+    data = plain(item)
+    if not isinstance(data, Mapping):
+        raise ConversionError(
+            f"cannot tell the source format of {what} {type(item).__name__}; pass source="
+        )
+    return None, data
 
 
 def detect_source(obj: Any) -> str:
@@ -175,20 +180,16 @@ def detect_source(obj: Any) -> str:
     result, a response, a request or an OTLP export), or a ConversionError saying why
     it cannot be told."""
     if not isinstance(obj, (list, tuple)):
-        source = _from_module(obj)
-        if source:
-            return source
-        if hasattr(obj, "new_items") and callable(getattr(obj, "to_input_list", None)):
+        if is_run_result(obj):
             return "openai_agents"
-        data = plain(obj)
-        if not isinstance(data, Mapping):
-            raise ConversionError(
-                f"cannot tell the source format of a {type(obj).__name__}; pass source="
-            )
-        source = _from_container(data)
+        source, data = _data(obj, "a")
+        source = source or _from_container(data)
         if source:
             return source
         if not isinstance(data.get("messages"), (list, tuple)):
+            source = _from_message(data)  # one message, of a source that reads one alone
+            if source:
+                return source
             raise ConversionError(
                 "cannot tell the source format: expected a list of messages or a known "
                 f"container; keys found: {', '.join(sorted(map(str, data))) or 'none'}"
@@ -196,15 +197,8 @@ def detect_source(obj: Any) -> str:
         obj = data["messages"]  # a LangGraph state, a Swarm response, a request
     role_based = False
     for item in obj:
-        source = _from_module(item)
-        if source:
-            return source
-        data = plain(item)
-        if not isinstance(data, Mapping):
-            raise ConversionError(
-                f"cannot tell the source format: a message is a {type(item).__name__}; pass source="
-            )
-        source = _from_message(data)
+        source, data = _data(item, "a message that is a")
+        source = source or _from_message(data)
         if source:
             return source
         role_based = role_based or "role" in data

@@ -12,7 +12,8 @@ In a ``model`` turn, text parts are the answer and ``function_call`` parts the c
 transcripts), become ToolMessages: linked by id, or when the response has none, to the
 earliest unanswered call of the same name, with the name in ``metadata["name"]``. Hosted
 code execution (``executable_code``, ``code_execution_result``) and server-side
-``tool_call``/``tool_response`` parts are calls and results too. Media parts
+``tool_call``/``tool_response`` parts are calls and results too (the results marked
+with their part's kind in ``metadata["result_type"]``). Media parts
 (``inline_data``, ``file_data``) go to ``metadata["content_parts"]``.
 """
 
@@ -22,7 +23,6 @@ import base64
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from ..messages import ToolCall
@@ -32,8 +32,13 @@ from ._base import (
     ConversionError,
     Options,
     make_call,
+    not_one_of,
     parts_metadata,
     plain,
+    plain_data,
+    pruned,
+    shown,
+    string,
     text_of,
     without,
 )
@@ -78,28 +83,24 @@ def _is_sdk(value: Any) -> bool:
     return type(value).__module__.startswith("google.genai")
 
 
+def _dump(value: Any, where: str) -> Any:
+    """An SDK object as its JSON dict without unset fields; anything else as ``plain``."""
+    if not (_is_sdk(value) and callable(getattr(value, "model_dump", None))):
+        return plain(value)
+    try:
+        return value.model_dump(mode="json", exclude_none=True)
+    except (ValueError, TypeError):  # it holds Python objects (a config's tool functions)
+        pass
+    try:
+        return value.model_dump(exclude_none=True)
+    except (ValueError, TypeError) as error:
+        raise ConversionError(f"{where}: cannot read {type(value).__name__}: {error}") from None
+
+
 def _data(value: Any, where: str) -> Any:
     """``value`` as plain data: SDK objects (anywhere inside) as their JSON dicts without
     unset fields, bytes as URL-safe base64 text (as the SDK writes them), enums as values."""
-    if _is_sdk(value) and callable(getattr(value, "model_dump", None)):
-        try:
-            return value.model_dump(mode="json", exclude_none=True)
-        except (ValueError, TypeError):  # it holds Python objects (a config's tool functions)
-            pass
-        try:
-            return _data(value.model_dump(exclude_none=True), where)
-        except (ValueError, TypeError) as error:
-            raise ConversionError(f"{where}: cannot read {type(value).__name__}: {error}") from None
-    if isinstance(value, Mapping):
-        return {key: _data(item, where) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_data(item, where) for item in value]
-    if isinstance(value, bytes):
-        return base64.urlsafe_b64encode(value).decode()
-    if isinstance(value, Enum):
-        return value.value
-    dumped = plain(value)
-    return value if dumped is value else _data(dumped, where)
+    return plain_data(value, base64.urlsafe_b64encode, lambda inner: _dump(inner, where))
 
 
 def _snake(key: Any) -> Any:
@@ -129,35 +130,12 @@ def _given(value: Mapping[str, Any], *skip: str) -> dict[str, Any]:
     return {k: v for k, v in value.items() if v is not None and _snake(k) not in skip}
 
 
-def _pruned(value: Any) -> Any:
-    """``value`` without unset (None) fields at any depth: how a part's media and settings
-    are kept (never applied to arguments or results, where null is a value)."""
-    if isinstance(value, Mapping):
-        return {key: _pruned(item) for key, item in value.items() if item is not None}
-    if isinstance(value, list):
-        return [_pruned(item) for item in value]
-    return value
-
-
 def _is_part(value: Any) -> bool:
     """Does ``value`` look like a bare Part (rather than a Content)?"""
     if not isinstance(value, Mapping) or not value:
         return False
     keys = {_snake(key) for key in value}
     return not keys & {"parts", "role"} and bool(keys & (_DATA | _MARKS))
-
-
-def _shown(value: Any) -> str:
-    """``repr(value)``, cut short: how a found value is named in an error."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _text(value: Any, where: str) -> str:
-    try:
-        return text_of(value)
-    except TypeError as error:
-        raise ConversionError(f"{where}: cannot write the value as text ({error})") from None
 
 
 def _response_text(response: Any, where: str) -> str:
@@ -167,7 +145,7 @@ def _response_text(response: Any, where: str) -> str:
         return ""
     if isinstance(response, Mapping) and list(response) == ["output"]:
         response = response["output"]
-    return _text(response, where)
+    return text_of(response, where)
 
 
 @dataclass
@@ -194,20 +172,19 @@ def _part(value: Any, index: int, where: str) -> _Part:
     marks = {key: item for key, item in source.items() if _snake(key) not in _DATA}
     if not kinds:
         if "thought" in fields or "thought_signature" in fields:
-            return _Part(index, "thought", "", None, _pruned(source), _pruned(marks))
+            return _Part(index, "thought", "", None, pruned(source), pruned(marks))
         unknown = [str(key) for key in fields if key not in _MARKS]
         problem = f"unknown part type {unknown[0]!r}" if unknown else "a part with no data"
         raise ConversionError(f"{where}: {problem}")
     kind = kinds[0]
-    if kind not in _CALLS and kind not in _RESULTS:
-        source = _pruned(source)
-    marks = _pruned(marks)
+    if kind not in _CALLS and kind not in _RESULTS:  # in arguments and results, null is a value
+        source = pruned(source)
+    marks = pruned(marks)
     key = next(k for k in source if _snake(k) == kind)
     raw = fields[kind]
     member = _fields(raw, f"{where} {kind}") if kind != "text" else raw
     if kind == "text":
-        if not isinstance(raw, str):
-            raise ConversionError(f"{where}: text must be a string, got {type(raw).__name__}")
+        string(raw, where, "text")
         if fields.get("thought"):
             kind = "thought"
     return _Part(index, kind, key, member, source, marks)
@@ -246,10 +223,7 @@ class _Reader:
         elif keys & {"parts", "role"}:
             self._content(data, where)
         else:
-            found = ", ".join(map(repr, data)) or "none"
-            raise ConversionError(
-                f"{where}: not a Gemini Content, response or request (keys: {found})"
-            )
+            raise not_one_of(where, "a Gemini Content, response or request", data)
 
     # --- containers ---------------------------------------------------------------------
 
@@ -265,9 +239,7 @@ class _Reader:
         rest = _given(data, "contents", "system_instruction")
         if "config" in rest and isinstance(rest["config"], Mapping):
             rest["config"] = _given(rest["config"], "system_instruction")
-        rest = without(rest)
-        if rest and self.builder.options.metadata:
-            self._attach(start, {"request": rest})
+        self.builder.keep_request(start, without(rest))
 
     def _response(self, data: dict[str, Any], where: str) -> None:
         fields = _fields(data, where)
@@ -340,7 +312,7 @@ class _Reader:
         if not isinstance(parts, list):
             raise ConversionError(f"{where}: 'parts' must be a list")
         role = fields.get("role")
-        inner = f"{where} (role {_shown(role)})"
+        inner = f"{where} (role {shown(role)})"
         read = [_part(part, j, f"{inner} part {j}") for j, part in enumerate(parts)]
         if role is None:
             calls = any(part.kind in _CALLS for part in read)
@@ -357,7 +329,7 @@ class _Reader:
         fields, parts, role = self._read(value, where, default_role)
         if role not in _ROLES:
             raise ConversionError(
-                f"{where}: unknown role {_shown(role)}; expected user or model "
+                f"{where}: unknown role {shown(role)}; expected user or model "
                 "(or function/tool for function responses)"
             )
         self.seen.append(_shape(role, parts))
@@ -386,7 +358,7 @@ class _Reader:
         if turn.has_text or turn.media:
             self.builder.human("\n".join(turn.texts), meta)
         elif meta:
-            self._attach(start, meta)
+            self.builder.attach(start, meta)
 
     def _sort(self, parts: list[_Part], where: str, role: str) -> _Turn:
         turn = _Turn()
@@ -424,12 +396,6 @@ class _Reader:
                 extra["part_fields"] = turn.part_fields
         return self.builder.meta(source, extra=extra)
 
-    def _attach(self, start: int, extra: dict[str, Any] | None) -> None:
-        """Add ``extra`` to the metadata of the first message read since ``start``."""
-        if extra and len(self.builder.messages) > start:
-            first = self.builder.messages[start]
-            first.metadata = {**(first.metadata or {}), **extra}
-
     # --- calls and results --------------------------------------------------------------
 
     def _call(self, part: _Part, where: str, turn: _Turn) -> ToolCall:
@@ -438,13 +404,13 @@ class _Reader:
         call_id = member.get("id")
         if part.kind == "function_call":
             call = make_call(member.get("name"), member.get("args"), call_id, where, options)
-            rest = _pruned(without(member, "id", "name", "args"))
+            rest = pruned(without(member, "id", "name", "args"))
         elif part.kind == "executable_code":
             call = make_call(CODE_EXECUTION, without(member, "id"), call_id, where, options)
             rest = {}
         else:
             call = make_call(member.get("tool_type"), member.get("args"), call_id, where, options)
-            rest = _pruned(without(member, "id", "tool_type", "args"))
+            rest = pruned(without(member, "id", "tool_type", "args"))
         if rest or part.marks:
             extra = {part.key: rest} if rest else {}
             turn.part_fields.append({"part": part.index, **part.marks, **extra})
@@ -459,22 +425,24 @@ class _Reader:
             if not isinstance(name, str) or not name:
                 raise ConversionError(f"{where}: a function_response needs a name")
             text = _response_text(member.get("response"), where)
-            media = _pruned(member.get("parts") or [])
-            rest = _pruned(without(member, "id", "name", "response", "parts"))
+            media = pruned(member.get("parts") or [])
+            rest = pruned(without(member, "id", "name", "response", "parts"))
         elif part.kind == "code_execution_result":
             name = CODE_EXECUTION
             output = member.get("output", "")
-            text = output if isinstance(output, str) else _text(output, where)
-            rest = _pruned(without(member, "id", "output"))
+            text = output if isinstance(output, str) else text_of(output, where)
+            rest = pruned(without(member, "id", "output"))
         else:
             name = member.get("tool_type")
             text = _response_text(member.get("response"), where)
-            rest = _pruned(without(member, "id", "tool_type", "response"))
+            rest = pruned(without(member, "id", "tool_type", "response"))
         if not isinstance(media, list):
             raise ConversionError(f"{where}: a function_response's 'parts' must be a list")
         extra = parts_metadata(media) or {}
         if own_id is None and name is not None:
             extra["name"] = name
+        if part.kind != "function_response":  # a hosted tool's result, as other sources say
+            extra["result_type"] = part.kind
         meta = self.builder.meta({"name": name, **rest, **part.marks}, extra=extra)
         self.builder.tool(text, self._link(name, own_id), meta)
 

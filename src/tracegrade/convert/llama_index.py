@@ -5,7 +5,8 @@ items, and the events an agent run streams (``handler.stream_events()``), in any
 
 Messages: roles ``system`` and ``developer`` are set aside; ``user`` is the human;
 ``assistant``, ``chatbot`` (Cohere) and ``model`` (Gemini) are the agent; ``tool`` and
-the legacy ``function`` are tool results, linked by ``additional_kwargs["tool_call_id"]``.
+the legacy ``function`` are tool results, linked by ``additional_kwargs["tool_call_id"]``
+(without one, by the tool's ``name``, kept in ``metadata["name"]``).
 Text is the ``text`` blocks (or the legacy ``content`` text); image, audio, video,
 document and citation blocks are kept in ``metadata["content_parts"]``; ``thinking``
 blocks and cache points are kept only with ``metadata=True``. Calls are read from
@@ -50,6 +51,7 @@ from ._base import (
     parts_metadata,
     plain,
     record,
+    string,
     without,
 )
 
@@ -235,10 +237,7 @@ def _read_blocks(items: list[Any], where: str, calls_allowed: bool, options: Opt
         block = record(item, place)
         kind = block.get("block_type")
         if kind == "text":
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise ConversionError(f"{place}: a text block needs its text")
-            read.texts.append(text)
+            read.texts.append(string(block.get("text"), place, "text"))
         elif kind == "tool_call" and calls_allowed:
             call_id = _id(block.get("tool_call_id"))
             read.calls.append(
@@ -344,7 +343,7 @@ def _read_message(data: Mapping[str, Any], where: str, options: Options) -> _Mes
     if kind == "tool":
         message.call_id = _id(kwargs.get("tool_call_id"))
         used.add("tool_call_id")
-        if role == "function" and kwargs.get("name"):  # the legacy result's only link
+        if message.call_id is None and kwargs.get("name"):  # a result's only link then
             message.link = {"name": kwargs["name"]}
             used.add("name")
     rest = {key: value for key, value in kwargs.items() if key not in used}

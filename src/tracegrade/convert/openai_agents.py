@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from ._base import AnyMessage, ConversionError, Options, plain, record, without
-from .openai_responses import Conversion, Item, add_response, given, is_response
+from ._base import AnyMessage, ConversionError, Options, plain, pruned, record, without
+from .openai_responses import Conversion, Item, add_response, is_response
 
 RUN_ITEMS = frozenset(
     {
@@ -47,7 +47,8 @@ _APPROVAL_DETAILS = ("tool_name", "tool_namespace")
 _OUTSIDE = object()  # no model response is being read
 
 
-def _is_run_result(obj: Any) -> bool:
+def is_run_result(obj: Any) -> bool:
+    """Is ``obj`` a ``RunResult`` or ``RunResultStreaming`` (of any SDK version)?"""
     return hasattr(obj, "new_items") and callable(getattr(obj, "to_input_list", None))
 
 
@@ -95,7 +96,7 @@ def _responses_by_item(result: Any) -> dict[int, dict[str, Any]]:
             "index": index,
             "response_id": getattr(response, "response_id", None),
             "request_id": getattr(response, "request_id", None),
-            "usage": None if usage is None else given(_jsonable(usage)),
+            "usage": None if usage is None else pruned(_jsonable(usage)),
         }
         for output in getattr(response, "output", None) or []:
             found[id(output)] = facts
@@ -106,7 +107,7 @@ def items_of(obj: Any) -> list[Any]:
     """A run result's input items and run items, or a list's items (run items as dicts)."""
     if isinstance(obj, (list, tuple)):
         return [run_item_record(item) if _is_run_item(item) else item for item in obj]
-    if not _is_run_result(obj):
+    if not is_run_result(obj):
         raise ConversionError(
             "expected an Agents SDK RunResult, a list of run items or the items of "
             f"to_input_list(), got {type(obj).__name__}"
@@ -167,7 +168,7 @@ class _Run:
         raw = record(data.get("raw_item"), f"{where} raw_item")
         if kind == "tool_approval_item":  # a call awaiting approval: the call itself is
             # another item; this one is kept in metadata only
-            note = {"type": kind, **details, "raw_item": given(raw)}
+            note = {"type": kind, **details, "raw_item": pruned(raw)}
             self.conversion.note(Item(where, note, key=agent, meta=meta))
         else:
             self.conversion.add(Item(where, raw, key=agent, meta=meta, details=details))
@@ -190,7 +191,7 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     run = _Run(options)
     for index, item in enumerate(items):
         where = f"message {index}"
-        if _is_run_result(item):
+        if is_run_result(item):
             raise ConversionError(f"{where}: a run result inside a list; pass the result itself")
         if _is_run_item(item):
             item = run_item_record(item)

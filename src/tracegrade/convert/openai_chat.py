@@ -3,7 +3,8 @@
 Reads ``tool_calls[].function.{name, arguments}`` (arguments are JSON text), custom tool
 calls (``tool_calls[].custom.{name, input}``, read as ``args={"input": text}``), the legacy
 ``function_call`` and ``role: function``, ``role: tool`` with ``tool_call_id``, content as
-text or a list of parts, and whole ``ChatCompletion`` responses (their one choice).
+text or a list of parts (an assistant's ``refusal`` is text too), and whole
+``ChatCompletion`` responses (their one choice).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ._base import (
     ConversionError,
     Options,
     flatten_text,
+    listed,
     make_call,
     parts_metadata,
     record,
@@ -56,7 +58,7 @@ def custom_call(
 def tool_calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
     """An assistant message's calls: ``tool_calls`` and the legacy ``function_call``."""
     calls: list[ToolCall] = []
-    for index, item in enumerate(data.get("tool_calls") or []):
+    for index, item in enumerate(listed(data.get("tool_calls"), f"{where} tool_calls")):
         place = f"{where} tool_calls[{index}]"
         call = record(item, place)
         kind = call.get("type", "function")
@@ -108,7 +110,11 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
         builder.human(text, builder.meta(source, "role", "content", extra=parts_metadata(others)))
     elif role == "assistant":
         calls = tool_calls(data, where, options)
-        used = ("role", "content", "tool_calls", "function_call")
+        used: tuple[str, ...] = ("role", "content", "tool_calls", "function_call")
+        refusal = data.get("refusal")
+        if isinstance(refusal, str) and refusal:  # what the model said instead of content
+            text = "\n".join(part for part in (text, refusal) if part)
+            used += ("refusal",)
         builder.ai(text, calls, builder.meta(source, *used, extra=parts_metadata(others)))
     elif role == "tool":
         meta = builder.meta(source, "role", "content", "tool_call_id", extra=parts_metadata(others))

@@ -17,7 +17,7 @@ ToolMessage right after it.
 
 With ``metadata=True`` an AIMessage keeps its Response's fields (``id``, ``model``,
 ``usage``, ...), the other fields of each of its items under ``items`` and its
-``reasoning`` items under ``reasoning_items``. Items that are neither messages nor calls
+``reasoning`` items under ``thinking``. Items that are neither messages nor calls
 (MCP tool lists and approvals, compaction, configuration updates) are kept under ``items``
 too, of the AIMessage they belong to or else of the next message; without metadata they
 leave no trace.
@@ -29,19 +29,19 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-from pydantic import ValidationError
-
-from .._validation import problems
 from ..messages import ToolCall
 from ._base import (
     AnyMessage,
     Builder,
     ConversionError,
     Options,
+    checked,
     make_call,
     plain,
+    pruned,
     record,
+    string,
+    text_of,
     without,
 )
 
@@ -66,16 +66,6 @@ Result = tuple[str, list[Any]]
 """A tool result as (text, non-text parts)."""
 
 
-def result_text(value: Any, where: str) -> str:
-    """A result given as text or any JSON value, as text."""
-    if isinstance(value, str):
-        return value
-    try:
-        return orjson.dumps(value, default=str).decode()
-    except TypeError as error:  # orjson's encode error: non-text keys, huge integers
-        raise ConversionError(f"{where}: the result cannot be written as text ({error})") from None
-
-
 def content_text(content: Any, where: str) -> tuple[str, list[Any], list[dict[str, Any]]]:
     """Content given as text or a list of parts, as (text, non-text parts, text parts' other
     fields). Text parts are joined with newlines; a part of an unknown type is an error."""
@@ -95,10 +85,7 @@ def content_text(content: Any, where: str) -> tuple[str, list[Any], list[dict[st
         kind = data.get("type")
         if kind in TEXT_PARTS:
             key = "refusal" if kind == "refusal" else "text"
-            text = data.get(key)
-            if not isinstance(text, str):
-                raise ConversionError(f"{where} part {index}: a {kind} part needs a text {key!r}")
-            texts.append(text)
+            texts.append(string(data.get(key), f"{where} part {index}", f"a {kind} part's {key}"))
             details.append(without(data, key))
         elif kind in MEDIA_PARTS:
             others.append(data)
@@ -107,19 +94,9 @@ def content_text(content: Any, where: str) -> tuple[str, list[Any], list[dict[st
     return "\n".join(texts), others, details
 
 
-def given(value: Any) -> Any:
-    """``value`` less the keys set to ``None`` at any depth: the SDK's objects write every
-    field they do not have as ``None``, the items' dict form leaves it out."""
-    if isinstance(value, Mapping):
-        return {key: given(inner) for key, inner in value.items() if inner is not None}
-    if isinstance(value, list):
-        return [given(inner) for inner in value]
-    return value
-
-
 def _object(value: Any, where: str) -> dict[str, Any]:
     """An item's nested object (an action, an operation) as a dict; absent means empty."""
-    return {} if value is None else given(record(value, where))
+    return {} if value is None else pruned(record(value, where))
 
 
 # --- calls: what each call item asks for ------------------------------------------------
@@ -150,7 +127,7 @@ def _custom(data: dict[str, Any], where: str) -> Call:
 
 def _as_result(value: Any, where: str) -> Result | None:
     """A result given as text or a JSON value; ``None`` when the item carries none."""
-    return None if value is None else (result_text(given(plain(value)), where), [])
+    return None if value is None else (text_of(pruned(plain(value)), where), [])
 
 
 def _mcp(data: dict[str, Any], where: str) -> Call:
@@ -183,7 +160,7 @@ def _computer(data: dict[str, Any], where: str) -> Call:
     if data.get("action") is not None:
         args = _object(data["action"], f"{where} action")
     else:
-        args = {} if data.get("actions") is None else {"actions": given(data["actions"])}
+        args = {} if data.get("actions") is None else {"actions": pruned(data["actions"])}
     return Call("computer", args, data.get("call_id"), ("action", "actions"))
 
 
@@ -204,7 +181,7 @@ def _interpreter_outputs(outputs: Any, where: str) -> Result:
     for index, output in enumerate(outputs):
         data = record(output, f"{where} outputs[{index}]")
         if data.get("type") == "logs":
-            logs.append(result_text(data.get("logs", ""), where))
+            logs.append(text_of(data.get("logs", ""), where))
         elif data.get("type") == "image":
             images.append(data)
         else:
@@ -296,7 +273,7 @@ def _text_output(key: str, link: str = "call_id") -> Callable[[dict[str, Any], s
 
     def read(data: dict[str, Any], where: str) -> Output:
         value = data.get(key)
-        text = "" if value is None else result_text(given(plain(value)), where)
+        text = "" if value is None else text_of(pruned(plain(value)), where)
         return Output(text, [], data.get(link), (link, key))
 
     return read
@@ -392,16 +369,12 @@ class Conversion:
 
     def add(self, item: Item) -> None:
         """Convert one item; a value the standard model rejects names the item."""
-        try:
-            self._add(item)
-        except ValidationError as error:
-            found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in problems(error))
-            raise ConversionError(f"{item.where}: {found}") from None
+        checked(item.where, self._add, item)
 
     def note(self, item: Item) -> None:
         """Keep an item that is neither a message nor a call in metadata."""
         group = self._group_for(item)
-        kind = "reasoning_items" if item.data.get("type") == "reasoning" else "items"
+        kind = "thinking" if item.data.get("type") == "reasoning" else "items"
         if self.options.metadata:
             group.notes.setdefault(kind, []).append(self._entry(item, ()))
 

@@ -23,10 +23,12 @@ from ._base import (
     Builder,
     ConversionError,
     Options,
+    checked,
     flatten_text,
     make_call,
     parts_metadata,
     record,
+    string,
     without,
 )
 from ._otlp import Span
@@ -97,7 +99,14 @@ def _indexed(node: Any, where: str) -> list[tuple[int, Any]]:
         return []
     if not isinstance(node, dict) or not all(key.isascii() and key.isdigit() for key in node):
         raise ConversionError(f"{where}: expected numbered entries ({where}.0, {where}.1, ...)")
-    return sorted((int(key), value) for key, value in node.items())
+    entries = sorted((int(key), value) for key, value in node.items())
+    missing = sorted(set(range(len(entries))) - {index for index, _ in entries})
+    if missing:
+        raise ConversionError(
+            f"{where}: entry {missing[0]} is missing (entries are numbered from 0 without "
+            "gaps; an exporter over its attribute limit drops them)"
+        )
+    return entries
 
 
 def _leaf(data: Mapping[str, Any], key: str, where: str) -> Any:
@@ -110,11 +119,12 @@ def _leaf(data: Mapping[str, Any], key: str, where: str) -> Any:
 # --- messages ----------------------------------------------------------------------------
 
 
-def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any], list[str]]:
-    """Text, other parts and reasoning from ``message.content`` and ``message.contents``."""
+def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any], list[Any]]:
+    """Text, other parts and reasoning parts from ``message.content`` and
+    ``message.contents``."""
     texts: list[str] = []
     others: list[Any] = []
-    reasoning: list[str] = []
+    thinking: list[Any] = []
     content = _leaf(data, "content", f"{where}.message")
     if content is not None:
         text, more = flatten_text(content, f"{where}.message.content")
@@ -125,17 +135,14 @@ def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any]
         part = record(record(item, place).get("message_content"), f"{place}.message_content")
         kind = part.get("type")
         if kind == "text" or (kind is None and "text" in part):
-            value = part.get("text")
-            if not isinstance(value, str):
-                raise ConversionError(f"{place}: a text part needs text")
-            texts.append(value)
+            texts.append(string(part.get("text"), place, "text"))
         elif kind == "reasoning":
-            reasoning.append(str(part.get("text", "")))
+            thinking.append(part)
         elif kind in _MEDIA:
             others.append(part)
         else:
             raise ConversionError(f"{place}: unknown content type {kind!r}")
-    return texts, others, reasoning
+    return texts, others, thinking
 
 
 def _calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
@@ -163,11 +170,11 @@ def _message(item: Any, where: str, builder: Builder) -> None:
         raise ConversionError(
             f"{where}: unknown role {role!r}; expected one of {', '.join(_ROLES)}"
         )
-    texts, others, reasoning = _contents(data, where)
+    texts, others, thinking = _contents(data, where)
     text = "\n".join(texts)
     extra = parts_metadata(others) or {}
-    if reasoning and builder.options.metadata:
-        extra["reasoning"] = reasoning
+    if thinking and builder.options.metadata:
+        extra["thinking"] = thinking
     if kind == "system":
         builder.add_system(role, text, others)
     elif kind == "user":
@@ -176,9 +183,9 @@ def _message(item: Any, where: str, builder: Builder) -> None:
         calls = _calls(data, where, builder.options)
         builder.ai(text, calls, builder.meta(data, *_USED, extra=extra))
     else:
-        if kind == "function" and data.get("name"):  # a legacy result: its name is the link
-            extra["name"] = data["name"]
         call_id = _leaf(data, "tool_call_id", f"{where}.message")
+        if call_id is None and data.get("name"):  # a result without an id: its name links it
+            extra["name"] = data["name"]
         builder.tool(text, call_id, builder.meta(data, *_USED, extra=extra))
 
 
@@ -189,7 +196,7 @@ def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
     builder = Builder(options)
     for index, item in _indexed(tree, f"{span.label} {prefix}"):
         where = f"{span.label} {prefix}.{index}"
-        _traces.checked(where, _message, item, where, builder)
+        checked(where, _message, item, where, builder)
     return builder
 
 
@@ -263,9 +270,7 @@ def read_step(span: Span, options: Options) -> Step | None:
 FORMAT = _traces.Format("openinference", "session.id", read_step)
 
 
-def items_of(obj: Any) -> list[Any]:
-    """The OTLP documents of ``obj``: a document, a list of them, JSON text or a file path."""
-    return [document for _, document in _otlp.documents(obj)]
+items_of = _otlp.items_of
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:

@@ -26,10 +26,12 @@ from ._base import (
     ConversionError,
     InvalidArguments,
     Options,
+    checked,
     flatten_text,
     make_call,
     parts_metadata,
     record,
+    string,
     text_of,
     without,
 )
@@ -72,15 +74,8 @@ class _Parts:
     texts: list[str] = field(default_factory=list)
     calls: list[ToolCall] = field(default_factory=list)
     results: list[tuple[dict[str, Any], str]] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
     others: list[Any] = field(default_factory=list)
-
-
-def _text(part: Mapping[str, Any], where: str) -> str:
-    content = part.get("content")
-    if not isinstance(content, str):
-        raise ConversionError(f"{where}: a {part.get('type')} part needs text 'content'")
-    return content
 
 
 def _server_call(part: Mapping[str, Any], where: str, options: Options) -> ToolCall:
@@ -101,7 +96,7 @@ def _parts(data: Mapping[str, Any], where: str, options: Options) -> _Parts:
         part = record(item, place)
         kind = part.get("type")
         if kind == "text":
-            found.texts.append(_text(part, place))
+            found.texts.append(string(part.get("content"), place, "its content"))
         elif kind == "tool_call":
             call = make_call(
                 part.get("name"), part.get("arguments"), part.get("id"), place, options
@@ -112,7 +107,8 @@ def _parts(data: Mapping[str, Any], where: str, options: Options) -> _Parts:
         elif kind in ("tool_call_response", "server_tool_call_response"):
             found.results.append((part, place))
         elif kind == "reasoning":
-            found.reasoning.append(_text(part, place))
+            string(part.get("content"), place, "its content")
+            found.thinking.append(part)
         elif kind in _MEDIA_PARTS:
             found.others.append(part)
         else:
@@ -132,7 +128,7 @@ def _result(part: dict[str, Any], where: str, builder: Builder) -> None:
     if call_id is not None and not isinstance(call_id, str):
         raise ConversionError(f"{where}: the call id must be text, got {type(call_id).__name__}")
     used = ("type", "id", "response", "result", "server_tool_call_response")
-    builder.tool(text_of(value), call_id, builder.meta(part, *used, extra=extra))
+    builder.tool(text_of(value, where), call_id, builder.meta(part, *used, extra=extra))
 
 
 def _message(data: dict[str, Any], where: str, builder: Builder) -> None:
@@ -145,8 +141,8 @@ def _message(data: dict[str, Any], where: str, builder: Builder) -> None:
     found = _parts(data, where, builder.options)
     text = "\n".join(found.texts)
     extra = parts_metadata(found.others) or {}
-    if found.reasoning and builder.options.metadata:
-        extra["reasoning"] = found.reasoning
+    if found.thinking and builder.options.metadata:
+        extra["thinking"] = found.thinking
     if role in ("system", "developer"):
         if found.calls or found.results:
             raise ConversionError(f"{where}: a {role} message cannot hold tool calls or results")
@@ -180,7 +176,7 @@ def _message_list(value: Any, where: str, options: Options) -> Builder:
     for index, item in enumerate(data):
         place = f"{where}[{index}]"
         message = record(item, place)
-        _traces.checked(place, _message, message, place, builder)
+        checked(place, _message, message, place, builder)
     return builder
 
 
@@ -193,7 +189,7 @@ def _system(value: Any, where: str, options: Options) -> list[dict[str, Any]]:
             return [{"role": "system", "content": value}]
     if isinstance(value, str):
         return [{"role": "system", "content": value}]
-    found = _traces.checked(where, _parts, {"parts": value}, where, options)
+    found = checked(where, _parts, {"parts": value}, where, options)
     if found.calls or found.results:
         raise ConversionError(f"{where}: system instructions cannot hold tool calls or results")
     builder = Builder(options)
@@ -245,9 +241,9 @@ def _events(span: Span, options: Options) -> tuple[Builder, Builder, list[int]]:
         if role == "choice":
             message = record(_traces.read_json(body.get("message") or {}, where), where)
             data = {**without(body, "message"), **message}
-            _traces.checked(where, _event_message, "assistant", data, where, outputs)
+            checked(where, _event_message, "assistant", data, where, outputs)
         else:
-            _traces.checked(where, _event_message, role, body, where, inputs)
+            checked(where, _event_message, role, body, where, inputs)
     return inputs, outputs, used
 
 
@@ -329,9 +325,7 @@ FORMAT = _traces.Format("otel", "gen_ai.conversation.id", read_step)
 # --- entry points -----------------------------------------------------------------------
 
 
-def items_of(obj: Any) -> list[Any]:
-    """The OTLP documents of ``obj``: a document, a list of them, JSON text or a file path."""
-    return [document for _, document in _otlp.documents(obj)]
+items_of = _otlp.items_of
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:

@@ -4,8 +4,8 @@ Swarm writes Chat Completions messages with two additions: ``sender`` (the agent
 spoke) on assistant messages and ``tool_name`` on tool results. A handoff is an
 ordinary tool call whose result is the JSON text ``{"assistant": "<agent name>"}``.
 Everything is read as :mod:`.openai_chat` reads it; with ``metadata=True`` the
-``sender`` and ``tool_name`` are kept, and a handoff result is marked with
-``metadata["handoff_to"]``.
+``sender`` and ``tool_name`` are kept, and a handoff result says who handed over to
+whom under ``metadata["handoff"]`` (``{"from", "to"}``, as the Agents SDK's do).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import ToolMessage
+from ..messages import AIMessage, ToolMessage
 from . import openai_chat
 from ._base import AnyMessage, ConversionError, Options, plain
 
@@ -53,9 +53,14 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert Swarm messages (Chat Completions dicts with ``sender`` and ``tool_name``)."""
     messages = openai_chat.convert(items, options)
     if options.metadata:
+        senders: dict[Any, Any] = {}  # call id: the agent whose turn made the call
         for message in messages:
-            if isinstance(message, ToolMessage):
+            if isinstance(message, AIMessage):
+                sender = (message.metadata or {}).get("sender")
+                senders.update((call.id, sender) for call in message.tool_calls or [])
+            elif isinstance(message, ToolMessage):
                 target = _handoff_target(message.content)
                 if target is not None:
-                    message.metadata = {**(message.metadata or {}), "handoff_to": target}
+                    handoff = {"from": senders.get(message.tool_call_id), "to": target}
+                    message.metadata = {**(message.metadata or {}), "handoff": handoff}
     return messages
