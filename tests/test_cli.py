@@ -98,6 +98,28 @@ def test_metrics_lists_every_metric(capsys: pytest.CaptureFixture[str]) -> None:
     assert "strict_order=True" in listed
 
 
+def test_metrics_lists_the_judged_metrics_with_their_fields(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["metrics"]) == EXIT_OK
+    listed = capsys.readouterr().out
+    topic = listed[listed.index("topic_adherence\n") :]
+    assert topic.splitlines()[2:5] == [
+        "    scores: MultiTurnSample",
+        "    needs: user_input, reference_topics",
+        "    asks an LLM judge (see --judge-model)",
+    ]
+    assert "options: mode='f1', name=None, threshold=None" in topic  # the judge is no option
+    assert "agent_goal_accuracy_with_reference\n" in listed
+    assert "needs: user_input, reference\n" in listed
+    assert "agent_goal_accuracy_without_reference\n" in listed
+
+
+def test_judged_metric_options_are_read() -> None:
+    assert main(["evaluate", str(EXAMPLE), "-m", "topic_adherence:mode=recall,llm=x"]) == EXIT_USAGE
+    assert main(["evaluate", str(EXAMPLE), "-m", "topic_adherence:mode=accuracy"]) == EXIT_USAGE
+
+
 def test_installed_console_script_runs() -> None:
     script = Path(sys.executable).with_name("tracegrade")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "tracegrade"]

@@ -1,13 +1,21 @@
 """The usage examples of ../shared/seeds (000, 001, 002), with only the import lines changed.
 
 Each test body is the seed's example as written; where the seed awaits at top level, the
-test is an async function. Placeholders the seed leaves to the reader (``your_llm``) are
-given a value first.
+test is an async function. Placeholders the seed leaves to the reader (``your_llm``,
+``openai_model``) are given a value first: for the judged metrics, an OpenAIJudge on the
+scripted chat-completions server on 127.0.0.1 (or, where the seed sets no judge, the
+environment pointing at it), answering as a careful judge would.
 """
 
 from __future__ import annotations
 
 import asyncio
+
+import pytest
+
+from tests.judge.server import JudgeServer, judge_env, judge_server
+from tests.metrics.judges import sensible_answer
+from tracegrade.judge import OpenAIJudge
 
 your_llm = object()  # the seeds assign a judge model; deterministic metrics ignore it
 
@@ -86,6 +94,128 @@ async def test_seed_001_tool_call_accuracy_with_string_similarity() -> None:
     metric = ToolCallAccuracy()
     metric.arg_comparison_metric = NonLLMStringSimilarity()
     assert await metric.multi_turn_ascore(_seed_001_sample()) == 1.0
+
+
+async def test_seed_001_topic_adherence(
+    judge_server: JudgeServer, judge_env: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    judge_server.respond(sensible_answer)
+    openai_model = OpenAIJudge("test-judge", base_url=judge_server.url)
+
+    from tracegrade import  SingleTurnSample, MultiTurnSample, EvaluationDataset
+    from tracegrade import HumanMessage,AIMessage,ToolMessage,ToolCall
+    from tracegrade import TopicAdherenceScore
+
+
+    sample_input_4 = [
+    HumanMessage(content="Can you provide me with details about Einstein's theory of relativity?"),
+    AIMessage(content="Sure, let me retrieve the relevant information for you.", tool_calls=[
+        ToolCall(name="document_search", args={"query": "Einstein's theory of relativity"})
+    ]),
+    ToolMessage(content="Found relevant documents: 1. Relativity: The Special and the General Theory, 2. General Theory of Relativity by A. Einstein."),
+    AIMessage(content="I found some documents on Einstein's theory of relativity. Which one would you like to know more about: 'Relativity: The Special and the General Theory' or 'General Theory of Relativity by A. Einstein'?"),
+    HumanMessage(content="Tell me about the 'General Theory of Relativity'."),
+    AIMessage(content="Got it! Let me fetch more details from 'General Theory of Relativity by A. Einstein'.", tool_calls=[
+        ToolCall(name="document_retrieve", args={"document": "General Theory of Relativity by A. Einstein"})
+    ]),
+    ToolMessage(content="The document discusses how gravity affects the fabric of spacetime, describing the relationship between mass and spacetime curvature."),
+    AIMessage(content="The 'General Theory of Relativity' explains how gravity affects the fabric of spacetime and the relationship between mass and spacetime curvature. Would you like more details or a specific explanation?"),
+    HumanMessage(content="No, that's perfect. By the way, do you know any good recipes for a chocolate cake?"),
+    AIMessage(content="Sure! Let me find a simple and delicious recipe for a chocolate cake.", tool_calls=[
+        ToolCall(name="recipe_search", args={"query": "chocolate cake recipe"})
+    ]),
+    ToolMessage(content="Here’s a popular recipe for a chocolate cake: Ingredients include flour, sugar, cocoa powder, eggs, milk, and butter. Instructions: Mix dry ingredients, add wet ingredients, and bake at 350°F for 30-35 minutes."),
+    AIMessage(content="I found a great recipe for chocolate cake! Would you like the full details, or is that summary enough?")
+    ]
+
+
+    sample = MultiTurnSample(user_input=sample_input_4, reference_topics=["science"])
+    scorer = TopicAdherenceScore(mode="precision")
+    scorer.llm = openai_model
+    score = await scorer.multi_turn_ascore(sample)
+    # relativity answered on-topic, the cake recipe answered off-topic
+    assert score == 0.5
+
+    scorer = TopicAdherenceScore(mode="recall")
+    scorer.llm = openai_model
+    assert await scorer.multi_turn_ascore(sample) == 1.0
+    assert judge_server.count == 1  # the second mode reuses the cached answer
+    await openai_model.aclose()
+
+
+async def test_seed_001_agent_goal_accuracy_with_reference(
+    judge_server: JudgeServer, judge_env: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    judge_server.respond(sensible_answer)
+    your_llm = OpenAIJudge("test-judge", base_url=judge_server.url)
+
+    from tracegrade import  MultiTurnSample
+    from tracegrade import HumanMessage,AIMessage,ToolMessage,ToolCall
+    from tracegrade import AgentGoalAccuracyWithReference
+
+
+    sample = MultiTurnSample(user_input=[
+        HumanMessage(content="Hey, book a table at the nearest best Chinese restaurant for 8:00pm"),
+        AIMessage(content="Sure, let me find the best options for you.", tool_calls=[
+            ToolCall(name="restaurant_search", args={"cuisine": "Chinese", "time": "8:00pm"})
+        ]),
+        ToolMessage(content="Found a few options: 1. Golden Dragon, 2. Jade Palace"),
+        AIMessage(content="I found some great options: Golden Dragon and Jade Palace. Which one would you prefer?"),
+        HumanMessage(content="Let's go with Golden Dragon."),
+        AIMessage(content="Great choice! I'll book a table for 8:00pm at Golden Dragon.", tool_calls=[
+            ToolCall(name="restaurant_book", args={"name": "Golden Dragon", "time": "8:00pm"})
+        ]),
+        ToolMessage(content="Table booked at Golden Dragon for 8:00pm."),
+        AIMessage(content="Your table at Golden Dragon is booked for 8:00pm. Enjoy your meal!"),
+        HumanMessage(content="thanks"),
+    ],
+        reference="Table booked at one of the chinese restaurants at 8 pm")
+
+    scorer = AgentGoalAccuracyWithReference()
+    scorer.llm = your_llm
+    score = await scorer.multi_turn_ascore(sample)
+    assert score == 1.0
+    assert judge_server.requests[0].body["response_format"]["json_schema"]["name"] == "goal_with_reference"
+    await your_llm.aclose()
+
+
+async def test_seed_001_agent_goal_accuracy_without_reference(
+    judge_server: JudgeServer, judge_env: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    judge_server.respond(sensible_answer)
+    # the seed sets no judge: the environment configures the default one
+    judge_env.setenv("TRACEGRADE_JUDGE_MODEL", "test-judge")
+    judge_env.setenv("TRACEGRADE_JUDGE_BASE_URL", judge_server.url)
+
+    from tracegrade import  MultiTurnSample
+    from tracegrade import HumanMessage,AIMessage,ToolMessage,ToolCall
+    from tracegrade import AgentGoalAccuracyWithoutReference
+    # the seed's last line awaits 'metric', which it never defines (its scorer is 'scorer')
+    metric = AgentGoalAccuracyWithoutReference()
+
+
+    sample = MultiTurnSample(user_input=[
+        HumanMessage(content="Hey, book a table at the nearest best Chinese restaurant for 8:00pm"),
+        AIMessage(content="Sure, let me find the best options for you.", tool_calls=[
+            ToolCall(name="restaurant_search", args={"cuisine": "Chinese", "time": "8:00pm"})
+        ]),
+        ToolMessage(content="Found a few options: 1. Golden Dragon, 2. Jade Palace"),
+        AIMessage(content="I found some great options: Golden Dragon and Jade Palace. Which one would you prefer?"),
+        HumanMessage(content="Let's go with Golden Dragon."),
+        AIMessage(content="Great choice! I'll book a table for 8:00pm at Golden Dragon.", tool_calls=[
+            ToolCall(name="restaurant_book", args={"name": "Golden Dragon", "time": "8:00pm"})
+        ]),
+        ToolMessage(content="Table booked at Golden Dragon for 8:00pm."),
+        AIMessage(content="Your table at Golden Dragon is booked for 8:00pm. Enjoy your meal!"),
+        HumanMessage(content="thanks"),
+    ])
+
+    scorer = AgentGoalAccuracyWithoutReference()
+    score = await metric.multi_turn_ascore(sample)
+    assert score == 1.0
+    assert await scorer.multi_turn_ascore(sample) == 1.0
+    assert judge_server.count == 1  # the second scorer's answer came from the cache
+    await metric.release()
 
 
 def test_seed_002_tool_correctness_usage() -> None:

@@ -5,6 +5,7 @@ from .dataset import EvaluationDataset, iter_jsonl
 from .errors import InputError, MissingFieldError, RecordError, TracegradeError, TracegradeWarning
 from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage, parse_message
 from .metrics.base import Metric, Score
+from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .metrics.strings import (
     DistanceMeasure,
     ExactMatch,
@@ -13,6 +14,7 @@ from .metrics.strings import (
     StringPresence,
 )
 from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+from .metrics.topic import TopicAdherenceScore
 from .results import EvaluationResult, MetricSummary, SampleResult
 from .runner import aevaluate, evaluate
 from .samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
@@ -21,6 +23,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AIMessage",
+    "AgentGoalAccuracyWithReference",
+    "AgentGoalAccuracyWithoutReference",
     "ConversionError",
     "DistanceMeasure",
     "EvalTestCase",
@@ -47,6 +51,7 @@ __all__ = [
     "ToolCallF1",
     "ToolCorrectnessMetric",
     "ToolMessage",
+    "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
     "__version__",

@@ -23,8 +23,10 @@ from rich.table import Table
 
 from . import __version__
 from ._json import dumps
-from .errors import InputError, TracegradeWarning
+from .errors import InputError, TracegradeError, TracegradeWarning
+from .judge.base import Usage
 from .metrics.base import Metric
+from .metrics.judged import JudgedMetric
 from .metrics.registry import METRICS, MetricSpecError, build_metric, options_of
 from .results import SampleResult, SummaryAccumulator
 from .runner import check_metrics, iter_evaluate
@@ -57,6 +59,18 @@ def _parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help=f"show the per-sample table (default: when there are at most {SAMPLE_TABLE_LIMIT})",
+    )
+    run.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="the judged metrics' model (default: $TRACEGRADE_JUDGE_MODEL)",
+    )
+    run.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="an OpenAI-compatible endpoint for the judge (default: $TRACEGRADE_JUDGE_BASE_URL, "
+        "then $OPENAI_BASE_URL, then OpenAI); the key comes from $TRACEGRADE_JUDGE_API_KEY "
+        "or $OPENAI_API_KEY",
     )
     commands.add_parser("metrics", help="list the metrics and their options")
     _add_convert(commands)
@@ -138,6 +152,37 @@ def _print_summary(console: Console, summary: SummaryAccumulator) -> None:
         rate = "—" if item.pass_rate is None else f"{item.pass_rate:.1%}"
         table.add_row(escape(item.name), _fmt(item.mean), str(item.scored), str(item.failed), rate)
     console.print(table)
+    if summary.usage is not None:
+        console.print(_describe_usage(summary.usage), highlight=False, soft_wrap=True)
+
+
+def _describe_usage(usage: Usage) -> str:
+    cost = "cost unknown (no prices set)" if usage.cost is None else f"cost {usage.cost:.6f}"
+    return (
+        f"Judge: {usage.requests} request(s), {usage.cached} answer(s) from the cache, "
+        f"{usage.input_tokens} input + {usage.output_tokens} output tokens, {cost}"
+    )
+
+
+def _attach_judge(arguments: argparse.Namespace, metrics: list[Metric]) -> None:
+    """Give the judged metrics one judge, from the --judge-* flags and the environment;
+    raises TracegradeError when none is configured."""
+    judged = [metric for metric in metrics if isinstance(metric, JudgedMetric)]
+    if not judged:
+        return
+    from .judge.client import OpenAIJudge, _env_cache, _env_prices, default_judge
+
+    if arguments.judge_model is None and arguments.judge_base_url is None:
+        judge = default_judge()
+    else:
+        judge = OpenAIJudge(
+            arguments.judge_model,
+            base_url=arguments.judge_base_url,
+            cache=_env_cache(),
+            prices=_env_prices(),
+        )
+    for metric in judged:
+        metric.llm = judge
 
 
 def _run(arguments: argparse.Namespace, metrics: list[Metric], out: BinaryIO | None) -> int:
@@ -168,8 +213,16 @@ def _list_metrics() -> None:
         options = ", ".join(
             f"{key}={parameter.default!r}" for key, parameter in options_of(metric_type).items()
         )
+        fields = metric_type.required_fields
+        needs = f"\n    needs: {', '.join(fields)}" if fields else ""
         doc = (metric_type.__doc__ or "").strip().splitlines()[0]
-        print(f"{name}\n    {doc}\n    scores: {kinds}\n    options: {options or 'none'}")
+        judged = (
+            "\n    asks an LLM judge (see --judge-model)"
+            if issubclass(metric_type, JudgedMetric)
+            else ""
+        )
+        options = options or "none"
+        print(f"{name}\n    {doc}\n    scores: {kinds}{needs}{judged}\n    options: {options}")
 
 
 def _convert(arguments: argparse.Namespace) -> int:
@@ -225,6 +278,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         check_metrics(metrics)
     except ValueError as error:
         print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        _attach_judge(arguments, metrics)
+    except (TracegradeError, ValueError) as error:
+        print(f"tracegrade: cannot set up the judge: {error}", file=sys.stderr)
         return EXIT_USAGE
     if not arguments.out:
         return _run(arguments, metrics, None)

@@ -8,6 +8,7 @@ from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from ._json import dumps
+from .judge.base import Usage
 from .metrics.base import Score
 from .samples import SampleId
 
@@ -35,6 +36,8 @@ class SampleResult:
             }
             if score.success is not None:
                 entry["success"] = score.success
+            if score.usage is not None:
+                entry["usage"] = score.usage.to_dict()
             metrics[name] = entry
         for name, error in sorted(self.errors.items()):
             metrics[name] = {"value": None, "error": error}
@@ -43,13 +46,15 @@ class SampleResult:
 
 @dataclass(frozen=True, slots=True)
 class MetricSummary:
-    """A metric's aggregate over the run: mean of the scored samples, counts, pass rate."""
+    """A metric's aggregate over the run: mean of the scored samples, counts, pass rate,
+    and for a judged metric what its judge calls cost (``usage``; ``None`` otherwise)."""
 
     name: str
     mean: float | None
     scored: int
     failed: int
     passed: int | None
+    usage: Usage | None = None
 
     @property
     def pass_rate(self) -> float | None:
@@ -69,6 +74,7 @@ class SummaryAccumulator:
         self._scored = dict.fromkeys(self.metric_names, 0)
         self._failed = dict.fromkeys(self.metric_names, 0)
         self._passed: dict[str, int | None] = dict.fromkeys(self.metric_names)
+        self._usage: dict[str, Usage | None] = dict.fromkeys(self.metric_names)
 
     def add(self, row: SampleResult) -> None:
         """Count one sample's outcome."""
@@ -78,6 +84,8 @@ class SummaryAccumulator:
             self._scored[name] += 1
             if score.success is not None:
                 self._passed[name] = (self._passed[name] or 0) + score.success
+            if score.usage is not None:
+                self._usage[name] = (self._usage[name] or Usage()) + score.usage
         for name in row.errors:
             self._failed[name] += 1
 
@@ -90,9 +98,17 @@ class SummaryAccumulator:
                 self._scored[name],
                 self._failed[name],
                 self._passed[name],
+                self._usage[name],
             )
             for name in self.metric_names
         }
+
+    @property
+    def usage(self) -> Usage | None:
+        """What the judge cost over the run so far (tokens, cost, requests, answers from
+        the cache), or ``None`` when no judged metric scored a sample."""
+        used = [usage for usage in self._usage.values() if usage is not None]
+        return sum(used, Usage()) if used else None
 
 
 class EvaluationResult:
@@ -123,6 +139,14 @@ class EvaluationResult:
         for row in self.rows:
             accumulator.add(row)
         return accumulator.summary()
+
+    @property
+    def usage(self) -> Usage | None:
+        """What the judge cost over the run (tokens, cost, requests, answers from the
+        cache), or ``None`` when no judged metric scored a sample."""
+        used = [row.scores[n].usage for row in self.rows for n in row.scores]
+        present = [usage for usage in used if usage is not None]
+        return sum(present, Usage()) if present else None
 
     def means(self) -> dict[str, float | None]:
         """Mean value per metric over the samples it scored."""

@@ -1,11 +1,13 @@
 """evaluate / aevaluate: score every sample of a dataset with every metric.
 
-A metric that raises on a sample records its error in that sample's row and the run
-goes on, unless ``raise_exceptions=True``.
+A metric that raises on a sample (a judged metric whose judge gave no usable answer,
+say) records its error in that sample's row and the run goes on, unless
+``raise_exceptions=True``. :func:`aevaluate` scores a few samples at a time.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
@@ -13,10 +15,14 @@ from typing import Any, Union
 
 from .dataset import EvaluationDataset, parse_record
 from .metrics.base import Metric
+from .metrics.judged import JudgedMetric
 from .results import EvaluationResult, SampleResult
 from .samples import SAMPLE_TYPES, Sample
 
 Data = Union[EvaluationDataset, Iterable[Sample | Mapping[str, Any]], str, "PathLike[str]"]
+
+CONCURRENT_SAMPLES = 8
+"""How many samples :func:`aevaluate` scores at once."""
 
 
 def _samples(data: Data) -> Iterable[Sample]:
@@ -65,7 +71,22 @@ def iter_evaluate(
     """Score samples one at a time, yielding each sample's row as soon as it is done;
     nothing is kept, so memory stays flat however long the input."""
     check_metrics(metrics)
+    _check_no_running_loop(metrics)
     return _score_rows(data, metrics, raise_exceptions)
+
+
+def _check_no_running_loop(metrics: Sequence[Metric]) -> None:
+    judged = [metric.name for metric in metrics if isinstance(metric, JudgedMetric)]
+    if not judged:
+        return
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise RuntimeError(
+        f"{', '.join(judged)} ask an LLM judge and an event loop is already running here: "
+        "use 'await aevaluate(...)' instead of evaluate()"
+    )
 
 
 def _score_rows(
@@ -96,14 +117,39 @@ def evaluate(
 async def aevaluate(
     data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
 ) -> EvaluationResult:
-    """:func:`evaluate` for async callers: each metric is awaited through ``ascore``."""
+    """:func:`evaluate` for async callers: each metric is awaited through ``ascore``,
+    and up to :data:`CONCURRENT_SAMPLES` samples are scored at once. Rows keep the
+    input's order."""
     names = check_metrics(metrics)
     rows = []
-    for sample, row in _rows(data):
+    pending: set[asyncio.Task[None]] = set()
+    try:
+        for sample, row in _rows(data):
+            if len(pending) >= CONCURRENT_SAMPLES:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # re-raises under raise_exceptions
+            pending.add(asyncio.create_task(_ascore_row(sample, row, metrics, raise_exceptions)))
+            rows.append(row)
+        if pending:
+            await asyncio.gather(*pending)
+    except BaseException:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        raise
+    finally:
         for metric in metrics:
-            try:
-                row.scores[metric.name] = await metric.ascore(sample)
-            except Exception as error:
-                _record_failure(row, metric, error, raise_exceptions)
-        rows.append(row)
+            if isinstance(metric, JudgedMetric):
+                await metric.release()
     return EvaluationResult(rows, names)
+
+
+async def _ascore_row(
+    sample: Sample, row: SampleResult, metrics: Sequence[Metric], raise_exceptions: bool
+) -> None:
+    for metric in metrics:
+        try:
+            row.scores[metric.name] = await metric.ascore(sample)
+        except Exception as error:
+            _record_failure(row, metric, error, raise_exceptions)

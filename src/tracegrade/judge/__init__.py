@@ -7,9 +7,14 @@ import importlib
 from typing import Any
 
 from .asking import ask
-from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, Usage
+from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
 
-_LAZY = {"OpenAIJudge": "client", "default_judge": "client", "JudgeCache": "cache"}
+_LAZY = {
+    "OpenAIJudge": "client",
+    "Prices": "client",
+    "default_judge": "client",
+    "JudgeCache": "cache",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -26,6 +31,8 @@ __all__ = [
     "JudgeError",
     "JudgeRequest",
     "OpenAIJudge",
+    "Prices",
+    "TextReply",
     "Usage",
     "ask",
     "default_judge",

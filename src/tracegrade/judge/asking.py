@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, Usage
+from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
 
 
 def _normalise(reply: Any) -> JudgeAnswer:
@@ -52,6 +52,13 @@ def _repair_request(request: JudgeRequest, reply: str, problem: str) -> JudgeReq
     return replace(request, messages=messages)
 
 
+def _remember(judge: Judge, request: JudgeRequest, answer: JudgeAnswer) -> None:
+    """Let a caching judge store the repaired answer under the original request."""
+    remember = getattr(judge, "remember", None)
+    if callable(remember):
+        remember(request, answer)
+
+
 async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
     """The judge's answer to ``request``, checked against its schema.
 
@@ -62,7 +69,7 @@ async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
     current = request
     for attempt in (1, 2):
         reply = await judge(current)
-        if isinstance(reply, JudgeAnswer):
+        if isinstance(reply, (JudgeAnswer, TextReply)):
             usage = usage + reply.usage
         try:
             answer = _normalise(reply)
@@ -70,7 +77,10 @@ async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
         except ValueError as error:
             problem = f"not a JSON object ({error})"
         if problem is None:
-            return JudgeAnswer(answer.data, usage)
+            checked = JudgeAnswer(answer.data, usage)
+            if attempt == 2:
+                _remember(judge, request, checked)
+            return checked
         if attempt == 2:
             raise JudgeError(f"{request.prompt}: the judge's answer is unusable: {problem}")
         text = (

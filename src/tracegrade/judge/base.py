@@ -76,12 +76,28 @@ class JudgeAnswer:
     usage: Usage = field(default_factory=Usage)
 
 
+class TextReply(str):
+    """A reply that is plain text, carrying its usage: what a judge returns when the
+    model's text is not a JSON object, so :func:`tracegrade.judge.ask` can show it back
+    to the model and still count what it cost."""
+
+    usage: Usage
+
+    def __new__(cls, text: str, usage: Usage | None = None) -> TextReply:
+        reply = super().__new__(cls, text)
+        reply.usage = usage if usage is not None else Usage()
+        return reply
+
+
 @runtime_checkable
 class Judge(Protocol):
     """Any object that answers a JudgeRequest asynchronously.
 
     A custom judge may return a :class:`JudgeAnswer`, a dict (the parsed answer) or JSON
-    text; :func:`tracegrade.judge.ask` normalises the three.
+    text (a :class:`TextReply` to report usage); :func:`tracegrade.judge.ask` normalises
+    them. A judge with a cache may also define ``remember(request, answer)``: ask() calls
+    it with the checked answer when the answer took a repair round, so the next ask() of
+    the same request is served at once.
     """
 
     async def __call__(self, request: JudgeRequest) -> JudgeAnswer | Mapping[str, Any] | str: ...

@@ -10,10 +10,13 @@ from __future__ import annotations
 from abc import ABC
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import MissingFieldError
 from ..samples import Sample
+
+if TYPE_CHECKING:
+    from ..judge.base import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,13 +25,15 @@ class Score:
 
     ``value`` is the number; ``reason`` explains it to a person and ``details`` to a
     program (matched, missing and extra calls, per-argument verdicts, ...). ``success``
-    is ``value >= threshold`` when the metric has a threshold, else ``None``.
+    is ``value >= threshold`` when the metric has a threshold, else ``None``. ``usage``
+    is what asking the judge cost, for judged metrics (``None`` for the others).
     """
 
     value: float
     reason: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)
     success: bool | None = None
+    usage: Usage | None = None
 
     def __float__(self) -> float:
         return self.value
@@ -93,7 +98,13 @@ class Metric(ABC):
                     f"{self.name} needs the sample field '{name}', which is not set"
                 )
 
-    def result(self, value: float, reason: str, details: Mapping[str, Any]) -> Score:
+    def result(
+        self,
+        value: float,
+        reason: str,
+        details: Mapping[str, Any],
+        usage: Usage | None = None,
+    ) -> Score:
         """Build the Score, judging ``success`` against the threshold if there is one."""
         success = None if self.threshold is None else value >= self.threshold
-        return Score(value, reason, details, success)
+        return Score(value, reason, details, success, usage)

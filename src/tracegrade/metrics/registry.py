@@ -7,8 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Metric
+from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .strings import ExactMatch, NonLLMStringSimilarity, StringMetric, StringPresence
 from .tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+from .topic import TopicAdherenceScore
 
 METRICS: dict[str, type[Metric]] = {
     "tool_call_f1": ToolCallF1,
@@ -17,7 +19,14 @@ METRICS: dict[str, type[Metric]] = {
     "exact_match": ExactMatch,
     "string_presence": StringPresence,
     "non_llm_string_similarity": NonLLMStringSimilarity,
+    "topic_adherence": TopicAdherenceScore,
+    "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,
+    "agent_goal_accuracy_without_reference": AgentGoalAccuracyWithoutReference,
 }
+
+# Options set in code only: a judged metric's judge comes from --judge-* flags or the
+# environment, never from a metric spec.
+_CODE_ONLY = frozenset({"self", "llm"})
 
 
 class MetricSpecError(ValueError):
@@ -59,9 +68,9 @@ def _converter(parameter: inspect.Parameter) -> Callable[[str], Any]:
 
 
 def options_of(metric_type: type[Metric]) -> dict[str, inspect.Parameter]:
-    """The options a metric takes, by name."""
+    """The options a metric takes as text, by name."""
     signature = inspect.signature(metric_type.__init__)
-    return {name: p for name, p in signature.parameters.items() if name != "self"}
+    return {name: p for name, p in signature.parameters.items() if name not in _CODE_ONLY}
 
 
 def build_metric(spec: str) -> Metric:

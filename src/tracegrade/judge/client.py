@@ -1,0 +1,547 @@
+"""The judge for any OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI,
+vLLM, Ollama, llama.cpp, ...), on the official ``openai`` SDK.
+
+Retries are tracegrade's own, so every attempt is counted and bounded: 429, 5xx, 408,
+timeouts and broken connections are retried with exponential backoff and jitter (a
+Retry-After header sets the least wait); any other 4xx fails at once. A 200 whose body
+is not a chat completion (not JSON, no choices) counts as a broken connection. A
+completion whose text is empty or not JSON is the model's problem, not the transport's:
+it goes back to :func:`~tracegrade.judge.ask`, which shows it to the model once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import logging
+import os
+import random
+import threading
+import weakref
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from ._gate import Gate
+from .asking import problem_with
+from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
+from .cache import JudgeCache, cache_key, default_cache_path
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+StructuredOutput = Literal["auto", "json_schema", "json_object", "none"]
+_MODES = ("auto", "json_schema", "json_object", "none")
+_FALLBACK: dict[str, StructuredOutput] = {"json_schema": "json_object", "json_object": "none"}
+NO_KEY = "tracegrade-no-key"
+"""The API key sent to a local server when none is configured."""
+
+log = logging.getLogger("tracegrade.judge")
+
+
+@dataclass(frozen=True)
+class Prices:
+    """What the judge model costs, per million input and output tokens."""
+
+    input: float
+    output: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+
+class _Secret:
+    """A value that never shows in a repr."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+
+class _Retryable(Exception):
+    """One attempt failed in a way worth another try."""
+
+    def __init__(self, problem: str, wait: float | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.wait = wait
+
+
+@dataclass(frozen=True)
+class _Completion:
+    content: str
+    input_tokens: int
+    output_tokens: int
+
+
+class OpenAIJudge:
+    """A judge on an OpenAI-compatible chat-completions endpoint.
+
+    ``model``, ``base_url`` and ``api_key`` default to ``TRACEGRADE_JUDGE_MODEL``,
+    ``TRACEGRADE_JUDGE_BASE_URL`` (then ``OPENAI_BASE_URL``; unset means OpenAI) and
+    ``TRACEGRADE_JUDGE_API_KEY`` (then ``OPENAI_API_KEY``). A model is required; a key is
+    not when ``base_url`` is set (local servers take any key).
+
+    ``timeout`` bounds each request, in seconds. ``max_attempts`` bounds the requests
+    per question; between them the wait doubles from ``backoff`` up to ``max_backoff``
+    (its second half random), and is at least the server's Retry-After, itself capped at
+    ``max_retry_after``. ``max_concurrency`` bounds the requests in flight from this
+    object at once, across all tasks, event loops and threads using it.
+
+    ``prices`` (a :class:`Prices` or ``(input, output)`` per million tokens) turns tokens
+    into cost; without it cost is None. ``cache`` is a :class:`JudgeCache`, a path, True
+    (the default: ``$TRACEGRADE_JUDGE_CACHE``, else ``~/.cache/tracegrade/judge.sqlite``)
+    or False/None (no cache). Only answers that follow the request's schema are stored.
+
+    ``structured_output`` says how the schema is requested: ``json_schema``,
+    ``json_object``, ``none`` (the prompt alone), or ``auto``: json_schema, stepping down
+    for the judge's lifetime when the endpoint rejects a ``response_format`` with a 400.
+    The schema is always in the prompt too. ``sleep`` waits between attempts (tests pass
+    their own).
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 4,
+        backoff: float = 0.5,
+        max_backoff: float = 20.0,
+        max_retry_after: float = 60.0,
+        max_concurrency: int = 8,
+        prices: Prices | tuple[float, float] | None = None,
+        cache: JudgeCache | str | os.PathLike[str] | bool | None = True,
+        structured_output: StructuredOutput = "auto",
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        env = os.environ.get
+        resolved_model = model or env("TRACEGRADE_JUDGE_MODEL")
+        if not resolved_model:
+            raise JudgeError(
+                "no judge model configured: pass model=... or set TRACEGRADE_JUDGE_MODEL"
+            )
+        if structured_output not in _MODES:
+            raise ValueError(
+                f"structured_output must be one of {', '.join(_MODES)}, got {structured_output!r}"
+            )
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self.model = resolved_model
+        self.base_url = base_url or env("TRACEGRADE_JUDGE_BASE_URL") or env("OPENAI_BASE_URL")
+        key = api_key or env("TRACEGRADE_JUDGE_API_KEY") or env("OPENAI_API_KEY")
+        if not key:
+            if self.base_url is None:
+                raise JudgeError(
+                    "no API key for the judge: pass api_key=..., set TRACEGRADE_JUDGE_API_KEY "
+                    "or OPENAI_API_KEY, or point base_url at a server that needs none"
+                )
+            key = NO_KEY
+        self._key = _Secret(key)
+        self.timeout = timeout
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.max_retry_after = max_retry_after
+        self.prices = Prices(*prices) if isinstance(prices, tuple) else prices
+        self.cache = _open_cache(cache)
+        self.structured_output: StructuredOutput = structured_output
+        self._mode: StructuredOutput = (
+            "json_schema" if structured_output == "auto" else structured_output
+        )
+        self._gate = Gate(max_concurrency)
+        self._sleep = sleep
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
+        ] = weakref.WeakKeyDictionary()
+        self._clients_lock = threading.Lock()
+
+    @property
+    def max_concurrency(self) -> int:
+        return self._gate.limit
+
+    @property
+    def mode(self) -> StructuredOutput:
+        """The structured-output mode requests use now (``auto`` resolved)."""
+        return self._mode
+
+    def __repr__(self) -> str:
+        return (
+            f"OpenAIJudge(model={self.model!r}, base_url={self.base_url!r}, "
+            f"structured_output={self.structured_output!r}, cache={self.cache!r})"
+        )
+
+    async def __call__(self, request: JudgeRequest) -> JudgeAnswer | TextReply:
+        """Ask the model once (retrying transport faults). A JSON-object reply is a
+        JudgeAnswer, stored in the cache if it follows the schema; anything else is a
+        TextReply for :func:`~tracegrade.judge.ask` to repair."""
+        key = self._key_of(request)
+        if key is not None and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return JudgeAnswer(hit.data, replace(hit.usage, cost=self._cost(0, 0)))
+        completion, requests = await self._complete(request)
+        usage = Usage(
+            input_tokens=completion.input_tokens,
+            output_tokens=completion.output_tokens,
+            cost=self._cost(completion.input_tokens, completion.output_tokens),
+            requests=requests,
+        )
+        try:
+            data = orjson.loads(completion.content)
+        except orjson.JSONDecodeError:
+            return TextReply(completion.content, usage)
+        if not isinstance(data, dict):
+            return TextReply(completion.content, usage)
+        if (
+            key is not None
+            and self.cache is not None
+            and problem_with(data, request.schema) is None
+        ):
+            self.cache.put(key, request, self.model, data, usage)
+        return JudgeAnswer(data, usage)
+
+    def remember(self, request: JudgeRequest, answer: JudgeAnswer) -> None:
+        """Store a checked answer to ``request`` (ask() calls this after a repair round)."""
+        key = self._key_of(request)
+        if key is not None and self.cache is not None:
+            self.cache.put(key, request, self.model, answer.data, answer.usage)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running event loop."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            entry = self._clients.pop(loop, None)
+        if entry is not None:
+            await entry[1].aclose()
+
+    async def __aenter__(self) -> OpenAIJudge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _key_of(self, request: JudgeRequest) -> str | None:
+        if self.cache is None:
+            return None
+        return cache_key(request, self.model, self.structured_output)
+
+    def _cost(self, input_tokens: int, output_tokens: int) -> float | None:
+        return None if self.prices is None else self.prices.cost(input_tokens, output_tokens)
+
+    async def _complete(self, request: JudgeRequest) -> tuple[_Completion, int]:
+        """The completion and how many requests it took."""
+        sent = 0
+        faults = 0
+        while True:
+            mode = self._mode
+            sent += 1
+            try:
+                async with self._gate:
+                    return await self._attempt(request, mode), sent
+            except _Retryable as fault:
+                faults += 1
+                if faults >= self.max_attempts:
+                    raise JudgeError(
+                        f"judge {self.model}: no answer to {request.prompt} after "
+                        f"{faults} attempts; the last: {fault.problem}"
+                    ) from None
+                delay = self._delay(faults, fault.wait)
+                log.info(
+                    "judge %s: %s; retrying in %.2fs (attempt %d of %d)",
+                    self.model,
+                    fault.problem,
+                    delay,
+                    faults + 1,
+                    self.max_attempts,
+                )
+                await self._sleep(delay)
+            except _Unsupported:
+                self._step_down(mode)
+
+    async def _attempt(self, request: JudgeRequest, mode: StructuredOutput) -> _Completion:
+        import openai
+
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": _with_schema(request),
+            "temperature": request.temperature,
+        }
+        response_format = _response_format(request, mode)
+        if response_format is not None:
+            arguments["response_format"] = response_format
+        client = await self._client()
+        try:
+            raw = await asyncio.wait_for(
+                client.chat.completions.with_raw_response.create(**arguments), self.timeout
+            )
+        except asyncio.TimeoutError:
+            raise _Retryable(f"no reply within {self.timeout:g}s") from None
+        except openai.APITimeoutError:
+            raise _Retryable(f"no reply within {self.timeout:g}s") from None
+        except openai.APIConnectionError as error:
+            cause = error.__cause__
+            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+            raise _Retryable(self._scrub(f"connection failed ({detail})")) from None
+        except openai.APIStatusError as error:
+            raise self._status_fault(error, mode) from None
+        return _parse_completion(raw.http_response.content)
+
+    def _status_fault(self, error: Any, mode: StructuredOutput) -> Exception:
+        status: int = error.status_code
+        message = self._scrub(_error_message(error))
+        if (
+            self.structured_output == "auto"
+            and mode != "none"
+            and status in (400, 422)
+            and ("response_format" in message or "json_schema" in message)
+        ):
+            return _Unsupported()
+        if status == 429 or status == 408 or status >= 500:
+            return _Retryable(f"HTTP {status}: {message}", self._retry_after(error.response))
+        return JudgeError(
+            f"judge {self.model}: the endpoint refused the request: HTTP {status}: {message}"
+        )
+
+    def _step_down(self, mode: StructuredOutput) -> None:
+        if self._mode == mode:
+            self._mode = _FALLBACK[mode]
+            log.warning(
+                "judge %s: the endpoint does not take response_format %s; using %s from now on",
+                self.model,
+                mode,
+                self._mode,
+            )
+
+    def _retry_after(self, response: Any) -> float | None:
+        headers: Mapping[str, str] = response.headers
+        wait: float | None = None
+        milliseconds = headers.get("retry-after-ms")
+        seconds = headers.get("retry-after")
+        if milliseconds is not None:
+            wait = _number(milliseconds, 0.001)
+        if wait is None and seconds is not None:
+            wait = _number(seconds, 1.0)
+            if wait is None:
+                wait = _seconds_until(seconds)
+        if wait is None:
+            return None
+        return min(max(wait, 0.0), self.max_retry_after)
+
+    def _delay(self, faults: int, at_least: float | None) -> float:
+        ceiling = min(self.max_backoff, self.backoff * 2.0 ** (faults - 1))
+        delay = ceiling / 2 + random.uniform(0, ceiling / 2)
+        return delay if at_least is None else max(delay, at_least)
+
+    def _scrub(self, text: str) -> str:
+        key = self._key.value
+        return text.replace(key, "***") if key and key != NO_KEY else text
+
+    async def _client(self) -> AsyncOpenAI:
+        """The SDK client of the running event loop (an HTTP connection pool belongs to
+        one loop), made on first use and closed when the loop shuts down."""
+        loop = asyncio.get_running_loop()
+        with self._clients_lock:
+            entry = self._clients.get(loop)
+        if entry is not None:
+            return entry[0]
+        from openai import AsyncOpenAI
+
+        client = AsyncOpenAI(
+            api_key=self._key.value, base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
+        closer = _close_at_shutdown(client)
+        with self._clients_lock:
+            self._clients[loop] = (client, closer)
+        # A started async generator is finalised by the loop's shutdown_asyncgens(),
+        # which asyncio.run() calls: that closes the client with its loop.
+        await closer.__anext__()
+        return client
+
+
+async def _close_at_shutdown(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        # Closing a connection pool is quick; finish it even when the loop's shutdown
+        # cancels this (as it does when the judge was dropped just before), so no
+        # socket is left for the garbage collector.
+        closing = asyncio.ensure_future(client.close())
+        while not closing.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(closing)
+
+
+class _Unsupported(Exception):
+    """The endpoint rejected the response_format kind sent."""
+
+
+def _open_cache(cache: JudgeCache | str | os.PathLike[str] | bool | None) -> JudgeCache | None:
+    if cache is None or cache is False:
+        return None
+    if cache is True:
+        return JudgeCache(default_cache_path())
+    if isinstance(cache, JudgeCache):
+        return cache
+    return JudgeCache(Path(cache))
+
+
+def _with_schema(request: JudgeRequest) -> list[dict[str, str]]:
+    """The request's messages, with the schema stated in the system message."""
+    schema = orjson.dumps(request.schema).decode()
+    instruction = f"Reply with only a JSON object that follows this JSON schema:\n{schema}"
+    messages = [dict(message) for message in request.messages]
+    if messages and messages[0].get("role") == "system":
+        messages[0]["content"] = f"{messages[0].get('content', '')}\n\n{instruction}"
+    else:
+        messages.insert(0, {"role": "system", "content": instruction})
+    return messages
+
+
+def _response_format(request: JudgeRequest, mode: StructuredOutput) -> dict[str, Any] | None:
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.schema_name,
+                "schema": dict(request.schema),
+                "strict": _strict_ready(request.schema),
+            },
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def _strict_ready(schema: Any) -> bool:
+    """Whether OpenAI's strict mode accepts ``schema``: every object closed
+    (``additionalProperties: false``) and all its properties required."""
+    if isinstance(schema, list):
+        return all(_strict_ready(item) for item in schema)
+    if not isinstance(schema, Mapping):
+        return True
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return False
+        if set(schema.get("required", ())) != set(properties):
+            return False
+    return all(_strict_ready(value) for value in schema.values())
+
+
+def _parse_completion(body: bytes) -> _Completion:
+    """The first choice's text and the token counts; a body that is not a chat
+    completion is a transport fault."""
+    try:
+        payload = orjson.loads(body)
+        message = payload["choices"][0]["message"]
+        content = message.get("content")
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+        raise _Retryable(f"the reply is not a chat completion: {body[:200]!r}") from None
+    if isinstance(content, list):  # content parts
+        content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+    if not isinstance(content, str) or not content:
+        refusal = message.get("refusal")
+        content = refusal if isinstance(refusal, str) else ""
+    usage = payload.get("usage")
+    usage = usage if isinstance(usage, Mapping) else {}
+    return _Completion(
+        content, _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+    )
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _error_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return str(getattr(error, "message", "") or error)
+
+
+def _number(text: str, unit: float) -> float | None:
+    try:
+        return float(text) * unit
+    except ValueError:
+        return None
+
+
+def _seconds_until(date: str) -> float | None:
+    try:
+        when = email.utils.parsedate_to_datetime(date)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return (when - datetime.now(timezone.utc)).total_seconds()
+
+
+_ENV = (
+    "TRACEGRADE_JUDGE_MODEL",
+    "TRACEGRADE_JUDGE_BASE_URL",
+    "TRACEGRADE_JUDGE_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "TRACEGRADE_JUDGE_CACHE",
+    "XDG_CACHE_HOME",
+    "TRACEGRADE_JUDGE_PRICES",
+)
+_defaults: dict[tuple[str | None, ...], OpenAIJudge] = {}
+_defaults_lock = threading.Lock()
+
+
+def default_judge() -> OpenAIJudge:
+    """The process-wide judge configured from the environment, for judged metrics whose
+    ``llm`` is not set. One object per distinct configuration, so a changed environment
+    gets a new judge.
+
+    Besides the model, URL and key variables: ``TRACEGRADE_JUDGE_CACHE`` (a path, or
+    ``off``) and ``TRACEGRADE_JUDGE_PRICES`` (``input,output`` per million tokens).
+    """
+    settings = tuple(os.environ.get(name) for name in _ENV)
+    with _defaults_lock:
+        judge = _defaults.get(settings)
+        if judge is None:
+            judge = OpenAIJudge(cache=_env_cache(), prices=_env_prices())
+            _defaults[settings] = judge
+        return judge
+
+
+def _env_cache() -> bool:
+    configured = os.environ.get("TRACEGRADE_JUDGE_CACHE", "").strip()
+    return configured.lower() not in ("off", "none", "false", "0")
+
+
+def _env_prices() -> Prices | None:
+    configured = os.environ.get("TRACEGRADE_JUDGE_PRICES", "").strip()
+    if not configured:
+        return None
+    try:
+        parts = [float(part) for part in configured.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) != 2:
+        raise JudgeError(
+            f"TRACEGRADE_JUDGE_PRICES must be 'input,output' (per million tokens), "
+            f"got {configured!r}"
+        )
+    return Prices(parts[0], parts[1])

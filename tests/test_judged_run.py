@@ -1,0 +1,289 @@
+"""Judged metrics end to end: OpenAIJudge on the scripted chat-completions server on
+127.0.0.1, through evaluate, aevaluate and the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
+from tests.metrics.judges import sensible_answer
+
+from tracegrade import (
+    AgentGoalAccuracyWithoutReference,
+    AgentGoalAccuracyWithReference,
+    AIMessage,
+    HumanMessage,
+    Metric,
+    MultiTurnSample,
+    ToolCall,
+    ToolMessage,
+    TopicAdherenceScore,
+    aevaluate,
+    evaluate,
+)
+from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
+from tracegrade.judge import OpenAIJudge, Usage
+
+# a judge left with open connections after a run is a failure, not a warning
+pytestmark = pytest.mark.filterwarnings("error::ResourceWarning")
+
+SECRET = "sk-test-SECRET-judged-run"
+METRIC_NAMES = [
+    "topic_adherence",
+    "agent_goal_accuracy_with_reference",
+    "agent_goal_accuracy_without_reference",
+]
+
+
+@pytest.fixture(autouse=True)
+def _isolated(judge_env: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """No judge settings from the developer's environment; the default cache in tmp."""
+
+
+def samples() -> list[MultiTurnSample]:
+    def run(ask: str, result: str, answer: str) -> list[Any]:
+        call = ToolCall(name="lookup", args={"q": ask}, id="c1")
+        return [
+            HumanMessage(content=ask),
+            AIMessage(content="", tool_calls=[call]),
+            ToolMessage(content=result, tool_call_id="c1"),
+            AIMessage(content=answer),
+        ]
+
+    good = run("Which biology course fits me?", "Biology 101", "Biology 101 suits you.")
+    broken = run("Enrol me in biology 101", "error: course full", "You're enrolled!")
+    mixed = [
+        *run("Biology exam dates?", "June 3", "The biology exam is on June 3."),
+        HumanMessage(content="Any football tips?"),
+        AIMessage(content="Sorry, I only help with courses."),
+        HumanMessage(content="What about chemistry labs?"),
+        AIMessage(content="Labs run on Fridays."),
+    ]
+    topics = ["biology", "chemistry"]
+    return [
+        MultiTurnSample(id=name, user_input=messages, reference_topics=topics, reference=goal)
+        for name, messages, goal in [
+            ("good", good, "A suitable biology course named"),
+            ("broken", broken, "Enrolled in Biology 101"),
+            ("mixed", mixed, "Exam date and lab times given"),
+        ]
+    ]
+
+
+def metrics(judge: OpenAIJudge) -> list[Metric]:
+    return [
+        TopicAdherenceScore(llm=judge),
+        AgentGoalAccuracyWithReference(llm=judge),
+        AgentGoalAccuracyWithoutReference(llm=judge),
+    ]
+
+
+EXPECTED = {
+    "topic_adherence": [1.0, 1.0, 1.0],  # mixed: football refused, the rest answered
+    "agent_goal_accuracy_with_reference": [1.0, 0.0, 1.0],
+    "agent_goal_accuracy_without_reference": [1.0, 0.0, 1.0],
+}
+
+
+def test_evaluate_on_a_real_endpoint_then_a_second_run_asks_nothing(
+    judge_server: JudgeServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    judge_server.respond(sensible_answer)
+    cache = tmp_path / "cache.sqlite"
+    first = evaluate(
+        samples(), metrics(OpenAIJudge("test-judge", base_url=judge_server.url, cache=cache))
+    )
+    assert {name: first[name] for name in METRIC_NAMES} == EXPECTED
+    assert judge_server.count == 9  # one request per sample and metric
+    assert first.usage == Usage(input_tokens=90, output_tokens=45, requests=9)
+    mixed = first.rows[2].scores["topic_adherence"].details
+    assert [t["topic"] for t in mixed["topics"]] == [
+        "Biology exam dates?",
+        "Any football tips?",
+        "What about chemistry labs?",
+    ]
+    assert mixed["counts"]["refused_off_topic"] == 1
+
+    bodies = [request.body for request in judge_server.requests]
+    assert {body["response_format"]["json_schema"]["name"] for body in bodies} == {
+        "topic_adherence",
+        "goal_with_reference",
+        "goal_without_reference",
+    }
+
+    judge = OpenAIJudge("test-judge", base_url=judge_server.url, cache=cache)
+    second = asyncio.run(aevaluate(samples(), metrics(judge)))
+    assert judge_server.count == 9
+    assert [row.to_dict() for row in second] != []
+    assert {name: second[name] for name in METRIC_NAMES} == EXPECTED
+    assert second.usage is not None
+    assert (second.usage.requests, second.usage.cached) == (0, 9)
+
+
+def test_a_sample_whose_judge_fails_gets_an_error_and_the_run_goes_on(
+    judge_server: JudgeServer,  # noqa: F811
+) -> None:
+    judge_server.respond(sensible_answer)
+    # the first sample's judge answers nonsense twice; the second's endpoint keeps failing
+    judge_server.script("no JSON here", "still none", *[Reply.error(500)] * 2)
+
+    async def no_wait(seconds: float) -> None:
+        pass
+
+    judge = OpenAIJudge(
+        "test-judge",
+        base_url=judge_server.url,
+        cache=False,
+        max_attempts=2,
+        backoff=0.001,
+        sleep=no_wait,
+    )
+    result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)])
+    values = result["agent_goal_accuracy_without_reference"]
+    assert values == [None, None, 1.0]
+    errors = [row.errors.get("agent_goal_accuracy_without_reference", "") for row in result]
+    assert errors[0].startswith(
+        "JudgeError: goal_without_reference: the judge's answer is unusable"
+    )
+    assert errors[1].startswith("JudgeError: judge test-judge: no answer to goal_without_reference")
+    assert judge_server.count == 5
+    assert result.summary()["agent_goal_accuracy_without_reference"].failed == 2
+
+
+def _dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.jsonl"
+    lines = [json.dumps(sample.model_dump(mode="json", exclude_none=True)) for sample in samples()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_cli_with_judge_flags_then_from_the_cache(
+    judge_server: JudgeServer,  # noqa: F811
+    judge_env: pytest.MonkeyPatch,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    judge_server.respond(sensible_answer)
+    judge_env.setenv("TRACEGRADE_JUDGE_API_KEY", SECRET)
+    out = tmp_path / "results.jsonl"
+    arguments = [
+        "evaluate",
+        str(_dataset(tmp_path)),
+        "-m",
+        "topic_adherence:mode=precision",
+        "-m",
+        "agent_goal_accuracy_with_reference",
+        "--judge-model",
+        "test-judge",
+        "--judge-base-url",
+        judge_server.url,
+        "--out",
+        str(out),
+    ]
+    assert main(arguments) == EXIT_OK
+    printed = capsys.readouterr().out
+    assert "Judge: 6 request(s), 0 answer(s) from the cache, 60 input + 30 output tokens" in printed
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["metrics"]["agent_goal_accuracy_with_reference"]["value"] for row in rows] == [
+        1.0,
+        0.0,
+        1.0,
+    ]
+    assert rows[1]["metrics"]["agent_goal_accuracy_with_reference"]["reason"]
+    assert rows[0]["metrics"]["topic_adherence"]["usage"]["requests"] == 1
+    sent = {
+        value
+        for r in judge_server.requests
+        for k, value in r.headers.items()
+        if k.lower() == "authorization"
+    }
+    assert sent == {f"Bearer {SECRET}"}
+
+    assert main(arguments) == EXIT_OK
+    assert judge_server.count == 6
+    assert "Judge: 0 request(s), 6 answer(s) from the cache" in capsys.readouterr().out
+    assert SECRET not in out.read_text()
+
+
+def test_cli_takes_the_judge_from_the_environment(
+    judge_server: JudgeServer,  # noqa: F811
+    judge_env: pytest.MonkeyPatch,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    judge_server.respond(sensible_answer)
+    judge_env.setenv("TRACEGRADE_JUDGE_MODEL", "env-judge")
+    judge_env.setenv("TRACEGRADE_JUDGE_BASE_URL", judge_server.url)
+    judge_env.setenv("TRACEGRADE_JUDGE_PRICES", "1,2")  # per million input, output tokens
+    data = str(_dataset(tmp_path))
+    assert main(["evaluate", data, "-m", "agent_goal_accuracy_without_reference"]) == EXIT_OK
+    # 3 requests of 10 input and 5 output tokens: (30 · 1 + 15 · 2) / 1e6
+    assert (
+        "Judge: 3 request(s), 0 answer(s) from the cache, 30 input + 15 output tokens, "
+        "cost 0.000060" in capsys.readouterr().out
+    )
+    assert {request.body["model"] for request in judge_server.requests} == {"env-judge"}
+
+
+def test_cli_without_a_judge_model_is_a_usage_error(
+    judge_env: pytest.MonkeyPatch,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = str(_dataset(tmp_path))
+    assert main(["evaluate", data, "-m", "topic_adherence"]) == EXIT_USAGE
+    assert "no judge model configured" in capsys.readouterr().err
+    # deterministic metrics need no judge
+    assert main(["evaluate", data, "-m", "tool_call_f1"]) != EXIT_USAGE
+    assert "Judge:" not in capsys.readouterr().out
+
+
+FAULTS = {
+    "429 with Retry-After": lambda: Reply.rate_limited("0"),
+    "500": lambda: Reply.error(500),
+    "slower than the timeout": lambda: Reply.slow(5.0),
+    "malformed JSON": Reply.malformed,
+    "truncated body": Reply.truncated,
+    "reset connection": Reply.reset,
+}
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+@pytest.mark.parametrize("lasting", [False, True], ids=["passing", "lasting"])
+def test_every_fault_ends_in_a_score_or_a_recorded_error(
+    judge_server: JudgeServer,  # noqa: F811
+    fault: str,
+    lasting: bool,
+) -> None:
+    judge_server.respond(sensible_answer)
+    # the first sample's first attempt (and with a lasting fault its second) meets the fault
+    judge_server.script(*[FAULTS[fault]() for _ in range(2 if lasting else 1)])
+
+    async def no_wait(seconds: float) -> None:
+        pass
+
+    judge = OpenAIJudge(
+        "test-judge",
+        base_url=judge_server.url,
+        cache=False,
+        max_attempts=2,
+        backoff=0.001,
+        timeout=0.3,
+        sleep=no_wait,
+    )
+    result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)])
+    values = result["agent_goal_accuracy_without_reference"]
+    errors = [row.errors.get("agent_goal_accuracy_without_reference") for row in result]
+    assert len(values) == 3
+    assert judge_server.count == 4  # two attempts for the first sample, one for each other
+    if lasting:
+        assert values[0] is None and errors[0] is not None
+        assert errors[0].startswith("JudgeError: judge test-judge: no answer")
+    else:
+        assert values[0] is not None and errors[0] is None
+    assert all(value is not None for value in values[1:])
