@@ -186,7 +186,9 @@ def test_cli_with_judge_flags_then_from_the_cache(
         str(out),
     ]
     assert main(arguments) == EXIT_OK
-    printed = capsys.readouterr().out
+    first = capsys.readouterr()
+    printed = first.out
+    assert SECRET not in first.out + first.err
     assert "Judge: 6 request(s), 0 answer(s) from the cache, 60 input + 30 output tokens" in printed
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["metrics"]["agent_goal_accuracy_with_reference"]["value"] for row in rows] == [
@@ -206,7 +208,9 @@ def test_cli_with_judge_flags_then_from_the_cache(
 
     assert main(arguments) == EXIT_OK
     assert judge_server.count == 6
-    assert "Judge: 0 request(s), 6 answer(s) from the cache" in capsys.readouterr().out
+    second = capsys.readouterr()
+    assert "Judge: 0 request(s), 6 answer(s) from the cache" in second.out
+    assert SECRET not in second.out + second.err
     assert SECRET not in out.read_text()
 
 
