@@ -125,6 +125,23 @@ def test_evaluate_on_a_real_endpoint_then_a_second_run_asks_nothing(
     assert (second.usage.requests, second.usage.cached) == (0, 9)
 
 
+async def _no_wait(seconds: float) -> None:
+    pass
+
+
+def impatient_judge(server: JudgeServer) -> OpenAIJudge:
+    """Two attempts, no cache, a short timeout and no real waiting between attempts."""
+    return OpenAIJudge(
+        "test-judge",
+        base_url=server.url,
+        cache=False,
+        max_attempts=2,
+        backoff=0.001,
+        timeout=0.3,
+        sleep=_no_wait,
+    )
+
+
 def test_a_sample_whose_judge_fails_gets_an_error_and_the_run_goes_on(
     judge_server: JudgeServer,  # noqa: F811
 ) -> None:
@@ -132,17 +149,7 @@ def test_a_sample_whose_judge_fails_gets_an_error_and_the_run_goes_on(
     # the first sample's judge answers nonsense twice; the second's endpoint keeps failing
     judge_server.script("no JSON here", "still none", *[Reply.error(500)] * 2)
 
-    async def no_wait(seconds: float) -> None:
-        pass
-
-    judge = OpenAIJudge(
-        "test-judge",
-        base_url=judge_server.url,
-        cache=False,
-        max_attempts=2,
-        backoff=0.001,
-        sleep=no_wait,
-    )
+    judge = impatient_judge(judge_server)
     result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)])
     values = result["agent_goal_accuracy_without_reference"]
     assert values == [None, None, 1.0]
@@ -268,18 +275,7 @@ def test_every_fault_ends_in_a_score_or_a_recorded_error(
     # the first sample's first attempt (and with a lasting fault its second) meets the fault
     judge_server.script(*[FAULTS[fault]() for _ in range(2 if lasting else 1)])
 
-    async def no_wait(seconds: float) -> None:
-        pass
-
-    judge = OpenAIJudge(
-        "test-judge",
-        base_url=judge_server.url,
-        cache=False,
-        max_attempts=2,
-        backoff=0.001,
-        timeout=0.3,
-        sleep=no_wait,
-    )
+    judge = impatient_judge(judge_server)
     result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)])
     values = result["agent_goal_accuracy_without_reference"]
     errors = [row.errors.get("agent_goal_accuracy_without_reference") for row in result]
