@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
+from tracegrade.cli import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "agent_runs.jsonl"
 METRICS = ["-m", "tool_call_f1", "-m", "tool_call_accuracy", "-m", "tool_correctness"]
@@ -181,3 +181,40 @@ def test_out_rows_have_a_stable_metric_order(tmp_path: Path) -> None:
     )
     orders = {tuple(json.loads(line)["metrics"]) for line in out.read_text().splitlines()}
     assert orders == {("tool_call_f1", "tool_correctness")}
+
+
+def test_fail_under_gates_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the example's means: tool_call_f1 0.5583, tool_correctness 0.8125
+    passing = ["--fail-under", "tool_call_f1=0.55", "--fail-under", "tool_correctness=0.8"]
+    assert main(["evaluate", str(EXAMPLE), *METRICS, *passing]) == EXIT_OK
+    capsys.readouterr()
+    failing = ["--fail-under", "tool_call_f1=0.56", "--fail-under", "tool_correctness=0.8"]
+    assert main(["evaluate", str(EXAMPLE), *METRICS, *failing]) == EXIT_GATE
+    errors = capsys.readouterr().err
+    assert "gate failed: tool_call_f1 mean 0.5583 is under 0.56" in errors
+    assert "tool_correctness" not in errors
+
+
+@pytest.mark.parametrize(
+    "gate, message",
+    [
+        ("exact_match=0.5", "one of the run's metrics"),
+        ("tool_call_f1", "expected METRIC=VALUE"),
+        ("tool_call_f1=high", "'high' is not a number"),
+    ],
+)
+def test_fail_under_that_names_no_metric_or_number_is_a_usage_error(
+    gate: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["evaluate", str(EXAMPLE), *METRICS, "--fail-under", gate]) == EXIT_USAGE
+    assert message in capsys.readouterr().err
+
+
+def test_a_gated_metric_that_scored_nothing_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "cases.jsonl"
+    data.write_text('{"input": "q", "tools_called": ["a"], "expected_tools": ["a"]}\n')
+    code = main(["evaluate", str(data), "-m", "tool_call_f1", "--fail-under", "tool_call_f1=0"])
+    assert code == EXIT_GATE
+    assert "tool_call_f1 scored no sample" in capsys.readouterr().err

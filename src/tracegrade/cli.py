@@ -1,10 +1,10 @@
 """The ``tracegrade`` command: parses arguments, calls the library, prints.
 
 Rows are scored and written one at a time, so any size of input runs in flat memory.
-Exit codes: 0 success; 2 a usage error (unknown metric, option or source); 3 a file
-problem (the input is missing or has a malformed record, or the output cannot be
-written). ``convert`` writes every good record and reports each bad one before it
-exits with 3.
+Exit codes: 0 success; 1 a ``--fail-under`` gate failed; 2 a usage error (unknown
+metric, option, gate or source); 3 a file problem (the input is missing or has a
+malformed record, or the output cannot be written). ``convert`` writes every good
+record and reports each bad one before it exits with 3.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from .results import SampleResult, SummaryAccumulator
 from .runner import check_metrics, iter_evaluate
 
 EXIT_OK = 0
+EXIT_GATE = 1
 EXIT_USAGE = 2
 EXIT_INPUT = 3
 SAMPLE_TABLE_LIMIT = 25
@@ -59,6 +60,14 @@ def _parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help=f"show the per-sample table (default: when there are at most {SAMPLE_TABLE_LIMIT})",
+    )
+    run.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit with 1 when the metric's mean over the scored samples is under VALUE "
+        "(repeat for several)",
     )
     run.add_argument(
         "--judge-model",
@@ -185,6 +194,41 @@ def _attach_judge(arguments: argparse.Namespace, metrics: list[Metric]) -> None:
         metric.llm = judge
 
 
+class GateError(ValueError):
+    """A --fail-under gate that names no metric of the run, or no number."""
+
+
+def parse_gates(specs: list[str], names: list[str]) -> dict[str, float]:
+    """``METRIC=VALUE`` gates as ``{metric: least mean}``."""
+    gates: dict[str, float] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise GateError(
+                f"--fail-under {spec!r}: expected METRIC=VALUE with METRIC one of the run's "
+                f"metrics ({', '.join(names)})"
+            )
+        try:
+            gates[name] = float(text)
+        except ValueError:
+            raise GateError(f"--fail-under {spec!r}: {text!r} is not a number") from None
+    return gates
+
+
+def failed_gates(summary: SummaryAccumulator, gates: dict[str, float]) -> list[str]:
+    """Why each failing gate failed; a metric that scored no sample fails its gate."""
+    found = summary.summary()
+    failures = []
+    for name, least in gates.items():
+        mean = found[name].mean
+        if mean is None:
+            failures.append(f"{name} scored no sample (gate {least:g})")
+        elif mean < least:
+            failures.append(f"{name} mean {mean:.4f} is under {least:g}")
+    return failures
+
+
 def _run(arguments: argparse.Namespace, metrics: list[Metric], out: BinaryIO | None) -> int:
     names = [metric.name for metric in metrics]
     summary = SummaryAccumulator(names)
@@ -204,7 +248,10 @@ def _run(arguments: argparse.Namespace, metrics: list[Metric], out: BinaryIO | N
     if keep_all or (arguments.samples is None and summary.rows <= SAMPLE_TABLE_LIMIT):
         _print_samples(console, kept, names)
     _print_summary(console, summary)
-    return EXIT_OK
+    failures = failed_gates(summary, arguments.gates)
+    for failure in failures:
+        print(f"tracegrade: gate failed: {failure}", file=sys.stderr)
+    return EXIT_GATE if failures else EXIT_OK
 
 
 def _list_metrics() -> None:
@@ -277,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_metrics(metrics)
     except ValueError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        arguments.gates = parse_gates(arguments.fail_under, [metric.name for metric in metrics])
+    except GateError as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
     try:
