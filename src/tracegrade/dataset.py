@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ValidationError
 
-from ._json import BOM, dumps, loads
+from ._json import dumps, json_lines
 from ._validation import problems, type_name
 from .errors import RecordError
 from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
@@ -91,17 +91,10 @@ def parse_record(
 def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:
     """Yield the samples of a JSONL file one line at a time (the file is never loaded whole)."""
     name = str(path)
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1 and line.startswith(BOM):
-                line = line[len(BOM) :]
-            if not line.strip():
-                continue
-            try:
-                record = loads(line)
-            except ValueError as error:  # orjson's and json's decode errors both are
-                raise RecordError(name, number, None, f"not valid JSON: {error}") from None
-            yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
+    for number, record in json_lines(path):
+        if isinstance(record, ValueError):
+            raise RecordError(name, number, None, f"not valid JSON: {record}")
+        yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
 
 
 def _without_nan(record: dict[str, Any]) -> dict[str, Any]:

@@ -11,12 +11,11 @@ message, a Gemini ``Content``, a LlamaIndex ``ChatMessage``) is told like one in
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import cache
 from typing import Any
 
 from ._base import ConversionError, plain
 from .langchain import TYPES as LANGCHAIN_TYPES
-from .openai_agents import RUN_ITEMS, is_run_result
-from .openai_responses import HOSTED, NOTES, RESULTS
 
 _MODULE_SOURCES = (
     ("agents.", "openai_agents"),
@@ -36,7 +35,26 @@ _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image", "input
 _ANTHROPIC_RESPONSE_KEYS = frozenset({"model", "stop_reason", "stop_sequence", "usage"})
 _BEDROCK_BLOCKS = frozenset({"toolUse", "toolResult", "reasoningContent", "cachePoint"})
 _OTLP_KEYS = ("resourceSpans", "resource_spans", "batches")
-_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output", *HOSTED, *RESULTS, *NOTES})
+
+
+@cache
+def _responses_items() -> frozenset[str]:
+    """Item types only the Responses API has (its module is loaded when first needed)."""
+    from .openai_responses import HOSTED, NOTES, RESULTS
+
+    return frozenset({"function_call", "function_call_output", *HOSTED, *RESULTS, *NOTES})
+
+
+def _run_items() -> frozenset[str]:
+    from .openai_agents import RUN_ITEMS
+
+    return RUN_ITEMS
+
+
+def _is_run_result(obj: Any) -> bool:
+    from .openai_agents import is_run_result
+
+    return is_run_result(obj)
 
 
 def _from_module(item: Any) -> str | None:
@@ -133,9 +151,9 @@ def _is_llama_index(data: Mapping[str, Any]) -> bool:
 def _from_message(data: Mapping[str, Any]) -> str | None:
     """The format one message dict is in, or ``None`` when it could be several."""
     kind = data.get("type") if isinstance(data.get("type"), str) else None
-    if kind in RUN_ITEMS and "raw_item" in data:
+    if kind in _run_items() and "raw_item" in data:
         return "openai_agents"
-    if kind in _RESPONSES_ITEMS:
+    if kind in _responses_items():
         return "openai_responses"
     if _is_llama_index(data):
         return "llama_index"
@@ -180,7 +198,7 @@ def detect_source(obj: Any) -> str:
     result, a response, a request or an OTLP export), or a ConversionError saying why
     it cannot be told."""
     if not isinstance(obj, (list, tuple)):
-        if is_run_result(obj):
+        if _is_run_result(obj):
             return "openai_agents"
         source, data = _data(obj, "a")
         source = source or _from_container(data)

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from .._json import BOM, loads
+from .._json import json_lines, loads, without_bom
 from .._validation import problems
 from ..errors import RecordError
 from ..samples import MultiTurnSample
@@ -109,9 +109,7 @@ def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any
     name = fspath(path)
     if name.endswith(".json"):
         with open(path, "rb") as handle:
-            data = handle.read()
-        if data.startswith(BOM):
-            data = data[len(BOM) :]
+            data = without_bom(handle.read())
         try:
             document = loads(data)
         except ValueError as error:
@@ -127,16 +125,10 @@ def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any
         else:
             yield 1, "document", document
         return
-    with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1 and line.startswith(BOM):
-                line = line[len(BOM) :]
-            if not line.strip():
-                continue
-            try:
-                yield number, "line", loads(line)
-            except ValueError as error:
-                yield number, "line", RecordError(name, number, None, f"not valid JSON: {error}")
+    for number, value in json_lines(path):
+        if isinstance(value, ValueError):
+            value = RecordError(name, number, None, f"not valid JSON: {value}")
+        yield number, "line", value
 
 
 def convert_file(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
