@@ -20,7 +20,7 @@ def test_evaluates_the_example_and_writes_results(
     out = tmp_path / "results.jsonl"
     assert main(["evaluate", str(EXAMPLE), *METRICS, "--out", str(out)]) == EXIT_OK
     printed = capsys.readouterr().out
-    assert "Summary over 8 samples" in printed and "flight-paris" in printed
+    assert "Summary over 8 records" in printed and "flight-paris" in printed
     assert "unit 'fahrenheit' vs 'celsius'" in printed  # reasons are shown
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 8

@@ -150,7 +150,8 @@ def test_a_sample_whose_judge_fails_gets_an_error_and_the_run_goes_on(
     judge_server.script("no JSON here", "still none", *[Reply.error(500)] * 2)
 
     judge = impatient_judge(judge_server)
-    result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)])
+    # one sample at a time, so the scripted replies meet the samples in order
+    result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)], concurrency=1)
     values = result["agent_goal_accuracy_without_reference"]
     assert values == [None, None, 1.0]
     errors = [row.errors.get("agent_goal_accuracy_without_reference", "") for row in result]
@@ -197,7 +198,10 @@ def test_cli_with_judge_flags_then_from_the_cache(
     printed = first.out
     assert SECRET not in first.out + first.err
     assert "Judge: 6 request(s), 0 answer(s) from the cache, 60 input + 30 output tokens" in printed
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    # rows are written as they finish; each carries its index
+    rows = sorted(
+        (json.loads(line) for line in out.read_text().splitlines()), key=lambda row: row["index"]
+    )
     assert [row["metrics"]["agent_goal_accuracy_with_reference"]["value"] for row in rows] == [
         1.0,
         0.0,
@@ -276,7 +280,8 @@ def test_every_fault_ends_in_a_score_or_a_recorded_error(
     judge_server.script(*[FAULTS[fault]() for _ in range(2 if lasting else 1)])
 
     judge = impatient_judge(judge_server)
-    result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)])
+    # one sample at a time, so the scripted replies meet the samples in order
+    result = evaluate(samples(), [AgentGoalAccuracyWithoutReference(llm=judge)], concurrency=1)
     values = result["agent_goal_accuracy_without_reference"]
     errors = [row.errors.get("agent_goal_accuracy_without_reference") for row in result]
     assert len(values) == 3

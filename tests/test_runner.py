@@ -45,7 +45,11 @@ def test_scores_every_sample_with_every_metric() -> None:
     assert result["tool_correctness"] == [1.0, 0.5, 1.0]
     assert result.means()["tool_correctness"] == pytest.approx(2.5 / 3)
     assert result.summary()["tool_correctness"].pass_rate == 1.0
-    assert result.summary()["tool_call_f1"].pass_rate is None
+    # without a threshold a sample passes with full marks
+    assert result.summary()["tool_call_f1"].pass_rate == pytest.approx(2 / 3)
+    assert evaluate(samples(), [ToolCallF1()], thresholds={"tool_call_f1": 0.6}).summary()[
+        "tool_call_f1"
+    ].pass_rate == pytest.approx(1.0)
     assert [row.id for row in result] == ["ok", None, "bad"]
 
 
@@ -94,18 +98,26 @@ def test_exports(tmp_path: Path) -> None:
     assert list(frame.columns) == [
         "index",
         "id",
+        "task_id",
+        "status",
+        "rejected",
         "tool_call_f1",
         "tool_call_f1_reason",
         "tool_call_f1_error",
+        "tool_call_f1_details",
         "exploding",
         "exploding_reason",
         "exploding_error",
+        "exploding_details",
     ]
+    assert list(frame["status"]) == ["scored", "scored", "failed"]
+    assert frame["tool_call_f1_details"].iloc[1]["missing"] == [{"name": "b", "args": {}}]
     assert frame["exploding_error"].iloc[2] == "RuntimeError: cannot score this one"
     result.to_jsonl(tmp_path / "r.jsonl")
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert [row["index"] for row in rows] == [0, 1, 2]
     assert rows[1]["metrics"]["tool_call_f1"]["details"]["missing"] == [{"name": "b", "args": {}}]
+    assert [row["status"] for row in rows] == ["scored", "scored", "failed"]
     assert rows[2]["metrics"]["exploding"] == {
         "value": None,
         "error": "RuntimeError: cannot score this one",

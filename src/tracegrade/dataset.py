@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 PathArg = Union[str, "PathLike[str]"]
 SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
+Outcome = Sample | RecordError
+"""A record read from a source: its sample, or the error that rejects it."""
 
 _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
 
@@ -90,11 +92,35 @@ def parse_record(
 
 def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:
     """Yield the samples of a JSONL file one line at a time (the file is never loaded whole)."""
+    return _raising(jsonl_outcomes(path, sample_type=sample_type))
+
+
+def jsonl_outcomes(
+    path: PathArg, *, sample_type: SampleType | None = None, skip: Container[int] = ()
+) -> Iterator[Outcome | None]:
+    """Each record of a JSONL file as its sample, or the RecordError that rejects it, so a
+    caller can report a bad line and go on. Records whose 0-based index is in ``skip``
+    are not validated; ``None`` stands in for them."""
     name = str(path)
-    for number, record in json_lines(path):
+    for index, (number, record) in enumerate(json_lines(path)):
+        if index in skip:
+            yield None
+            continue
         if isinstance(record, ValueError):
-            raise RecordError(name, number, None, f"not valid JSON: {record}")
-        yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
+            yield RecordError(name, number, None, f"not valid JSON: {record}")
+            continue
+        try:
+            yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
+        except RecordError as error:
+            yield error
+
+
+def _raising(outcomes: Iterator[Outcome | None]) -> Iterator[Sample]:
+    for outcome in outcomes:
+        if isinstance(outcome, RecordError):
+            raise outcome
+        if outcome is not None:
+            yield outcome
 
 
 def _without_nan(record: dict[str, Any]) -> dict[str, Any]:
@@ -122,10 +148,10 @@ class EvaluationDataset:
         self._samples: list[Sample] | None = [
             parse_record(record, index) for index, record in enumerate(samples or [])
         ]
-        self._stream: Callable[[], Iterator[Sample]] | None = None
+        self._stream: Callable[[], Iterator[Outcome | None]] | None = None
 
     @classmethod
-    def _streaming(cls, stream: Callable[[], Iterator[Sample]]) -> EvaluationDataset:
+    def _streaming(cls, stream: Callable[[], Iterator[Outcome | None]]) -> EvaluationDataset:
         dataset = cls()
         dataset._samples = None
         dataset._stream = stream
@@ -151,7 +177,7 @@ class EvaluationDataset:
         file = Path(path)
         if not file.is_file():
             raise FileNotFoundError(f"no such dataset file: {file}")
-        return cls._streaming(lambda: iter_jsonl(file, sample_type=sample_type))
+        return cls._streaming(lambda: jsonl_outcomes(file, sample_type=sample_type))
 
     @classmethod
     def from_conversations(
@@ -171,28 +197,16 @@ class EvaluationDataset:
         ``{"conversation": ..., "reference_tool_calls": ...}``. The first bad record
         raises a RecordError naming it. See :mod:`tracegrade.convert.records`.
         """
-        from .convert.records import (
-            ConversionSettings,
-            Outcome,
-            convert_file,
-            convert_records,
-        )
+        from .convert.records import ConversionSettings, convert_file, convert_records
 
         settings = ConversionSettings(source, metadata, invalid_arguments, group_by)
-
-        def raising(outcomes: Iterator[Outcome]) -> Iterator[Sample]:
-            for outcome in outcomes:
-                if isinstance(outcome, RecordError):
-                    raise outcome
-                yield outcome
-
         if isinstance(data, (str, PathLike)):
             file = Path(data)
             if not file.is_file():
                 raise FileNotFoundError(f"no such conversation file: {file}")
-            return cls._streaming(lambda: raising(convert_file(file, settings)))
+            return cls._streaming(lambda: convert_file(file, settings))
         dataset = cls()
-        dataset._samples = list(raising(convert_records(data, settings)))
+        dataset._samples = list(_raising(convert_records(data, settings)))
         return dataset
 
     @classmethod
@@ -224,7 +238,15 @@ class EvaluationDataset:
         if self._samples is not None:
             return iter(self._samples)
         assert self._stream is not None
-        return self._stream()
+        return _raising(self._stream())
+
+    def outcomes(self) -> Iterator[Outcome]:
+        """Each record as its sample or, for a streamed file, the RecordError that rejects
+        it; iterating the dataset itself raises at the first bad record instead."""
+        if self._samples is not None:
+            return iter(self._samples)
+        assert self._stream is not None
+        return (outcome for outcome in self._stream() if outcome is not None)
 
     def __len__(self) -> int:
         if self._samples is None:

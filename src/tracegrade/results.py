@@ -1,32 +1,67 @@
-"""EvaluationResult: per-sample scores, per-metric aggregates and their exports."""
+"""What a run produces: a row per input record, aggregates per metric, and their exports.
+
+A row is *scored* (every metric gave a value), *failed* (some metric raised; its error
+is in the row) or *rejected* (the record was malformed; the row says why), so the
+counts of a run add up to its input.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._json import dumps
 from .judge.base import Usage
-from .metrics.base import Score
+from .metrics.base import Metric, Score
+from .metrics.judged import JudgedMetric
 from .samples import SampleId
+from .stats import PassK, RunningStats, TrialStats
 
 if TYPE_CHECKING:
     import pandas as pd
 
+Status = Literal["scored", "failed", "rejected"]
+
+FAILURE_EXAMPLES = 5
+"""How many places the end-of-run summary names per kind of failure."""
+
 
 @dataclass(slots=True)
 class SampleResult:
-    """One sample's outcome: a Score per metric that succeeded, an error per one that failed."""
+    """One input record's outcome: a Score per metric that succeeded, an error per one
+    that failed, or why the record was rejected before any metric saw it."""
 
     index: int
     id: SampleId
     scores: dict[str, Score] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    task_id: SampleId = None
+    rejected: str | None = None
+
+    @property
+    def status(self) -> Status:
+        """``rejected``, ``failed`` (some metric raised) or ``scored``."""
+        if self.rejected is not None:
+            return "rejected"
+        return "failed" if self.errors else "scored"
+
+    @property
+    def label(self) -> str:
+        """How a person finds the record: its id if it has one, else its index."""
+        return f"sample {self.index}" if self.id is None else f"sample {self.id!r}"
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready row: ``{"index", "id", "metrics": {name: {value, reason, ...}}}``."""
+        """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
+        reason, details, ...}}}``, with ``task_id`` when set and ``rejected`` (the reason)
+        instead of ``metrics`` for a rejected record."""
+        row: dict[str, Any] = {"index": self.index, "id": self.id, "status": self.status}
+        if self.task_id is not None:
+            row["task_id"] = self.task_id
+        if self.rejected is not None:
+            row["rejected"] = self.rejected
+            return row
         metrics: dict[str, Any] = {}
         for name, score in sorted(self.scores.items()):
             entry: dict[str, Any] = {
@@ -41,67 +76,218 @@ class SampleResult:
             metrics[name] = entry
         for name, error in sorted(self.errors.items()):
             metrics[name] = {"value": None, "error": error}
-        return {"index": self.index, "id": self.id, "metrics": metrics}
+        row["metrics"] = metrics
+        return row
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> SampleResult:
+        """Read back a row written by :meth:`to_dict` (KeyError/TypeError when it is not one)."""
+        result = cls(row["index"], row["id"], task_id=row.get("task_id"))
+        if row.get("rejected") is not None:
+            result.rejected = row["rejected"]
+            return result
+        for name, entry in row["metrics"].items():
+            if entry.get("error") is not None:
+                result.errors[name] = entry["error"]
+                continue
+            usage = entry.get("usage")
+            result.scores[name] = Score(
+                entry["value"],
+                entry["reason"],
+                entry["details"],
+                entry.get("success"),
+                Usage(**usage) if usage is not None else None,
+            )
+        return result
 
 
 @dataclass(frozen=True, slots=True)
 class MetricSummary:
-    """A metric's aggregate over the run: mean of the scored samples, counts, pass rate,
-    and for a judged metric what its judge calls cost (``usage``; ``None`` otherwise)."""
+    """A metric's aggregate over a run.
+
+    ``mean``, ``std`` (sample standard deviation) and ``ci`` (a 95% bootstrap
+    confidence interval of the mean) are over the scored samples. A sample *passes* when
+    it meets ``threshold`` (the metric's own, or the run's ``thresholds=``), or scores
+    1.0 when there is none. ``pass_at_k`` / ``pass_hat_k`` map k to pass@k and pass^k
+    over the tasks with at least k trials, when samples carry a ``task_id``. ``usage``
+    is what a judged metric's calls cost (``None`` otherwise).
+    """
 
     name: str
     mean: float | None
+    std: float | None
+    ci: tuple[float, float] | None
     scored: int
     failed: int
-    passed: int | None
+    passed: int
+    threshold: float | None
     usage: Usage | None = None
+    pass_at_k: Mapping[int, PassK] = field(default_factory=dict)
+    pass_hat_k: Mapping[int, PassK] = field(default_factory=dict)
 
     @property
     def pass_rate(self) -> float | None:
-        """Share of scored samples that met the metric's threshold (None without one)."""
-        if self.passed is None or not self.scored:
-            return None
-        return self.passed / self.scored
+        """Share of scored samples that passed (None when none was scored)."""
+        return self.passed / self.scored if self.scored else None
+
+
+@dataclass(frozen=True, slots=True)
+class RunCounts:
+    """How a run's input records ended: ``records == scored + failed + rejected``."""
+
+    records: int
+    scored: int
+    failed: int
+    rejected: int
+
+
+@dataclass(slots=True)
+class _FailureKind:
+    count: int = 0
+    places: list[str] = field(default_factory=list)
+    first_message: str = ""
+
+
+class FailureLog:
+    """Failures by metric and error type, with the first few places each happened, so
+    the end of a run can say what went wrong where without keeping every row."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[tuple[str, str], _FailureKind] = {}
+        self.rejected = _FailureKind()
+
+    def add(self, row: SampleResult) -> None:
+        """Note the row's failures, if it has any."""
+        if row.rejected is not None:
+            self._note(self.rejected, row.label, row.rejected)
+        for name, error in row.errors.items():
+            kind = self.kinds.setdefault((name, error.partition(":")[0]), _FailureKind())
+            self._note(kind, row.label, error)
+
+    @staticmethod
+    def _note(kind: _FailureKind, place: str, message: str) -> None:
+        kind.count += 1
+        if not kind.first_message:
+            kind.first_message = message
+        if len(kind.places) < FAILURE_EXAMPLES:
+            kind.places.append(place)
+
+    def lines(self) -> list[str]:
+        """One line per kind of failure: how often, where first, and the first message."""
+        found = []
+        if self.rejected.count:
+            found.append(
+                f"{self.rejected.count} record(s) rejected"
+                f"{self._where(self.rejected)}; first: {self.rejected.first_message}"
+            )
+        for (metric, error_type), kind in sorted(self.kinds.items()):
+            found.append(
+                f"{metric}: {kind.count} {error_type}{self._where(kind)}; "
+                f"first: {kind.first_message}"
+            )
+        return found
+
+    @staticmethod
+    def _where(kind: _FailureKind) -> str:
+        more = ", ..." if kind.count > len(kind.places) else ""
+        return f" ({', '.join(kind.places)}{more})"
+
+
+def resolve_thresholds(
+    metrics: Sequence[Metric | str], thresholds: Mapping[str, float] | None = None
+) -> dict[str, float | None]:
+    """Each metric's pass mark: its own ``threshold``, else ``thresholds[name]``, else
+    ``None`` (full marks). A threshold for a metric not in the run is an error."""
+    names = [metric if isinstance(metric, str) else metric.name for metric in metrics]
+    unknown = sorted(set(thresholds or {}) - set(names))
+    if unknown:
+        raise ValueError(
+            f"thresholds name metrics not in the run: {', '.join(unknown)} "
+            f"(the run's metrics: {', '.join(names)})"
+        )
+    resolved: dict[str, float | None] = {}
+    for metric in metrics:
+        own = None if isinstance(metric, str) else metric.threshold
+        name = metric if isinstance(metric, str) else metric.name
+        resolved[name] = own if own is not None else (thresholds or {}).get(name)
+    return resolved
 
 
 class SummaryAccumulator:
-    """Per-metric aggregates built one row at a time, so a streamed run keeps no rows."""
+    """Per-metric aggregates and run counts built one row at a time, so a streamed run
+    keeps no rows; memory grows only with the number of distinct ``task_id`` values."""
 
-    def __init__(self, metric_names: Sequence[str]) -> None:
-        self.metric_names = list(metric_names)
-        self.rows = 0
-        self._totals = dict.fromkeys(self.metric_names, 0.0)
-        self._scored = dict.fromkeys(self.metric_names, 0)
+    def __init__(
+        self,
+        metrics: Sequence[Metric | str],
+        thresholds: Mapping[str, float] | None = None,
+        *,
+        pass_k: Sequence[int] | None = None,
+    ) -> None:
+        self.thresholds = resolve_thresholds(metrics, thresholds)
+        self.metric_names = list(self.thresholds)
+        self.pass_k = list(pass_k) if pass_k is not None else None
+        self.records = 0
+        self._rows = {"scored": 0, "failed": 0, "rejected": 0}
+        self._stats = {name: RunningStats() for name in self.metric_names}
+        self._trials = {name: TrialStats() for name in self.metric_names}
         self._failed = dict.fromkeys(self.metric_names, 0)
-        self._passed: dict[str, int | None] = dict.fromkeys(self.metric_names)
+        self._passed = dict.fromkeys(self.metric_names, 0)
         self._usage: dict[str, Usage | None] = dict.fromkeys(self.metric_names)
+        self.failures = FailureLog()
 
     def add(self, row: SampleResult) -> None:
-        """Count one sample's outcome."""
-        self.rows += 1
+        """Count one record's outcome."""
+        self.records += 1
+        self._rows[row.status] += 1
         for name, score in row.scores.items():
-            self._totals[name] += score.value
-            self._scored[name] += 1
-            if score.success is not None:
-                self._passed[name] = (self._passed[name] or 0) + score.success
+            self._stats[name].add(score.value)
+            passed = self._passes(name, score)
+            self._passed[name] += passed
+            if row.task_id is not None:
+                self._trials[name].add(row.task_id, passed)
             if score.usage is not None:
                 self._usage[name] = (self._usage[name] or Usage()) + score.usage
         for name in row.errors:
             self._failed[name] += 1
+        if row.rejected is not None or row.errors:
+            self.failures.add(row)
+
+    def _passes(self, name: str, score: Score) -> bool:
+        if score.success is not None:
+            return score.success
+        threshold = self.thresholds[name]
+        return score.value >= (1.0 if threshold is None else threshold)
+
+    @property
+    def counts(self) -> RunCounts:
+        """How the records seen so far ended."""
+        return RunCounts(
+            self.records, self._rows["scored"], self._rows["failed"], self._rows["rejected"]
+        )
 
     def summary(self) -> dict[str, MetricSummary]:
         """Each metric's aggregate so far, by name."""
-        return {
-            name: MetricSummary(
-                name,
-                self._totals[name] / self._scored[name] if self._scored[name] else None,
-                self._scored[name],
-                self._failed[name],
-                self._passed[name],
-                self._usage[name],
-            )
-            for name in self.metric_names
-        }
+        return {name: self._summarise(name) for name in self.metric_names}
+
+    def _summarise(self, name: str) -> MetricSummary:
+        stats, trials = self._stats[name], self._trials[name]
+        ks = self.pass_k if self.pass_k is not None else trials.ks()
+        pass_at = {k: found for k in ks if (found := trials.pass_at(k)) is not None}
+        pass_hat = {k: found for k in ks if (found := trials.pass_hat(k)) is not None}
+        return MetricSummary(
+            name,
+            stats.mean,
+            stats.std,
+            stats.bootstrap_ci(),
+            stats.count,
+            self._failed[name],
+            self._passed[name],
+            self.thresholds[name],
+            self._usage[name],
+            pass_at,
+            pass_hat,
+        )
 
     @property
     def usage(self) -> Usage | None:
@@ -111,16 +297,75 @@ class SummaryAccumulator:
         return sum(used, Usage()) if used else None
 
 
-class EvaluationResult:
-    """What :func:`tracegrade.evaluate` returns.
+def flat_row(
+    row: SampleResult, names: Sequence[str], judged: Iterable[str], *, details_as_json: bool
+) -> dict[str, Any]:
+    """A row as one flat mapping (for tables): ``index``, ``id``, ``task_id``,
+    ``status``, ``rejected``, then per metric ``NAME``, ``NAME_reason``, ``NAME_error``,
+    ``NAME_details`` and, for judged metrics, ``NAME_input_tokens``,
+    ``NAME_output_tokens`` and ``NAME_cost``."""
+    flat: dict[str, Any] = {
+        "index": row.index,
+        "id": row.id,
+        "task_id": row.task_id,
+        "status": row.status,
+        "rejected": row.rejected,
+    }
+    judged = set(judged)
+    for name in names:
+        score = row.scores.get(name)
+        flat[name] = score.value if score else None
+        flat[f"{name}_reason"] = score.reason if score else None
+        flat[f"{name}_error"] = row.errors.get(name)
+        details = dict(score.details) if score else None
+        flat[f"{name}_details"] = (
+            dumps(details).decode() if details_as_json and details is not None else details
+        )
+        if name in judged:
+            usage = score.usage if score else None
+            flat[f"{name}_input_tokens"] = usage.input_tokens if usage else None
+            flat[f"{name}_output_tokens"] = usage.output_tokens if usage else None
+            flat[f"{name}_cost"] = usage.cost if usage else None
+    return flat
 
-    ``result["tool_call_f1"]`` lists that metric's values in sample order (``None`` where
-    it failed); :meth:`summary` aggregates; :meth:`to_pandas` and :meth:`to_jsonl` export.
+
+def flat_columns(names: Sequence[str], judged: Iterable[str]) -> list[str]:
+    """The keys of :func:`flat_row`, in order."""
+    columns = ["index", "id", "task_id", "status", "rejected"]
+    judged = set(judged)
+    for name in names:
+        columns += [name, f"{name}_reason", f"{name}_error", f"{name}_details"]
+        if name in judged:
+            columns += [f"{name}_input_tokens", f"{name}_output_tokens", f"{name}_cost"]
+    return columns
+
+
+class EvaluationResult:
+    """What :func:`tracegrade.evaluate` returns: one row per input record, in order.
+
+    ``result["tool_call_f1"]`` lists that metric's values (``None`` where it failed or
+    the record was rejected); :meth:`summary` aggregates; :attr:`counts` says how the
+    records ended; :meth:`to_pandas`, :meth:`to_jsonl` and :meth:`to_parquet` export.
     """
 
-    def __init__(self, rows: Sequence[SampleResult], metric_names: Sequence[str]) -> None:
+    def __init__(
+        self,
+        rows: Sequence[SampleResult],
+        metrics: Sequence[Metric | str],
+        *,
+        thresholds: Mapping[str, float] | None = None,
+        pass_k: Sequence[int] | None = None,
+    ) -> None:
         self.rows = list(rows)
-        self.metric_names = list(metric_names)
+        self._accumulator = SummaryAccumulator(metrics, thresholds, pass_k=pass_k)
+        for row in self.rows:
+            self._accumulator.add(row)
+        self.metric_names = self._accumulator.metric_names
+        self.judged_names = [
+            metric.name
+            for metric in metrics
+            if not isinstance(metric, str) and isinstance(metric, JudgedMetric)
+        ]
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -135,18 +380,22 @@ class EvaluationResult:
 
     def summary(self) -> dict[str, MetricSummary]:
         """Each metric's aggregate, by name."""
-        accumulator = SummaryAccumulator(self.metric_names)
-        for row in self.rows:
-            accumulator.add(row)
-        return accumulator.summary()
+        return self._accumulator.summary()
+
+    @property
+    def counts(self) -> RunCounts:
+        """How the input records ended: scored, failed or rejected."""
+        return self._accumulator.counts
+
+    def failures(self) -> list[str]:
+        """One line per kind of failure (rejected records, each metric's errors by type)."""
+        return self._accumulator.failures.lines()
 
     @property
     def usage(self) -> Usage | None:
         """What the judge cost over the run (tokens, cost, requests, answers from the
         cache), or ``None`` when no judged metric scored a sample."""
-        used = [row.scores[n].usage for row in self.rows for n in row.scores]
-        present = [usage for usage in used if usage is not None]
-        return sum(present, Usage()) if present else None
+        return self._accumulator.usage
 
     def means(self) -> dict[str, float | None]:
         """Mean value per metric over the samples it scored."""
@@ -160,35 +409,33 @@ class EvaluationResult:
         return repr(shown)
 
     def to_records(self) -> list[dict[str, Any]]:
-        """One JSON-ready dict per sample (see :meth:`SampleResult.to_dict`)."""
+        """One JSON-ready dict per record (see :meth:`SampleResult.to_dict`)."""
         return [row.to_dict() for row in self.rows]
 
     def to_jsonl(self, path: str | PathLike[str]) -> None:
-        """Write one JSON object per sample."""
+        """Write one JSON object per record."""
         with open(path, "wb") as handle:
             for row in self.rows:
                 handle.write(dumps(row.to_dict()) + b"\n")
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per sample: ``index``, ``id``, then per metric ``NAME``,
-        ``NAME_reason`` and ``NAME_error``. Needs the ``pandas`` extra."""
+        """One row per record, with the columns of :func:`flat_row` (details as dicts).
+        Needs the ``pandas`` extra."""
         try:
             import pandas as pd
         except ImportError as error:
             raise ImportError("to_pandas needs pandas: pip install 'tracegrade[pandas]'") from error
-        table: list[dict[str, Any]] = []
-        for row in self.rows:
-            flat: dict[str, Any] = {"index": row.index, "id": row.id}
-            for name in self.metric_names:
-                score = row.scores.get(name)
-                flat[name] = score.value if score else None
-                flat[f"{name}_reason"] = score.reason if score else None
-                flat[f"{name}_error"] = row.errors.get(name)
-            table.append(flat)
-        return pd.DataFrame(table, columns=self._columns())
+        table = [
+            flat_row(row, self.metric_names, self.judged_names, details_as_json=False)
+            for row in self.rows
+        ]
+        return pd.DataFrame(table, columns=flat_columns(self.metric_names, self.judged_names))
 
-    def _columns(self) -> list[str]:
-        columns = ["index", "id"]
-        for name in self.metric_names:
-            columns += [name, f"{name}_reason", f"{name}_error"]
-        return columns
+    def to_parquet(self, path: str | PathLike[str]) -> None:
+        """Write the :meth:`to_pandas` table as Parquet (details as JSON text, ids as
+        text). Needs the ``parquet`` extra (pyarrow)."""
+        from .parquet import ParquetRows
+
+        with ParquetRows(path, self.metric_names, self.judged_names) as out:
+            for row in self.rows:
+                out.add(row)

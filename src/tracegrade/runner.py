@@ -1,38 +1,102 @@
-"""evaluate / aevaluate: score every sample of a dataset with every metric.
+"""evaluate / aevaluate / iter_evaluate: score every record of a dataset with every metric.
 
-A metric that raises on a sample (a judged metric whose judge gave no usable answer,
-say) records its error in that sample's row and the run goes on, unless
-``raise_exceptions=True``. :func:`aevaluate` scores a few samples at a time.
+Records are read, scored and handed on one at a time, so memory stays flat however long
+the input. Every input record gets exactly one row: scored, failed (a metric raised; its
+error is in the row) or rejected (the record is malformed; the error names it). The run
+goes on past both unless ``raise_exceptions=True``.
+
+Deterministic metrics run in-process as each record is read. Judged metrics wait on a
+model, so up to ``concurrency`` samples are with the judge at once; their rows are handed
+on as they finish, which is why rows from a run with judged metrics may come out of
+input order (each row carries its ``index``; :func:`evaluate` sorts them back).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Container, Iterable, Iterator, Mapping, Sequence, Sized
 from os import PathLike
 from pathlib import Path
 from typing import Any, Union
 
-from .dataset import EvaluationDataset, parse_record
+from .dataset import EvaluationDataset, Outcome, jsonl_outcomes, parse_record
+from .errors import RecordError
 from .metrics.base import Metric
 from .metrics.judged import JudgedMetric
+from .progress import ProgressMode, ProgressReporter
 from .results import EvaluationResult, SampleResult
 from .samples import SAMPLE_TYPES, Sample
 
 Data = Union[EvaluationDataset, Iterable[Sample | Mapping[str, Any]], str, "PathLike[str]"]
 
-CONCURRENT_SAMPLES = 8
-"""How many samples :func:`aevaluate` scores at once."""
+DEFAULT_CONCURRENCY = 8
+"""How many samples wait on the judge at once unless ``concurrency=`` says otherwise."""
+
+NATIVE_SOURCE = "tracegrade"
+"""The ``source`` of tracegrade's own JSONL, one sample's dict form per line."""
 
 
-def _samples(data: Data) -> Iterable[Sample]:
+def read_records(
+    data: Data, *, source: str | None = None, skip: Container[int] = ()
+) -> Iterator[Outcome | None]:
+    """Every input record, in order, as its sample or the RecordError that rejects it.
+
+    ``data`` is a dataset, an iterable of samples or their dict forms, or a file: a
+    JSONL of samples, or with ``source`` a framework's conversations (see
+    :mod:`tracegrade.convert`). Records whose index is in ``skip`` yield ``None`` and, in
+    a JSONL of samples, are not even validated.
+    """
     if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
     if isinstance(data, (str, PathLike)):
-        return EvaluationDataset.from_jsonl(Path(data))
+        path = Path(data)
+        if not path.is_file():
+            raise FileNotFoundError(f"no such dataset file: {path}")
+        if source is None or source == NATIVE_SOURCE:
+            return jsonl_outcomes(path, skip=skip)
+        from .convert.records import ConversionSettings, convert_file
+
+        return _skipping(convert_file(path, ConversionSettings(source)), skip)
+    if source is not None and source != NATIVE_SOURCE:
+        raise ValueError(
+            "source= applies to a file; convert records in memory with "
+            "EvaluationDataset.from_conversations(records, source)"
+        )
     if isinstance(data, EvaluationDataset):
-        return data
-    return (parse_record(record, index) for index, record in enumerate(data))
+        return _skipping(data.outcomes(), skip)
+    return _skipping(_parsed(data), skip)
+
+
+def _parsed(records: Iterable[Any]) -> Iterator[Outcome]:
+    for index, record in enumerate(records):
+        try:
+            yield parse_record(record, index)
+        except RecordError as error:
+            yield error
+
+
+def _skipping(outcomes: Iterable[Outcome], skip: Container[int]) -> Iterator[Outcome | None]:
+    for index, outcome in enumerate(outcomes):
+        yield None if index in skip else outcome
+
+
+def count_records(data: Data, *, source: str | None = None) -> int | None:
+    """How many records ``data`` holds, when that is cheap to know (for the progress
+    bar): the length of an in-memory dataset or list, the non-blank lines of a JSONL
+    file; ``None`` otherwise."""
+    if isinstance(data, (str, PathLike)):
+        path = Path(data)
+        if not path.is_file() or path.suffix == ".json":
+            return None
+        if source not in (None, NATIVE_SOURCE, "auto") and source in ("otel", "openinference"):
+            return None
+        with open(path, "rb") as handle:
+            return sum(1 for line in handle if line.strip())
+    if isinstance(data, EvaluationDataset):
+        return None if data.is_streaming else len(data)
+    if isinstance(data, Sequence):
+        return len(data)
+    return None
 
 
 def check_metrics(metrics: Sequence[Metric]) -> list[str]:
@@ -51,10 +115,13 @@ def check_metrics(metrics: Sequence[Metric]) -> list[str]:
     return names
 
 
-def _rows(data: Data) -> Iterator[tuple[Sample, SampleResult]]:
-    """Each sample with the empty result row it will fill."""
-    for index, sample in enumerate(_samples(data)):
-        yield sample, SampleResult(index, sample.id)
+def _check_concurrency(concurrency: int) -> None:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be a whole number of at least 1, got {concurrency!r}")
+
+
+def _judged(metrics: Sequence[Metric]) -> list[Metric]:
+    return [metric for metric in metrics if isinstance(metric, JudgedMetric)]
 
 
 def _record_failure(
@@ -65,18 +132,117 @@ def _record_failure(
     row.errors[metric.name] = f"{type(error).__name__}: {error}"
 
 
-def iter_evaluate(
-    data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
+def _open_row(
+    index: int, outcome: Outcome, raise_exceptions: bool
+) -> tuple[Sample | None, SampleResult]:
+    """The record's sample (None when rejected) and the row it will fill."""
+    if isinstance(outcome, RecordError):
+        if raise_exceptions:
+            raise outcome
+        return None, SampleResult(index, None, rejected=str(outcome))
+    return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id)
+
+
+def _score_inline(
+    sample: Sample, row: SampleResult, metrics: Sequence[Metric], raise_exceptions: bool
+) -> None:
+    for metric in metrics:
+        try:
+            row.scores[metric.name] = metric.score(sample)
+        except Exception as error:
+            _record_failure(row, metric, error, raise_exceptions)
+
+
+def _plain_rows(
+    records: Iterable[Outcome | None], metrics: Sequence[Metric], raise_exceptions: bool
 ) -> Iterator[SampleResult]:
-    """Score samples one at a time, yielding each sample's row as soon as it is done;
-    nothing is kept, so memory stays flat however long the input."""
-    check_metrics(metrics)
-    _check_no_running_loop(metrics)
-    return _score_rows(data, metrics, raise_exceptions)
+    """Rows of a run without judged metrics, in input order."""
+    for index, outcome in enumerate(records):
+        if outcome is None:
+            continue
+        sample, row = _open_row(index, outcome, raise_exceptions)
+        if sample is not None:
+            _score_inline(sample, row, metrics, raise_exceptions)
+        yield row
+
+
+async def _judged_rows(
+    records: Iterable[Outcome | None],
+    metrics: Sequence[Metric],
+    concurrency: int,
+    raise_exceptions: bool,
+) -> AsyncIterator[SampleResult]:
+    """Rows of a run with judged metrics, as they finish: deterministic metrics are
+    scored as each record is read, judged ones with up to ``concurrency`` samples at
+    the judge at once."""
+    judged = _judged(metrics)
+    plain = [metric for metric in metrics if metric not in judged]
+    pending: set[asyncio.Task[SampleResult]] = set()
+    try:
+        for index, outcome in enumerate(records):
+            if outcome is None:
+                continue
+            sample, row = _open_row(index, outcome, raise_exceptions)
+            if sample is None:
+                yield row
+                continue
+            _score_inline(sample, row, plain, raise_exceptions)
+            while len(pending) >= concurrency:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    yield task.result()
+            pending.add(asyncio.create_task(_ask_judges(sample, row, judged, raise_exceptions)))
+        while pending:
+            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                yield task.result()
+    finally:
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        for metric in judged:
+            assert isinstance(metric, JudgedMetric)
+            await metric.release()
+
+
+async def _ask_judges(
+    sample: Sample, row: SampleResult, judged: Sequence[Metric], raise_exceptions: bool
+) -> SampleResult:
+    """Score one sample with every judged metric at once."""
+    outcomes = await asyncio.gather(
+        *(metric.ascore(sample) for metric in judged), return_exceptions=True
+    )
+    for metric, outcome in zip(judged, outcomes, strict=True):
+        if isinstance(outcome, Exception):
+            _record_failure(row, metric, outcome, raise_exceptions)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            row.scores[metric.name] = outcome
+    return row
+
+
+def _in_own_loop(rows: AsyncIterator[SampleResult]) -> Iterator[SampleResult]:
+    """Drive an async row stream from sync code, on one event loop for the whole run (so
+    the judge's connections are opened once, not per sample)."""
+    loop = asyncio.new_event_loop()
+    try:
+        while True:
+            try:
+                row = loop.run_until_complete(rows.__anext__())
+            except StopAsyncIteration:
+                return
+            yield row
+    finally:
+        try:
+            loop.run_until_complete(rows.aclose())  # type: ignore[attr-defined]
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
 
 
 def _check_no_running_loop(metrics: Sequence[Metric]) -> None:
-    judged = [metric.name for metric in metrics if isinstance(metric, JudgedMetric)]
+    judged = [metric.name for metric in _judged(metrics)]
     if not judged:
         return
     try:
@@ -89,67 +255,133 @@ def _check_no_running_loop(metrics: Sequence[Metric]) -> None:
     )
 
 
-def _score_rows(
-    data: Data, metrics: Sequence[Metric], raise_exceptions: bool
+def iter_evaluate(
+    data: Data,
+    metrics: Sequence[Metric],
+    *,
+    raise_exceptions: bool = False,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    source: str | None = None,
+    skip: Container[int] = (),
+    progress: ProgressMode | bool = False,
 ) -> Iterator[SampleResult]:
-    for sample, row in _rows(data):
-        for metric in metrics:
-            try:
-                row.scores[metric.name] = metric.score(sample)
-            except Exception as error:
-                _record_failure(row, metric, error, raise_exceptions)
-        yield row
+    """Score records one at a time, yielding each one's row as soon as it is done.
+
+    Nothing is kept, so memory stays flat however long the input. Records whose index
+    is in ``skip`` are passed over (a resumed run). ``progress`` shows a progress bar or
+    lines on stderr (see :class:`tracegrade.progress.ProgressReporter`).
+    """
+    check_metrics(metrics)
+    _check_concurrency(concurrency)
+    _check_no_running_loop(metrics)
+    records = read_records(data, source=source, skip=skip)
+    if _judged(metrics):
+        rows = _in_own_loop(_judged_rows(records, metrics, concurrency, raise_exceptions))
+    else:
+        rows = _plain_rows(records, metrics, raise_exceptions)
+    return _reported(rows, data, source, skip, progress)
+
+
+async def aiter_evaluate(
+    data: Data,
+    metrics: Sequence[Metric],
+    *,
+    raise_exceptions: bool = False,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    source: str | None = None,
+    skip: Container[int] = (),
+    progress: ProgressMode | bool = False,
+) -> AsyncIterator[SampleResult]:
+    """:func:`iter_evaluate` for async callers."""
+    check_metrics(metrics)
+    _check_concurrency(concurrency)
+    records = read_records(data, source=source, skip=skip)
+    with _reporter(data, source, skip, progress) as reporter:
+        async for row in _judged_rows(records, metrics, concurrency, raise_exceptions):
+            reporter.advance(row.status)
+            yield row
+
+
+def _reporter(
+    data: Data, source: str | None, skip: Container[int], progress: ProgressMode | bool
+) -> ProgressReporter:
+    mode: ProgressMode = (
+        "terminal" if progress is True else "off" if progress is False else progress
+    )
+    total = None if mode == "off" else count_records(data, source=source)
+    if total is not None and isinstance(skip, Sized):
+        total -= len(skip)
+    return ProgressReporter(total, mode)
+
+
+def _reported(
+    rows: Iterator[SampleResult],
+    data: Data,
+    source: str | None,
+    skip: Container[int],
+    progress: ProgressMode | bool,
+) -> Iterator[SampleResult]:
+    with _reporter(data, source, skip, progress) as reporter:
+        for row in rows:
+            reporter.advance(row.status)
+            yield row
 
 
 def evaluate(
-    data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
+    data: Data,
+    metrics: Sequence[Metric],
+    *,
+    raise_exceptions: bool = False,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    source: str | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    progress: ProgressMode | bool = True,
 ) -> EvaluationResult:
-    """Score every sample of ``data`` with every metric.
+    """Score every record of ``data`` with every metric.
 
     ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
-    forms), or the path of a JSONL file. Every row is kept for the result; use
-    :func:`iter_evaluate` to stream.
+    forms), or the path of a JSONL file (with ``source``, a framework's conversations).
+    Every row is kept for the result, in input order; use :func:`iter_evaluate` to
+    stream. ``thresholds`` sets the pass mark per metric name for the pass rates and
+    pass@k of metrics that have no ``threshold`` of their own. ``progress=True`` shows a
+    bar on a terminal or in a notebook and nothing elsewhere.
     """
-    rows = list(iter_evaluate(data, metrics, raise_exceptions=raise_exceptions))
-    return EvaluationResult(rows, [metric.name for metric in metrics])
+    rows = iter_evaluate(
+        data,
+        metrics,
+        raise_exceptions=raise_exceptions,
+        concurrency=concurrency,
+        source=source,
+        progress=progress,
+    )
+    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds)
 
 
 async def aevaluate(
-    data: Data, metrics: Sequence[Metric], *, raise_exceptions: bool = False
+    data: Data,
+    metrics: Sequence[Metric],
+    *,
+    raise_exceptions: bool = False,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    source: str | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    progress: ProgressMode | bool = True,
 ) -> EvaluationResult:
-    """:func:`evaluate` for async callers: each metric is awaited through ``ascore``,
-    and up to :data:`CONCURRENT_SAMPLES` samples are scored at once. Rows keep the
-    input's order."""
-    names = check_metrics(metrics)
-    rows = []
-    pending: set[asyncio.Task[None]] = set()
-    try:
-        for sample, row in _rows(data):
-            if len(pending) >= CONCURRENT_SAMPLES:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    task.result()  # re-raises under raise_exceptions
-            pending.add(asyncio.create_task(_ascore_row(sample, row, metrics, raise_exceptions)))
-            rows.append(row)
-        if pending:
-            await asyncio.gather(*pending)
-    except BaseException:
-        for task in pending:
-            task.cancel()
-        await asyncio.gather(*pending, return_exceptions=True)
-        raise
-    finally:
-        for metric in metrics:
-            if isinstance(metric, JudgedMetric):
-                await metric.release()
-    return EvaluationResult(rows, names)
+    """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
+    with up to ``concurrency`` samples at the judge at once. Rows keep the input's order."""
+    rows = [
+        row
+        async for row in aiter_evaluate(
+            data,
+            metrics,
+            raise_exceptions=raise_exceptions,
+            concurrency=concurrency,
+            source=source,
+            progress=progress,
+        )
+    ]
+    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds)
 
 
-async def _ascore_row(
-    sample: Sample, row: SampleResult, metrics: Sequence[Metric], raise_exceptions: bool
-) -> None:
-    for metric in metrics:
-        try:
-            row.scores[metric.name] = await metric.ascore(sample)
-        except Exception as error:
-            _record_failure(row, metric, error, raise_exceptions)
+def _index(row: SampleResult) -> int:
+    return row.index

@@ -31,6 +31,9 @@ class _Sample(BaseModel):
 
     id: SampleId = None
     """An identifier the user chose; results carry it beside the sample's index."""
+    task_id: SampleId = None
+    """The task this sample is one trial of: samples sharing it are repeated runs of one
+    task, and the run reports pass@k and pass^k over them."""
     metadata: dict[str, Any] | None = None
 
 

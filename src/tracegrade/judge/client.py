@@ -44,6 +44,10 @@ NO_KEY = "tracegrade-no-key"
 log = logging.getLogger("tracegrade.judge")
 
 
+DEFAULT_MAX_CONCURRENCY = 8
+"""Requests one judge has in flight at once unless told otherwise."""
+
+
 @dataclass(frozen=True)
 class Prices:
     """What the judge model costs, per million input and output tokens."""
@@ -120,7 +124,7 @@ class OpenAIJudge:
         backoff: float = 0.5,
         max_backoff: float = 20.0,
         max_retry_after: float = 60.0,
-        max_concurrency: int = 8,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         prices: Prices | tuple[float, float] | None = None,
         cache: JudgeCache | str | os.PathLike[str] | bool | None = True,
         structured_output: StructuredOutput = "auto",
@@ -509,19 +513,33 @@ _defaults: dict[tuple[str | None, ...], OpenAIJudge] = {}
 _defaults_lock = threading.Lock()
 
 
-def default_judge() -> OpenAIJudge:
+def default_judge(
+    *, model: str | None = None, base_url: str | None = None, max_concurrency: int | None = None
+) -> OpenAIJudge:
     """The process-wide judge configured from the environment, for judged metrics whose
-    ``llm`` is not set. One object per distinct configuration, so a changed environment
-    gets a new judge.
+    ``llm`` is not set; ``model``, ``base_url`` and ``max_concurrency`` override it (the
+    CLI's flags). One object per distinct configuration, so a changed environment gets a
+    new judge.
 
     Besides the model, URL and key variables: ``TRACEGRADE_JUDGE_CACHE`` (a path, or
     ``off``) and ``TRACEGRADE_JUDGE_PRICES`` (``input,output`` per million tokens).
     """
-    settings = tuple(os.environ.get(name) for name in _ENV)
+    settings = (
+        *(os.environ.get(name) for name in _ENV),
+        model,
+        base_url,
+        str(max_concurrency),
+    )
     with _defaults_lock:
         judge = _defaults.get(settings)
         if judge is None:
-            judge = OpenAIJudge(cache=_env_cache(), prices=_env_prices())
+            judge = OpenAIJudge(
+                model,
+                base_url=base_url,
+                cache=_env_cache(),
+                prices=_env_prices(),
+                max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
+            )
             _defaults[settings] = judge
         return judge
 

@@ -1,0 +1,148 @@
+"""What ``tracegrade evaluate`` prints: the per-sample table, the summary per metric,
+pass@k over repeated trials, how the records ended, and what went wrong where."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from .judge.base import Usage
+from .results import MetricSummary, SampleResult, SummaryAccumulator
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _label(row: SampleResult) -> str:
+    return escape(str(row.id if row.id is not None else row.index))
+
+
+def print_samples(console: Console, rows: Sequence[SampleResult], names: Sequence[str]) -> None:
+    """A table of every metric's value per sample, then the reason behind each score
+    under 1.0 and each error."""
+    table = Table(title="Scores per sample")
+    table.add_column("sample")
+    for name in names:
+        table.add_column(escape(name), justify="right")
+    for row in rows:
+        if row.rejected is not None:
+            table.add_row(_label(row), *(["rejected"] * len(names)))
+            continue
+        cells = [_label(row)]
+        for name in names:
+            score = row.scores.get(name)
+            cells.append("error" if score is None else _fmt(score.value))
+        table.add_row(*cells)
+    console.print(table)
+    lines = []
+    for row in rows:
+        if row.rejected is not None:
+            lines.append(f"[bold]{_label(row)}[/]: [red]rejected: {escape(row.rejected)}[/]")
+            continue
+        for name in names:
+            score = row.scores.get(name)
+            if score is None:
+                lines.append(
+                    f"[bold]{_label(row)}[/] · {escape(name)}: [red]{escape(row.errors[name])}[/]"
+                )
+            elif score.value < 1.0:
+                lines.append(f"[bold]{_label(row)}[/] · {escape(name)}: {escape(score.reason)}")
+    if lines:
+        console.print("\n[bold]Why scores fell short[/]", highlight=False)
+        for line in lines:
+            console.print(line, highlight=False)
+    console.print()
+
+
+def _interval(item: MetricSummary) -> str:
+    return "—" if item.ci is None else f"{item.ci[0]:.3f}\u2013{item.ci[1]:.3f}"
+
+
+def _pass_rate(item: MetricSummary) -> str:
+    return "—" if item.pass_rate is None else f"{item.pass_rate:.1%}"
+
+
+def _pass_marks(found: list[MetricSummary]) -> str:
+    marks = [f"{item.name} ≥ {item.threshold:g}" for item in found if item.threshold is not None]
+    full = "full marks (1.0)" if any(item.threshold is None for item in found) else ""
+    if marks:
+        return "A sample passes at " + ", ".join(marks) + (f"; otherwise at {full}" if full else "")
+    return f"A sample passes at {full}"
+
+
+def print_summary(console: Console, summary: SummaryAccumulator) -> None:
+    """The per-metric aggregates, pass@k when samples carry task ids, the record counts,
+    the judge's usage and the failures."""
+    counts = summary.counts
+    table = Table(
+        title=f"Summary over {counts.records} records", box=box.SIMPLE_HEAVY, pad_edge=False
+    )
+    table.add_column("metric", no_wrap=True)
+    for column in ("mean", "std", "95% CI", "scored", "failed", "passed"):
+        table.add_column(column, justify="right", no_wrap=True)
+    found = summary.summary()
+    for item in found.values():
+        table.add_row(
+            escape(item.name),
+            _fmt(item.mean),
+            "—" if item.std is None else f"{item.std:.3f}",
+            _interval(item),
+            str(item.scored),
+            str(item.failed),
+            _pass_rate(item),
+        )
+    console.print(table)
+    console.print(_pass_marks(list(found.values())) + ".", highlight=False)
+    _print_trials(console, list(found.values()))
+    console.print(
+        f"{counts.records} records: {counts.scored} scored, {counts.failed} failed, "
+        f"{counts.rejected} rejected",
+        highlight=False,
+    )
+    if summary.usage is not None:
+        console.print(describe_usage(summary.usage), highlight=False, soft_wrap=True)
+
+
+def _print_trials(console: Console, found: list[MetricSummary]) -> None:
+    ks = sorted({k for item in found for k in item.pass_at_k})
+    if not ks:
+        return
+    table = Table(title="Repeated trials (by task_id)")
+    table.add_column("metric")
+    for k in ks:
+        table.add_column(f"pass@{k}", justify="right")
+        table.add_column(f"pass^{k}", justify="right")
+    table.add_column("tasks", justify="right")
+    for item in found:
+        cells = [escape(item.name)]
+        tasks = 0
+        for k in ks:
+            at, hat = item.pass_at_k.get(k), item.pass_hat_k.get(k)
+            cells += [_fmt(at.value if at else None), _fmt(hat.value if hat else None)]
+            tasks = max(tasks, at.tasks if at else 0)
+        table.add_row(*cells, str(tasks))
+    console.print(table)
+
+
+def describe_usage(usage: Usage) -> str:
+    """The judge's requests, cache hits, tokens and cost in one line."""
+    cost = "cost unknown (no prices set)" if usage.cost is None else f"cost {usage.cost:.6f}"
+    return (
+        f"Judge: {usage.requests} request(s), {usage.cached} answer(s) from the cache, "
+        f"{usage.input_tokens} input + {usage.output_tokens} output tokens, {cost}"
+    )
+
+
+def print_failures(console: Console, summary: SummaryAccumulator) -> None:
+    """What went wrong where, one line per kind of failure (to stderr's console)."""
+    lines = summary.failures.lines()
+    if not lines:
+        return
+    console.print("[bold]What went wrong[/]", highlight=False)
+    for line in lines:
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)

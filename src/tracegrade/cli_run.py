@@ -1,0 +1,287 @@
+"""``tracegrade evaluate``: the run's settings (flags over the project config over the
+defaults), then the streamed run itself, written to the results file as rows complete."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from .cli_report import print_failures, print_samples, print_summary
+from .config import ProjectConfig, find_config, load_config
+from .errors import InputError, TracegradeError
+from .metrics.base import Metric
+from .metrics.judged import JudgedMetric
+from .metrics.registry import build_metric
+from .progress import ProgressMode
+from .results import SampleResult, SummaryAccumulator
+from .runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics, iter_evaluate
+from .store import IndexSet, ResultsFile, ResumeError, RunRecord
+
+EXIT_OK = 0
+EXIT_GATE = 1
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_FAILURES = 4
+EXIT_INTERRUPTED = 130
+SAMPLE_TABLE_LIMIT = 25
+
+
+class UsageError(TracegradeError):
+    """The command line or the project config asks for something that cannot run."""
+
+
+@dataclass
+class Settings:
+    """Everything one ``evaluate`` run needs, resolved."""
+
+    data: str
+    specs: list[str]
+    metrics: list[Metric]
+    source: str = NATIVE_SOURCE
+    concurrency: int = DEFAULT_CONCURRENCY
+    out: Path | None = None
+    parquet: Path | None = None
+    resume: bool = False
+    progress: ProgressMode = "auto"
+    samples: bool | None = None
+    gates: dict[str, float] = field(default_factory=dict)
+    thresholds: dict[str, float] = field(default_factory=dict)
+    pass_k: list[int] | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def project_config(arguments: argparse.Namespace) -> ProjectConfig | None:
+    """The config named by --config, else the one found from the working directory up
+    (None with --no-config or when there is none)."""
+    if arguments.no_config:
+        return None
+    if arguments.config is not None:
+        return load_config(Path(arguments.config))
+    found = find_config(Path.cwd())
+    return load_config(found) if found is not None else None
+
+
+def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Settings:
+    """The run's settings: each flag given wins over the config, which wins over the
+    defaults. ``--metric`` replaces the config's metric list; ``--fail-under`` adds to
+    (or overrides, per metric) the config's gates. Raises UsageError or ConfigError."""
+    chosen = config or ProjectConfig(path=Path("."))
+    specs = arguments.metric or chosen.metrics
+    if not specs:
+        raise UsageError(
+            "no metric to compute: give --metric NAME (see 'tracegrade metrics') or set "
+            "'metrics' in the project config"
+        )
+    metrics = [build_metric(spec) for spec in specs]
+    names = [metric.name for metric in metrics]
+    check_metrics(metrics)
+    settings = Settings(
+        arguments.data,
+        list(specs),
+        metrics,
+        source=arguments.source or chosen.source or NATIVE_SOURCE,
+        concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
+        out=Path(arguments.out) if arguments.out else chosen.out,
+        parquet=Path(arguments.parquet) if arguments.parquet else None,
+        resume=arguments.resume,
+        progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
+        samples=arguments.samples,
+        pass_k=arguments.pass_k or chosen.pass_k,
+        judge_model=arguments.judge_model or chosen.judge_model,
+        judge_base_url=arguments.judge_base_url or chosen.judge_base_url,
+    )
+    if settings.resume and settings.out is None:
+        raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
+    settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)
+    settings.gates.update(parse_gates(arguments.fail_under, names))
+    settings.thresholds = _from_config(chosen.thresholds, names, "threshold", settings.notes)
+    return settings
+
+
+def _from_config(
+    table: dict[str, float] | None, names: list[str], what: str, notes: list[str]
+) -> dict[str, float]:
+    """The config's per-metric values for the run's metrics; the others are noted."""
+    kept = {}
+    for name, value in (table or {}).items():
+        if name in names:
+            kept[name] = value
+        else:
+            notes.append(f"the config's {what} for {name} does not apply: it is not in this run")
+    return kept
+
+
+def parse_gates(specs: list[str], names: list[str]) -> dict[str, float]:
+    """``METRIC=VALUE`` gates as ``{metric: least mean}``."""
+    gates: dict[str, float] = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            raise UsageError(
+                f"--fail-under {spec!r}: expected METRIC=VALUE with METRIC one of the run's "
+                f"metrics ({', '.join(names)})"
+            )
+        try:
+            gates[name] = float(text)
+        except ValueError:
+            raise UsageError(f"--fail-under {spec!r}: {text!r} is not a number") from None
+    return gates
+
+
+def failed_gates(summary: SummaryAccumulator, gates: dict[str, float]) -> list[str]:
+    """Why each failing gate failed; a metric that scored no sample fails its gate."""
+    found = summary.summary()
+    failures = []
+    for name, least in gates.items():
+        mean = found[name].mean
+        if mean is None:
+            failures.append(f"{name} scored no sample (gate {least:g})")
+        elif mean < least:
+            failures.append(f"{name} mean {mean:.4f} is under {least:g}")
+    return failures
+
+
+def attach_judge(settings: Settings) -> str | None:
+    """Give the judged metrics one judge, from the settings and the environment, and
+    return its description for the run record (None without judged metrics)."""
+    judged = [metric for metric in settings.metrics if isinstance(metric, JudgedMetric)]
+    if not judged:
+        return None
+    from .judge.client import default_judge
+
+    judge = default_judge(
+        model=settings.judge_model,
+        base_url=settings.judge_base_url,
+        max_concurrency=settings.concurrency,
+    )
+    for metric in judged:
+        metric.llm = judge
+    return f"{judge.model} at {judge.base_url}"
+
+
+class _Run:
+    """One evaluate run's outputs: the summary, the results file, the Parquet file and
+    the rows kept for the per-sample table."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.names = [metric.name for metric in settings.metrics]
+        self.summary = SummaryAccumulator(
+            settings.metrics, settings.thresholds, pass_k=settings.pass_k
+        )
+        self.kept: list[SampleResult] = []
+        self.results: ResultsFile | None = None
+        self.parquet: Any = None
+
+    def open(self, judge: str | None) -> IndexSet:
+        """Open the outputs; returns the indices already done (a resumed run)."""
+        settings = self.settings
+        if settings.parquet is not None:
+            from .parquet import ParquetRows
+
+            judged = [m.name for m in settings.metrics if isinstance(m, JudgedMetric)]
+            self.parquet = ParquetRows(settings.parquet, self.names, judged)
+        if settings.out is None:
+            return IndexSet()
+        self.results = ResultsFile(settings.out)
+        record = RunRecord.describe(settings.data, settings.source, settings.specs, judge)
+        if settings.resume:
+            for row in self.results.resume(record):
+                self.add(row)
+        else:
+            self.results.start(record)
+        return self.results.done
+
+    def add(self, row: SampleResult) -> None:
+        self.summary.add(row)
+        if self.parquet is not None:
+            self.parquet.add(row)
+        wanted = self.settings.samples
+        if wanted or (wanted is None and len(self.kept) <= SAMPLE_TABLE_LIMIT):
+            self.kept.append(row)
+
+    def write(self, row: SampleResult) -> None:
+        if self.results is not None:
+            self.results.write(row)
+        self.add(row)
+
+    def close(self) -> None:
+        if self.results is not None:
+            self.results.close()
+        if self.parquet is not None:
+            self.parquet.close()
+
+
+def run(settings: Settings) -> int:
+    """Score the input, write and print the results; returns the exit code."""
+    errors = Console(stderr=True, highlight=False)
+    for note in settings.notes:
+        errors.print(f"tracegrade: note: {note}")
+    try:
+        judge = attach_judge(settings)
+    except (TracegradeError, ValueError) as error:
+        errors.print(f"tracegrade: cannot set up the judge: {error}", markup=False)
+        return EXIT_USAGE
+    if not Path(settings.data).is_file():
+        print(f"tracegrade: no such dataset file: {settings.data}", file=sys.stderr)
+        return EXIT_INPUT
+    outputs = _Run(settings)
+    try:
+        done = outputs.open(judge)
+    except OSError as error:
+        outputs.close()
+        print(f"tracegrade: cannot write results: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except ResumeError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        try:
+            for row in iter_evaluate(
+                settings.data,
+                settings.metrics,
+                concurrency=settings.concurrency,
+                source=settings.source,
+                skip=done,
+                progress=settings.progress,
+            ):
+                outputs.write(row)
+        finally:
+            outputs.close()
+    except (InputError, OSError) as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except KeyboardInterrupt:
+        where = (
+            f"; the rows so far are in {settings.out}: finish with --resume" if settings.out else ""
+        )
+        print(f"tracegrade: interrupted{where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return _report(settings, outputs, errors)
+
+
+def _report(settings: Settings, outputs: _Run, errors: Console) -> int:
+    console = Console()
+    summary = outputs.summary
+    show = settings.samples
+    if show or (show is None and summary.records <= SAMPLE_TABLE_LIMIT):
+        print_samples(console, sorted(outputs.kept, key=lambda row: row.index), outputs.names)
+    print_summary(console, summary)
+    print_failures(errors, summary)
+    gates = failed_gates(summary, settings.gates)
+    for failure in gates:
+        errors.print(f"tracegrade: gate failed: {failure}", markup=False)
+    counts = summary.counts
+    if counts.rejected:
+        return EXIT_INPUT
+    if gates:
+        return EXIT_GATE
+    return EXIT_FAILURES if counts.failed else EXIT_OK

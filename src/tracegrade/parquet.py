@@ -1,0 +1,95 @@
+"""Parquet output: result rows written in batches, so a long run's table never sits in
+memory whole. Needs pyarrow (the ``parquet`` extra), imported only here."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from .results import SampleResult, flat_columns, flat_row
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+BATCH_ROWS = 10_000
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError as error:
+        raise ImportError(
+            "Parquet output needs pyarrow: pip install 'tracegrade[parquet]'"
+        ) from error
+    return pyarrow
+
+
+def _schema(names: Sequence[str], judged: Sequence[str]) -> pa.Schema:
+    pa = _pyarrow()
+    types = {"index": pa.int64(), "status": pa.string()}
+    fields = []
+    for column in flat_columns(names, judged):
+        if column in types:
+            kind = types[column]
+        elif column in names:
+            kind = pa.float64()
+        elif column.endswith(("_input_tokens", "_output_tokens")):
+            kind = pa.int64()
+        elif column.endswith("_cost"):
+            kind = pa.float64()
+        else:
+            kind = pa.string()
+        fields.append(pa.field(column, kind))
+    return pa.schema(fields)
+
+
+class ParquetRows:
+    """Write :class:`SampleResult` rows to a Parquet file, a batch at a time; the
+    columns are those of :func:`tracegrade.results.flat_row` with details as JSON text and
+    ``id``/``task_id`` as text (a Parquet column has one type)."""
+
+    def __init__(
+        self, path: str | PathLike[str], names: Sequence[str], judged: Sequence[str]
+    ) -> None:
+        pa = _pyarrow()
+        self.names = list(names)
+        self.judged = list(judged)
+        self._schema = _schema(self.names, self.judged)
+        self._writer: pq.ParquetWriter = pa.parquet.ParquetWriter(str(path), self._schema)
+        self._batch: list[dict[str, Any]] = []
+
+    def add(self, row: SampleResult) -> None:
+        """Queue one row; a full batch is written out."""
+        flat = flat_row(row, self.names, self.judged, details_as_json=True)
+        for key in ("id", "task_id"):
+            if flat[key] is not None:
+                flat[key] = str(flat[key])
+        self._batch.append(flat)
+        if len(self._batch) >= BATCH_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._batch:
+            pa = _pyarrow()
+            self._writer.write_table(pa.Table.from_pylist(self._batch, schema=self._schema))
+            self._batch = []
+
+    def close(self) -> None:
+        """Write what is queued and finish the file."""
+        self._flush()
+        self._writer.close()
+
+    def __enter__(self) -> ParquetRows:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

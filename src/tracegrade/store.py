@@ -1,0 +1,265 @@
+"""The results file of a resumable run: JSON Lines, one row per input record, appended
+as rows complete, with a small run record beside it.
+
+Rows reach the operating system at least every :data:`FLUSH_SECONDS` and the disk
+(fsync) at least every :data:`SYNC_SECONDS` and when the run ends, so a killed process
+loses at most the rows of its last moments, and a resumed run scores those again (a
+judged metric's answers then come from the judge cache). A line cut short by the kill is
+dropped on resume. The run record (``.NAME.run.json`` beside ``NAME``) says which
+input, format and metrics the rows belong to, so ``resume`` refuses to mix runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, BinaryIO
+
+from ._json import dumps, loads
+from .errors import TracegradeError
+from .results import SampleResult
+
+FLUSH_SECONDS = 0.2
+SYNC_SECONDS = 2.0
+_FINGERPRINT_BYTES = 1 << 20
+
+
+class ResumeError(TracegradeError):
+    """A results file that cannot be resumed: written by a different run, or damaged."""
+
+
+class IndexSet:
+    """A set of non-negative record indices in one bit each (a million records: 125 kB)."""
+
+    def __init__(self) -> None:
+        self._bits = bytearray()
+        self._count = 0
+
+    def add(self, index: int) -> bool:
+        """Add ``index``; False when it was already there."""
+        byte, bit = divmod(index, 8)
+        if byte >= len(self._bits):
+            self._bits.extend(bytes(byte + 1 - len(self._bits)))
+        if self._bits[byte] >> bit & 1:
+            return False
+        self._bits[byte] |= 1 << bit
+        self._count += 1
+        return True
+
+    def __contains__(self, index: object) -> bool:
+        if not isinstance(index, int) or index < 0:
+            return False
+        byte, bit = divmod(index, 8)
+        return byte < len(self._bits) and bool(self._bits[byte] >> bit & 1)
+
+    def __len__(self) -> int:
+        return self._count
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What a results file's rows belong to; two runs may share a file only when equal."""
+
+    input: str
+    input_bytes: int
+    input_fingerprint: str
+    source: str
+    metrics: tuple[str, ...]
+    judge: str | None = None
+
+    @classmethod
+    def describe(
+        cls, data: str | os.PathLike[str], source: str, metrics: list[str], judge: str | None
+    ) -> RunRecord:
+        """The record of a run over the file ``data`` (size and a hash of its first MB
+        stand for its content, so a changed input is noticed without reading it all)."""
+        path = Path(data).resolve()
+        with open(path, "rb") as handle:
+            head = handle.read(_FINGERPRINT_BYTES)
+        return cls(
+            str(path),
+            path.stat().st_size,
+            hashlib.sha256(head).hexdigest(),
+            source,
+            tuple(metrics),
+            judge,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "input_bytes": self.input_bytes,
+            "input_fingerprint": self.input_fingerprint,
+            "source": self.source,
+            "metrics": list(self.metrics),
+            "judge": self.judge,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
+        return cls(
+            data["input"],
+            data["input_bytes"],
+            data["input_fingerprint"],
+            data["source"],
+            tuple(data["metrics"]),
+            data.get("judge"),
+        )
+
+    def differences(self, other: RunRecord) -> list[str]:
+        """What differs between this run and ``other``, in words."""
+        found = []
+        if (self.input, self.input_bytes, self.input_fingerprint) != (
+            other.input,
+            other.input_bytes,
+            other.input_fingerprint,
+        ):
+            same_path = self.input == other.input
+            found.append("the input file changed" if same_path else f"the input was {other.input}")
+        if self.source != other.source:
+            found.append(f"the source format was {other.source!r}")
+        if sorted(self.metrics) != sorted(other.metrics):
+            found.append(f"the metrics were {', '.join(other.metrics)}")
+        if self.judge != other.judge:
+            found.append(f"the judge was {other.judge or 'the default'}")
+        return found
+
+
+def run_record_path(results: Path) -> Path:
+    """Where the run record of the results file ``results`` lives."""
+    return results.with_name(f".{results.name}.run.json")
+
+
+class ResultsFile:
+    """A results file being written: ``start`` a new one or ``resume`` an old one, then
+    ``write`` rows and ``close``."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.done = IndexSet()
+        self._handle: BinaryIO | None = None
+        self._flushed = self._synced = time.monotonic()
+
+    def start(self, run: RunRecord) -> None:
+        """Begin an empty results file for ``run`` (replacing any old one)."""
+        _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
+        self._handle = open(self.path, "wb")  # noqa: SIM115 (closed by close())
+
+    def resume(self, run: RunRecord) -> Iterator[SampleResult]:
+        """Reopen the results file of an interrupted ``run`` and yield the rows it already
+        holds (each is added to :attr:`done`); raises ResumeError when the file belongs
+        to another run or is damaged. Without a results file this is :meth:`start`."""
+        record_path = run_record_path(self.path)
+        if not self.path.exists():
+            self.start(run)
+            return
+        if not record_path.exists():
+            raise ResumeError(
+                f"cannot resume {self.path}: it has no run record ({record_path.name}), so it "
+                "was not written by 'tracegrade evaluate --out'; start over without --resume"
+            )
+        try:
+            previous = RunRecord.from_dict(loads(record_path.read_bytes()))
+        except (ValueError, KeyError, TypeError) as error:
+            raise ResumeError(
+                f"cannot resume {self.path}: {record_path} is damaged: {error}"
+            ) from None
+        differences = run.differences(previous)
+        if differences:
+            raise ResumeError(
+                f"cannot resume {self.path}: it holds another run's rows ("
+                + "; ".join(differences)
+                + "); start over without --resume or choose another --out"
+            )
+        _drop_cut_line(self.path)
+        yield from self._read_rows()
+        self._handle = open(self.path, "ab")  # noqa: SIM115 (closed by close())
+
+    def _read_rows(self) -> Iterator[SampleResult]:
+        with open(self.path, "rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    row = SampleResult.from_dict(loads(line))
+                except (ValueError, KeyError, TypeError, AttributeError) as error:
+                    raise ResumeError(
+                        f"cannot resume {self.path}: line {number} is not a result row "
+                        f"({type(error).__name__}: {error})"
+                    ) from None
+                if not self.done.add(row.index):
+                    raise ResumeError(
+                        f"cannot resume {self.path}: line {number} repeats the row of "
+                        f"record {row.index}"
+                    )
+                yield row
+
+    def write(self, row: SampleResult) -> None:
+        """Append one row; it reaches the OS within FLUSH_SECONDS and the disk within
+        SYNC_SECONDS."""
+        if self._handle is None:
+            raise RuntimeError("start() or resume() the results file before writing")
+        self._handle.write(dumps(row.to_dict()) + b"\n")
+        self.done.add(row.index)
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_SECONDS:
+            self._handle.flush()
+            self._flushed = now
+            if now - self._synced >= SYNC_SECONDS:
+                os.fsync(self._handle.fileno())
+                self._synced = now
+
+    def close(self) -> None:
+        """Write everything out to the disk and close the file."""
+        if self._handle is not None:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            self._handle = None
+
+    def __enter__(self) -> ResultsFile:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _drop_cut_line(path: Path) -> None:
+    """Cut off a last line left without its newline by a killed writer."""
+    size = path.stat().st_size
+    if not size:
+        return
+    with open(path, "r+b") as handle:
+        position = size
+        while position > 0:
+            step = min(1 << 16, position)
+            handle.seek(position - step)
+            chunk = handle.read(step)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                end = position - step + newline + 1
+                break
+            position -= step
+        else:
+            end = 0
+        if end != size:
+            handle.truncate(end)
+
+
+def _write_atomically(path: Path, content: bytes) -> None:
+    partial = path.with_name(f"{path.name}.partial")
+    with open(partial, "wb") as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
