@@ -109,9 +109,7 @@ def test_the_run_finishes_and_accounts_for_every_record(
     goal = summary["agent_goal_accuracy_without_reference"]
     assert (goal.scored, goal.failed) == (3, 1)
     failures = result.failures()
-    assert failures[0].startswith(
-        f"2 record(s) rejected (sample 1, sample 3); first: {path} line 2"
-    )
+    assert failures[0].startswith(f"2 record(s) rejected (line 2, line 5); first: {path} line 2")
     assert failures[1].startswith(
         "agent_goal_accuracy_without_reference: 1 JudgeError (sample 'judge-down'); first: "
     )
@@ -176,6 +174,6 @@ def test_the_command_line_writes_a_row_per_record_and_reports_each_problem(
     assert goal["value"] is None and goal["error"].startswith("JudgeError:")
     assert "6 records: 2 scored, 2 failed, 2 rejected" in captured.out
     assert "What went wrong" in captured.err
-    assert "2 record(s) rejected (sample 1, sample 3)" in captured.err
+    assert "2 record(s) rejected (line 2, line 5)" in captured.err
     assert "tool_call_f1: 1 MissingFieldError (sample 'no-reference')" in captured.err
     assert "1 JudgeError (sample 'judge-down')" in captured.err

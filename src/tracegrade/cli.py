@@ -18,6 +18,7 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,10 @@ def _positive(text: str) -> int:
 
 
 def _ks(text: str) -> list[int]:
-    return [_positive(part.strip()) for part in text.split(",")]
+    ks = [_positive(part.strip()) for part in text.split(",")]
+    if len(set(ks)) != len(ks):
+        raise argparse.ArgumentTypeError(f"{text!r} names a k twice")
+    return ks
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -191,11 +195,19 @@ def _add_convert(commands: Any) -> None:
     )
 
 
+def _option(key: str, default: Any) -> str:
+    """An option as typed on the command line, with the choices of an enumeration."""
+    if isinstance(default, Enum):
+        choices = "|".join(str(member.value) for member in type(default))
+        return f"{key}={default.value} ({choices})"
+    return f"{key}={default!r}"
+
+
 def _list_metrics() -> None:
     for name, metric_type in sorted(METRICS.items()):
         kinds = " or ".join(kind.__name__ for kind in metric_type.sample_types)
         options = ", ".join(
-            f"{key}={parameter.default!r}" for key, parameter in options_of(metric_type).items()
+            _option(key, parameter.default) for key, parameter in options_of(metric_type).items()
         )
         fields = metric_type.required_fields
         needs = f"\n    needs: {', '.join(fields)}" if fields else ""

@@ -14,6 +14,10 @@ from .judge.base import Usage
 from .results import MetricSummary, SampleResult, SummaryAccumulator
 
 
+def _records(count: int) -> str:
+    return f"{count} record{'s' * (count != 1)}"
+
+
 def _fmt(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
@@ -80,7 +84,7 @@ def print_summary(console: Console, summary: SummaryAccumulator) -> None:
     the judge's usage and the failures."""
     counts = summary.counts
     table = Table(
-        title=f"Summary over {counts.records} records", box=box.SIMPLE_HEAVY, pad_edge=False
+        title=f"Summary over {_records(counts.records)}", box=box.SIMPLE_HEAVY, pad_edge=False
     )
     table.add_column("metric", no_wrap=True)
     for column in ("mean", "std", "95% CI", "scored", "failed", "passed"):
@@ -100,7 +104,7 @@ def print_summary(console: Console, summary: SummaryAccumulator) -> None:
     console.print(_pass_marks(list(found.values())) + ".", highlight=False)
     _print_trials(console, list(found.values()))
     console.print(
-        f"{counts.records} records: {counts.scored} scored, {counts.failed} failed, "
+        f"{_records(counts.records)}: {counts.scored} scored, {counts.failed} failed, "
         f"{counts.rejected} rejected",
         highlight=False,
     )

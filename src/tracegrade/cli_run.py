@@ -99,10 +99,26 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
+    _check_outputs(settings)
     settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)
     settings.gates.update(parse_gates(arguments.fail_under, names))
     settings.thresholds = _from_config(chosen.thresholds, names, "threshold", settings.notes)
     return settings
+
+
+def _check_outputs(settings: Settings) -> None:
+    """Refuse outputs that would overwrite the input, and Parquet without pyarrow."""
+    data = Path(settings.data).resolve()
+    for flag, path in (("--out", settings.out), ("--parquet", settings.parquet)):
+        if path is not None and path.resolve() == data:
+            raise UsageError(f"{flag} {path} is the input file: choose another output")
+    if settings.parquet is not None:
+        try:
+            import pyarrow  # noqa: F401 (only checks it is there)
+        except ImportError:
+            raise UsageError(
+                "Parquet output needs pyarrow: pip install 'tracegrade[parquet]'"
+            ) from None
 
 
 def _from_config(
@@ -130,9 +146,12 @@ def parse_gates(specs: list[str], names: list[str]) -> dict[str, float]:
                 f"metrics ({', '.join(names)})"
             )
         try:
-            gates[name] = float(text)
+            least = float(text)
         except ValueError:
             raise UsageError(f"--fail-under {spec!r}: {text!r} is not a number") from None
+        if not 0.0 <= least <= 1.0:  # also refuses nan
+            raise UsageError(f"--fail-under {spec!r}: the value must be between 0 and 1")
+        gates[name] = least
     return gates
 
 
@@ -145,8 +164,17 @@ def failed_gates(summary: SummaryAccumulator, gates: dict[str, float]) -> list[s
         if mean is None:
             failures.append(f"{name} scored no sample (gate {least:g})")
         elif mean < least:
-            failures.append(f"{name} mean {mean:.4f} is under {least:g}")
+            failures.append(f"{name} mean {_shown_under(mean, least)} is under {least:g}")
     return failures
+
+
+def _shown_under(mean: float, least: float) -> str:
+    """The mean with enough digits to be visibly under the gate."""
+    for digits in range(4, 17):
+        shown = f"{mean:.{digits}f}"
+        if float(shown) < least:
+            return shown
+    return repr(mean)
 
 
 def attach_judge(settings: Settings) -> str | None:
@@ -213,22 +241,30 @@ class _Run:
             self.results.write(row)
         self.add(row)
 
-    def close(self) -> None:
+    def close(self, *, complete: bool = True) -> None:
+        """Close the outputs; an incomplete run leaves any earlier Parquet file alone."""
         if self.results is not None:
             self.results.close()
         if self.parquet is not None:
-            self.parquet.close()
+            if complete:
+                self.parquet.close()
+            else:
+                self.parquet.abort()
 
 
 def run(settings: Settings) -> int:
     """Score the input, write and print the results; returns the exit code."""
-    errors = Console(stderr=True, highlight=False)
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
     for note in settings.notes:
-        errors.print(f"tracegrade: note: {note}")
+        errors.print(f"tracegrade: note: {note}", markup=False)
     try:
         judge = attach_judge(settings)
     except (TracegradeError, ValueError) as error:
-        errors.print(f"tracegrade: cannot set up the judge: {error}", markup=False)
+        errors.print(
+            f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
+            "and --judge-base-url)",
+            markup=False,
+        )
         return EXIT_USAGE
     if not Path(settings.data).is_file():
         print(f"tracegrade: no such dataset file: {settings.data}", file=sys.stderr)
@@ -237,12 +273,14 @@ def run(settings: Settings) -> int:
     try:
         done = outputs.open(judge)
     except OSError as error:
-        outputs.close()
-        print(f"tracegrade: cannot write results: {error}", file=sys.stderr)
+        outputs.close(complete=False)
+        print(f"tracegrade: cannot write results to {settings.out}: {error}", file=sys.stderr)
         return EXIT_INPUT
     except ResumeError as error:
+        outputs.close(complete=False)
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
+    complete = False
     try:
         try:
             for row in iter_evaluate(
@@ -254,8 +292,9 @@ def run(settings: Settings) -> int:
                 progress=settings.progress,
             ):
                 outputs.write(row)
+            complete = True
         finally:
-            outputs.close()
+            outputs.close(complete=complete)
     except (InputError, OSError) as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT

@@ -28,6 +28,7 @@ class RecordError(InputError):
     ) -> None:
         self.source = source
         self.position = position
+        self.kind = kind
         self.field = field
         self.rule = rule
         where = f"{source} {kind} {position}"

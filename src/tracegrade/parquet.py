@@ -3,16 +3,18 @@ memory whole. Needs pyarrow (the ``parquet`` extra), imported only here."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .results import SampleResult, flat_columns, flat_row
 
 if TYPE_CHECKING:
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 BATCH_ROWS = 10_000
 
@@ -59,7 +61,9 @@ class ParquetRows:
         self.names = list(names)
         self.judged = list(judged)
         self._schema = _schema(self.names, self.judged)
-        self._writer: pq.ParquetWriter = pa.parquet.ParquetWriter(str(path), self._schema)
+        self.path = Path(path)
+        self._partial = self.path.with_name(f".{self.path.name}.partial")
+        self._writer: pq.ParquetWriter = pa.parquet.ParquetWriter(str(self._partial), self._schema)
         self._batch: list[dict[str, Any]] = []
 
     def add(self, row: SampleResult) -> None:
@@ -79,9 +83,15 @@ class ParquetRows:
             self._batch = []
 
     def close(self) -> None:
-        """Write what is queued and finish the file."""
+        """Write what is queued and finish the file; only now does it replace ``path``."""
         self._flush()
         self._writer.close()
+        os.replace(self._partial, self.path)
+
+    def abort(self) -> None:
+        """Drop what was written, leaving any earlier file at ``path`` as it was."""
+        self._writer.close()
+        self._partial.unlink(missing_ok=True)
 
     def __enter__(self) -> ParquetRows:
         return self
@@ -92,4 +102,7 @@ class ParquetRows:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self.close()
+        if kind is None:
+            self.close()
+        else:
+            self.abort()

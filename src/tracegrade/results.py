@@ -39,6 +39,8 @@ class SampleResult:
     errors: dict[str, str] = field(default_factory=dict)
     task_id: SampleId = None
     rejected: str | None = None
+    place: str | None = None
+    """Where a rejected record is in the input (``line 5``), when known."""
 
     @property
     def status(self) -> Status:
@@ -49,8 +51,11 @@ class SampleResult:
 
     @property
     def label(self) -> str:
-        """How a person finds the record: its id if it has one, else its index."""
-        return f"sample {self.index}" if self.id is None else f"sample {self.id!r}"
+        """How a person finds the record: its id if it has one, else where it is in the
+        input (``line 5``) or its index."""
+        if self.id is not None:
+            return f"sample {self.id!r}"
+        return self.place or f"record {self.index}"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
@@ -61,6 +66,8 @@ class SampleResult:
             row["task_id"] = self.task_id
         if self.rejected is not None:
             row["rejected"] = self.rejected
+            if self.place is not None:
+                row["place"] = self.place
             return row
         metrics: dict[str, Any] = {}
         for name, score in sorted(self.scores.items()):
@@ -85,6 +92,7 @@ class SampleResult:
         result = cls(row["index"], row["id"], task_id=row.get("task_id"))
         if row.get("rejected") is not None:
             result.rejected = row["rejected"]
+            result.place = row.get("place")
             return result
         for name, entry in row["metrics"].items():
             if entry.get("error") is not None:

@@ -139,7 +139,8 @@ def _open_row(
     if isinstance(outcome, RecordError):
         if raise_exceptions:
             raise outcome
-        return None, SampleResult(index, None, rejected=str(outcome))
+        place = f"{outcome.kind} {outcome.position}"
+        return None, SampleResult(index, None, rejected=str(outcome), place=place)
     return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id)
 
 
