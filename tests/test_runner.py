@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import pytest
 from tests.conftest import call, conversation
+from tests.judge.server import JudgeServer, judge_server  # noqa: F401
 
 from tracegrade import (
     EvaluationDataset,
@@ -145,3 +146,60 @@ def test_wrong_argument_shapes_get_clear_type_errors() -> None:
         evaluate(samples()[0], [ToolCallF1()])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="list of metric objects"):
         evaluate(samples(), ToolCallF1())  # type: ignore[arg-type]
+
+
+def test_pass_at_k_over_samples_sharing_a_task_id() -> None:
+    # task t1: trials scoring 1, 1, 0.5; task t2: 0.5, 0.5, 1 (full marks pass)
+    values = {"t1": [True, True, False], "t2": [False, False, True]}
+    records = [
+        conversation([call("a")], [call("a")] if passed else [call("a"), call("b")]).model_copy(
+            update={"task_id": task, "id": f"{task}-{trial}"}
+        )
+        for task, outcomes in values.items()
+        for trial, passed in enumerate(outcomes)
+    ]
+    summary = evaluate(records, [ToolCorrectnessMetric(threshold=1.0)], pass_k=[1, 2]).summary()
+    found = summary["tool_correctness"]
+    assert {k: (p.value, p.tasks) for k, p in found.pass_at_k.items()} == {
+        1: (pytest.approx(0.5), 2),  # (2/3 + 1/3) / 2
+        2: (pytest.approx((1.0 + 2 / 3) / 2), 2),  # 1 - C(1,2)/C(3,2) = 1; 1 - C(2,2)/C(3,2)
+    }
+    assert {k: p.value for k, p in found.pass_hat_k.items()} == {
+        1: pytest.approx(0.5),
+        2: pytest.approx((1 / 3 + 0.0) / 2),  # C(2,2)/C(3,2) = 1/3; C(1,2) = 0
+    }
+
+
+def test_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    from tracegrade.runner import iter_evaluate
+
+    rows = list(iter_evaluate(samples(), [ToolCallF1()], progress="lines"))
+    assert len(rows) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-1].startswith("tracegrade: scoring done, 3 records in ")
+    assert captured.err.splitlines()[-1].endswith(" · 3 scored · 0 failed · 0 rejected")
+    list(iter_evaluate(samples(), [ToolCallF1()]))  # progress is off by default here
+    assert capsys.readouterr().err == ""
+
+
+def test_concurrency_bounds_the_samples_at_the_judge(
+    judge_server: JudgeServer,  # noqa: F811
+) -> None:
+    from tests.metrics.judges import sensible_answer
+
+    from tracegrade import AgentGoalAccuracyWithoutReference
+    from tracegrade.judge import OpenAIJudge
+
+    judge_server.respond(sensible_answer)
+    judge_server.latency = 0.03
+    judge = OpenAIJudge("test-judge", base_url=judge_server.url, cache=False, max_concurrency=64)
+    many = [sample.model_copy(update={"id": n}) for n, sample in enumerate(samples() * 4)]
+    result = evaluate(
+        many, [ToolCallF1(), AgentGoalAccuracyWithoutReference(llm=judge)], concurrency=3
+    )
+    assert judge_server.max_in_flight == 3
+    assert [row.id for row in result] == list(range(12))  # back in input order
+    assert result.counts.scored == 12
+    with pytest.raises(ValueError, match="concurrency must be a whole number of at least 1"):
+        evaluate(many, [ToolCallF1()], concurrency=0)

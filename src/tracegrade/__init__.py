@@ -16,7 +16,7 @@ from .metrics.strings import (
 from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
 from .metrics.topic import TopicAdherenceScore
 from .results import EvaluationResult, MetricSummary, SampleResult
-from .runner import aevaluate, evaluate
+from .runner import aevaluate, aiter_evaluate, evaluate, iter_evaluate
 from .samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
 __version__ = "0.1.0"
@@ -56,8 +56,10 @@ __all__ = [
     "TracegradeWarning",
     "__version__",
     "aevaluate",
+    "aiter_evaluate",
     "convert_messages",
     "evaluate",
+    "iter_evaluate",
     "iter_jsonl",
     "parse_message",
     "to_openai",

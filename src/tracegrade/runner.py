@@ -336,6 +336,7 @@ def evaluate(
     concurrency: int = DEFAULT_CONCURRENCY,
     source: str | None = None,
     thresholds: Mapping[str, float] | None = None,
+    pass_k: Sequence[int] | None = None,
     progress: ProgressMode | bool = True,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric.
@@ -344,7 +345,8 @@ def evaluate(
     forms), or the path of a JSONL file (with ``source``, a framework's conversations).
     Every row is kept for the result, in input order; use :func:`iter_evaluate` to
     stream. ``thresholds`` sets the pass mark per metric name for the pass rates and
-    pass@k of metrics that have no ``threshold`` of their own. ``progress=True`` shows a
+    pass@k of metrics that have no ``threshold`` of their own; ``pass_k`` chooses the k
+    of pass@k and pass^k over samples sharing a ``task_id``. ``progress=True`` shows a
     bar on a terminal or in a notebook and nothing elsewhere.
     """
     rows = iter_evaluate(
@@ -355,7 +357,7 @@ def evaluate(
         source=source,
         progress=progress,
     )
-    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds)
+    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds, pass_k=pass_k)
 
 
 async def aevaluate(
@@ -366,6 +368,7 @@ async def aevaluate(
     concurrency: int = DEFAULT_CONCURRENCY,
     source: str | None = None,
     thresholds: Mapping[str, float] | None = None,
+    pass_k: Sequence[int] | None = None,
     progress: ProgressMode | bool = True,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
@@ -381,7 +384,7 @@ async def aevaluate(
             progress=progress,
         )
     ]
-    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds)
+    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds, pass_k=pass_k)
 
 
 def _index(row: SampleResult) -> int:
