@@ -188,6 +188,9 @@ async def _judged_rows(
                 yield row
                 continue
             _score_inline(sample, row, plain, raise_exceptions)
+            if not judged:
+                yield row
+                continue
             while len(pending) >= concurrency:
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
@@ -309,10 +312,13 @@ def _reporter(
     mode: ProgressMode = (
         "terminal" if progress is True else "off" if progress is False else progress
     )
-    total = None if mode == "off" else count_records(data, source=source)
-    if total is not None and isinstance(skip, Sized):
-        total -= len(skip)
-    return ProgressReporter(total, mode)
+    reporter = ProgressReporter(None, mode)
+    if reporter.mode != "off":  # counting reads a file once more: only for a display
+        total = count_records(data, source=source)
+        if total is not None and isinstance(skip, Sized):
+            total -= len(skip)
+        reporter.set_total(total)
+    return reporter
 
 
 def _reported(
