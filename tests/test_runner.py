@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,6 +21,7 @@ from tracegrade import (
     aevaluate,
     evaluate,
 )
+from tracegrade.metrics.judged import JudgedMetric
 from tracegrade.samples import Sample
 
 
@@ -203,3 +207,47 @@ def test_concurrency_bounds_the_samples_at_the_judge(
     assert result.counts.scored == 12
     with pytest.raises(ValueError, match="concurrency must be a whole number of at least 1"):
         evaluate(many, [ToolCallF1()], concurrency=0)
+
+
+class Misbehaving(JudgedMetric):
+    """A judged metric that interrupts the run, is cancelled, or returns NaN, by sample id."""
+
+    name = "misbehaving"
+    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    released = 0
+
+    async def ascore(self, sample: Sample) -> Score:
+        if sample.id == "interrupt":
+            os.kill(os.getpid(), signal.SIGINT)
+            await asyncio.sleep(5)
+        if sample.id == "cancelled":
+            raise asyncio.CancelledError("from inside the metric")
+        return self.result(float("nan") if sample.id == "nan" else 1.0, "", {})
+
+    async def release(self) -> None:
+        Misbehaving.released += 1
+
+
+def test_a_metrics_cancellation_or_nan_is_that_metrics_failure() -> None:
+    named = [
+        s.model_copy(update={"id": i})
+        for i, s in zip(["ok", "cancelled", "nan"], samples(), strict=True)
+    ]
+    result = evaluate(named, [ToolCallF1(), Misbehaving()])
+    assert [row.status for row in result] == ["scored", "failed", "failed"]
+    assert result.rows[1].errors == {
+        "misbehaving": "RuntimeError: the metric was cancelled while the run went on"
+    }
+    assert result.rows[2].errors == {
+        "misbehaving": "ValueError: misbehaving returned the value nan, not a number"
+    }
+
+
+def test_ctrl_c_in_a_judged_run_stops_it_cleanly() -> None:
+    from tracegrade.runner import iter_evaluate
+
+    Misbehaving.released = 0
+    interrupting = [samples()[0].model_copy(update={"id": "interrupt"})]
+    with pytest.raises(KeyboardInterrupt):
+        list(iter_evaluate(interrupting, [Misbehaving()]))
+    assert Misbehaving.released == 1  # the judge was released, the loop closed

@@ -243,13 +243,15 @@ class _Run:
 
     def close(self, *, complete: bool = True) -> None:
         """Close the outputs; an incomplete run leaves any earlier Parquet file alone."""
-        if self.results is not None:
-            self.results.close()
-        if self.parquet is not None:
-            if complete:
-                self.parquet.close()
-            else:
-                self.parquet.abort()
+        try:
+            if self.results is not None:
+                self.results.close()
+        finally:
+            if self.parquet is not None:
+                if complete:
+                    self.parquet.close()
+                else:
+                    self.parquet.abort()
 
 
 def run(settings: Settings) -> int:

@@ -14,14 +14,26 @@ input order (each row carries its ``index``; :func:`evaluate` sorts them back).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Container, Iterable, Iterator, Mapping, Sequence, Sized
+import math
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Container,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+    Sized,
+)
+from contextlib import aclosing, closing
 from os import PathLike
 from pathlib import Path
 from typing import Any, Union
 
 from .dataset import EvaluationDataset, Outcome, jsonl_outcomes, parse_record
 from .errors import RecordError
-from .metrics.base import Metric
+from .metrics.base import Metric, Score
 from .metrics.judged import JudgedMetric
 from .progress import ProgressMode, ProgressReporter
 from .results import EvaluationResult, SampleResult
@@ -149,14 +161,16 @@ def _score_inline(
 ) -> None:
     for metric in metrics:
         try:
-            row.scores[metric.name] = metric.score(sample)
+            score = metric.score(sample)
         except Exception as error:
             _record_failure(row, metric, error, raise_exceptions)
+        else:
+            _keep(row, metric, score, raise_exceptions)
 
 
 def _plain_rows(
     records: Iterable[Outcome | None], metrics: Sequence[Metric], raise_exceptions: bool
-) -> Iterator[SampleResult]:
+) -> Generator[SampleResult, None, None]:
     """Rows of a run without judged metrics, in input order."""
     for index, outcome in enumerate(records):
         if outcome is None:
@@ -172,7 +186,7 @@ async def _judged_rows(
     metrics: Sequence[Metric],
     concurrency: int,
     raise_exceptions: bool,
-) -> AsyncIterator[SampleResult]:
+) -> AsyncGenerator[SampleResult, None]:
     """Rows of a run with judged metrics, as they finish: deterministic metrics are
     scored as each record is read, judged ones with up to ``concurrency`` samples at
     the judge at once."""
@@ -217,32 +231,53 @@ async def _ask_judges(
         *(metric.ascore(sample) for metric in judged), return_exceptions=True
     )
     for metric, outcome in zip(judged, outcomes, strict=True):
+        if isinstance(outcome, asyncio.CancelledError):
+            outcome = RuntimeError("the metric was cancelled while the run went on")
         if isinstance(outcome, Exception):
             _record_failure(row, metric, outcome, raise_exceptions)
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
-            row.scores[metric.name] = outcome
+            _keep(row, metric, outcome, raise_exceptions)
     return row
 
 
-def _in_own_loop(rows: AsyncIterator[SampleResult]) -> Iterator[SampleResult]:
+def _keep(row: SampleResult, metric: Metric, score: Score, raise_exceptions: bool) -> None:
+    """Put a metric's score in the row, unless its value is not a finite number."""
+    if isinstance(score.value, (int, float)) and math.isfinite(score.value):
+        row.scores[metric.name] = score
+    else:
+        problem = ValueError(f"{metric.name} returned the value {score.value!r}, not a number")
+        _record_failure(row, metric, problem, raise_exceptions)
+
+
+def _in_own_loop(rows: AsyncGenerator[SampleResult, None]) -> Generator[SampleResult, None, None]:
     """Drive an async row stream from sync code, on one event loop for the whole run (so
     the judge's connections are opened once, not per sample)."""
     loop = asyncio.new_event_loop()
     try:
         while True:
+            step = loop.create_task(_next_row(rows))
             try:
-                row = loop.run_until_complete(rows.__anext__())
+                row = loop.run_until_complete(step)
             except StopAsyncIteration:
                 return
+            except BaseException:
+                # interrupted mid-step (Ctrl-C): end the step so the stream can be closed
+                step.cancel()
+                loop.run_until_complete(asyncio.gather(step, return_exceptions=True))
+                raise
             yield row
     finally:
         try:
-            loop.run_until_complete(rows.aclose())  # type: ignore[attr-defined]
+            loop.run_until_complete(rows.aclose())
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
             loop.close()
+
+
+async def _next_row(rows: AsyncIterator[SampleResult]) -> SampleResult:
+    return await rows.__anext__()
 
 
 def _check_no_running_loop(metrics: Sequence[Metric]) -> None:
@@ -300,10 +335,12 @@ async def aiter_evaluate(
     check_metrics(metrics)
     _check_concurrency(concurrency)
     records = read_records(data, source=source, skip=skip)
+    rows = _judged_rows(records, metrics, concurrency, raise_exceptions)
     with _reporter(data, source, skip, progress) as reporter:
-        async for row in _judged_rows(records, metrics, concurrency, raise_exceptions):
-            reporter.advance(row.status)
-            yield row
+        async with aclosing(rows):
+            async for row in rows:
+                reporter.advance(row.status)
+                yield row
 
 
 def _reporter(
@@ -322,13 +359,13 @@ def _reporter(
 
 
 def _reported(
-    rows: Iterator[SampleResult],
+    rows: Generator[SampleResult, None, None],
     data: Data,
     source: str | None,
     skip: Container[int],
     progress: ProgressMode | bool,
 ) -> Iterator[SampleResult]:
-    with _reporter(data, source, skip, progress) as reporter:
+    with _reporter(data, source, skip, progress) as reporter, closing(rows):
         for row in rows:
             reporter.advance(row.status)
             yield row

@@ -1,10 +1,10 @@
 """The results file of a resumable run: JSON Lines, one row per input record, appended
 as rows complete, with a small run record beside it.
 
-Rows reach the operating system at least every :data:`FLUSH_SECONDS` and the disk
-(fsync) at least every :data:`SYNC_SECONDS` and when the run ends, so a killed process
-loses at most the rows of its last moments, and a resumed run scores those again (a
-judged metric's answers then come from the judge cache). A line cut short by the kill is
+Each row reaches the operating system as it is written, so a killed process loses no
+finished row, and the disk (fsync) at least every :data:`SYNC_SECONDS` and when the run
+ends, so a power cut loses at most the last moments' rows, which a resumed run scores
+again (a judged metric's answers then come from the judge cache). A line cut short by the kill is
 dropped on resume. The run record (``.NAME.run.json`` beside ``NAME``) says which
 input, format and metrics the rows belong to, so ``resume`` refuses to mix runs.
 """
@@ -24,7 +24,6 @@ from ._json import dumps, loads
 from .errors import TracegradeError
 from .results import SampleResult
 
-FLUSH_SECONDS = 0.2
 SYNC_SECONDS = 2.0
 _FINGERPRINT_BYTES = 1 << 20
 
@@ -143,12 +142,12 @@ class ResultsFile:
         self.path = Path(path)
         self.done = IndexSet()
         self._handle: BinaryIO | None = None
-        self._flushed = self._synced = time.monotonic()
+        self._synced = time.monotonic()
 
     def start(self, run: RunRecord) -> None:
         """Begin an empty results file for ``run`` (replacing any old one)."""
-        _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
         self._handle = open(self.path, "wb")  # noqa: SIM115 (closed by close())
+        _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
 
     def resume(self, run: RunRecord) -> Iterator[SampleResult]:
         """Reopen the results file of an interrupted ``run`` and yield the rows it already
@@ -200,27 +199,26 @@ class ResultsFile:
                 yield row
 
     def write(self, row: SampleResult) -> None:
-        """Append one row; it reaches the OS within FLUSH_SECONDS and the disk within
-        SYNC_SECONDS."""
+        """Append one row; it reaches the OS now and the disk within SYNC_SECONDS."""
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
         self._handle.write(dumps(row.to_dict()) + b"\n")
+        self._handle.flush()
         self.done.add(row.index)
         now = time.monotonic()
-        if now - self._flushed >= FLUSH_SECONDS:
-            self._handle.flush()
-            self._flushed = now
-            if now - self._synced >= SYNC_SECONDS:
-                os.fsync(self._handle.fileno())
-                self._synced = now
+        if now - self._synced >= SYNC_SECONDS:
+            os.fsync(self._handle.fileno())
+            self._synced = now
 
     def close(self) -> None:
         """Write everything out to the disk and close the file."""
         if self._handle is not None:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
-            self._handle = None
+            try:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+            finally:
+                self._handle.close()
+                self._handle = None
 
     def __enter__(self) -> ResultsFile:
         return self
@@ -258,8 +256,11 @@ def _drop_cut_line(path: Path) -> None:
 
 def _write_atomically(path: Path, content: bytes) -> None:
     partial = path.with_name(f"{path.name}.partial")
-    with open(partial, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(partial, path)
+    try:
+        with open(partial, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
