@@ -369,11 +369,7 @@ class EvaluationResult:
         for row in self.rows:
             self._accumulator.add(row)
         self.metric_names = self._accumulator.metric_names
-        self.judged_names = [
-            metric.name
-            for metric in metrics
-            if not isinstance(metric, str) and isinstance(metric, JudgedMetric)
-        ]
+        self.judged_names = [m.name for m in metrics if isinstance(m, JudgedMetric)]
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -100,7 +100,7 @@ def count_records(data: Data, *, source: str | None = None) -> int | None:
         path = Path(data)
         if not path.is_file() or path.suffix == ".json":
             return None
-        if source not in (None, NATIVE_SOURCE, "auto") and source in ("otel", "openinference"):
+        if source in ("otel", "openinference"):  # records are traces, not lines
             return None
         with open(path, "rb") as handle:
             return sum(1 for line in handle if line.strip())
@@ -310,10 +310,8 @@ def iter_evaluate(
     is in ``skip`` are passed over (a resumed run). ``progress`` shows a progress bar or
     lines on stderr (see :class:`tracegrade.progress.ProgressReporter`).
     """
-    check_metrics(metrics)
-    _check_concurrency(concurrency)
+    records = _checked_records(data, metrics, concurrency, source, skip)
     _check_no_running_loop(metrics)
-    records = read_records(data, source=source, skip=skip)
     if _judged(metrics):
         rows = _in_own_loop(_judged_rows(records, metrics, concurrency, raise_exceptions))
     else:
@@ -332,15 +330,26 @@ async def aiter_evaluate(
     progress: ProgressMode | bool = False,
 ) -> AsyncIterator[SampleResult]:
     """:func:`iter_evaluate` for async callers."""
-    check_metrics(metrics)
-    _check_concurrency(concurrency)
-    records = read_records(data, source=source, skip=skip)
+    records = _checked_records(data, metrics, concurrency, source, skip)
     rows = _judged_rows(records, metrics, concurrency, raise_exceptions)
     with _reporter(data, source, skip, progress) as reporter:
         async with aclosing(rows):
             async for row in rows:
                 reporter.advance(row.status)
                 yield row
+
+
+def _checked_records(
+    data: Data,
+    metrics: Sequence[Metric],
+    concurrency: int,
+    source: str | None,
+    skip: Container[int],
+) -> Iterator[Outcome | None]:
+    """The input's records, once the run's arguments are known to be sound."""
+    check_metrics(metrics)
+    _check_concurrency(concurrency)
+    return read_records(data, source=source, skip=skip)
 
 
 def _reporter(

@@ -15,7 +15,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -90,14 +90,7 @@ class RunRecord:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "input": self.input,
-            "input_bytes": self.input_bytes,
-            "input_fingerprint": self.input_fingerprint,
-            "source": self.source,
-            "metrics": list(self.metrics),
-            "judge": self.judge,
-        }
+        return {**asdict(self), "metrics": list(self.metrics)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
