@@ -46,7 +46,7 @@ def _write(path: Path, count: int) -> None:
         handle.write(b"not a record\n")  # a rejected record is counted, not kept
 
 
-def _peak_kb(data: Path, out: Path) -> int:
+def _peak_kb(data: Path, out: Path, workers: str) -> int:
     command = [
         sys.executable,
         "-c",
@@ -65,6 +65,8 @@ def _peak_kb(data: Path, out: Path) -> int:
         "off",
         "--no-samples",
         "--no-config",
+        "--workers",
+        workers,
     ]
     finished = subprocess.run(command, capture_output=True, text=True, check=False)
     code, peak = finished.stdout.split()[-2:]
@@ -73,12 +75,14 @@ def _peak_kb(data: Path, out: Path) -> int:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads Linux's /proc")
-def test_peak_memory_is_flat_in_the_input_size(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_peak_memory_is_flat_in_the_input_size(tmp_path: Path, workers: str) -> None:
+    """With workers, the parent's peak: it holds a few spans' rows at a time."""
     peaks = {}
     for count in (SMALL, LARGE):
         data = tmp_path / f"runs-{count}.jsonl"
         _write(data, count)
         out = tmp_path / f"results-{count}.jsonl"
-        peaks[count] = _peak_kb(data, out)
+        peaks[count] = _peak_kb(data, out, workers)
         assert out.read_bytes().count(b"\n") == count + 1  # every record has its row
     assert peaks[LARGE] - peaks[SMALL] < MARGIN_KB, peaks

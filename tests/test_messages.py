@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import re
+from datetime import date
+from typing import Any
+
 import pytest
 from pydantic import ValidationError
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage, parse_message
+from tracegrade.messages import PARSED_JSON
 
 
 def test_messages_carry_their_type_and_optional_metadata() -> None:
@@ -72,3 +77,28 @@ def test_args_hold_json_values_only() -> None:
     for value in [(1, 2), {1, 2}, object()]:
         with pytest.raises(ValidationError, match="JSON value"):
             ToolCall(name="f", args={"x": value})
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"when": date(2026, 1, 2)}, "args.when is a date, which is not a JSON value"),
+        ({"tags": {"a", "b"}}, "args.tags is a set"),
+        ({"nested": {"deep": [1, (2, 3)]}}, "args.nested.deep[1] is a tuple"),
+        ({"map": {1: "one"}}, "args.map has a key 1 that is not a string"),
+    ],
+)
+def test_tool_call_arguments_must_be_json_values(args: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(problem)):
+        ToolCall(name="f", args=args)
+
+
+def test_arguments_parsed_from_json_are_not_checked_twice() -> None:
+    """The context a JSON reader passes skips the walk; plain construction does not."""
+    odd = {"name": "f", "args": {"when": date(2026, 1, 2)}}
+    call = ToolCall.model_validate(odd, context={PARSED_JSON: True})
+    assert call.args == {"when": date(2026, 1, 2)}
+    with pytest.raises(ValidationError):
+        ToolCall.model_validate(odd)
+    nested = {"name": "f", "args": {"a": [1, {"b": None}], "c": 1.5, "d": True}}
+    assert ToolCall.model_validate(nested).args == nested["args"]

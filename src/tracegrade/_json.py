@@ -1,25 +1,24 @@
-"""JSON lines in and out: orjson for speed, the standard library where orjson would
-change a value (integers beyond 64 bits, which orjson reads as floats and cannot write)."""
+"""JSON lines in and out. Reading uses pydantic-core's parser, which keeps integers of any
+size exact; writing uses orjson for speed and the standard library for integers beyond 64
+bits, which orjson cannot write."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from os import PathLike
 from typing import Any
 
 import orjson
+from pydantic_core import from_json
 
-_LONG_NUMBER = re.compile(rb"\d{19}")  # 19+ digits may not fit in 64 bits
 BOM = b"\xef\xbb\xbf"
 
 
 def loads(line: bytes) -> Any:
-    """Parse one JSON document exactly: big integers stay integers."""
-    if _LONG_NUMBER.search(line):
-        return json.loads(line)
-    return orjson.loads(line)
+    """Parse one JSON document exactly: big integers stay integers; NaN and Infinity,
+    which JSON lacks, are errors."""
+    return from_json(line, allow_inf_nan=False)
 
 
 def dumps(value: Any) -> bytes:
@@ -35,16 +34,22 @@ def without_bom(data: bytes) -> bytes:
     return data[len(BOM) :] if data.startswith(BOM) else data
 
 
-def json_lines(path: str | PathLike[str]) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for each non-blank line of a JSON Lines file, read one line
-    at a time; a line that is not JSON gives its ValueError as the value."""
+def raw_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each non-blank line of a file, read one line at a time,
+    without its newline and with a leading byte order mark removed."""
     with open(path, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             if number == 1:
                 line = without_bom(line)
-            if not line.strip():
-                continue
-            try:
-                yield number, loads(line)
-            except ValueError as error:  # orjson's and json's decode errors both are
-                yield number, error
+            if line.strip():
+                yield number, line.removesuffix(b"\n")
+
+
+def json_lines(path: str | PathLike[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of a JSON Lines file, read one line
+    at a time; a line that is not JSON gives its ValueError as the value."""
+    for number, line in raw_lines(path):
+        try:
+            yield number, loads(line)
+        except ValueError as error:  # the parser reports bad JSON as a ValueError
+            yield number, error

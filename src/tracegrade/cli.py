@@ -53,6 +53,10 @@ __all__ = [
 ]
 
 
+def _workers(text: str) -> int | None:
+    return None if text == "auto" else _positive(text)
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -110,6 +114,13 @@ def _add_evaluate(commands: Any) -> None:
         type=_positive,
         metavar="N",
         help="samples at the judge at once (default 8); deterministic metrics are not limited",
+    )
+    run.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N|auto",
+        help="processes scoring deterministic metrics (default auto: every CPU for a "
+        "tracegrade JSONL file of 32 MB or more, else 1)",
     )
     run.add_argument(
         "--out", "-o", metavar="RESULTS.jsonl", help="write one result row per input record"

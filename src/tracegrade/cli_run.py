@@ -4,7 +4,9 @@ defaults), then the streamed run itself, written to the results file as rows com
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,9 +19,16 @@ from .errors import InputError, TracegradeError
 from .metrics.base import Metric
 from .metrics.judged import JudgedMetric
 from .metrics.registry import build_metric
+from .parallel import score_file
 from .progress import ProgressMode
 from .results import SampleResult, SummaryAccumulator
-from .runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics, iter_evaluate
+from .runner import (
+    DEFAULT_CONCURRENCY,
+    NATIVE_SOURCE,
+    check_metrics,
+    iter_evaluate,
+    reporter_for,
+)
 from .store import IndexSet, ResultsFile, ResumeError, RunRecord
 
 EXIT_OK = 0
@@ -29,6 +38,8 @@ EXIT_INPUT = 3
 EXIT_FAILURES = 4
 EXIT_INTERRUPTED = 130
 SAMPLE_TABLE_LIMIT = 25
+AUTO_WORKERS_BYTES = 32 << 20
+"""From this input size on, ``--workers auto`` scores in one process per CPU."""
 
 
 class UsageError(TracegradeError):
@@ -44,6 +55,8 @@ class Settings:
     metrics: list[Metric]
     source: str = NATIVE_SOURCE
     concurrency: int = DEFAULT_CONCURRENCY
+    workers: int | None = None
+    """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
     out: Path | None = None
     parquet: Path | None = None
     resume: bool = False
@@ -88,6 +101,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         metrics,
         source=arguments.source or chosen.source or NATIVE_SOURCE,
         concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
+        workers=arguments.workers,
         out=Path(arguments.out) if arguments.out else chosen.out,
         parquet=Path(arguments.parquet) if arguments.parquet else None,
         resume=arguments.resume,
@@ -104,6 +118,36 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     settings.gates.update(parse_gates(arguments.fail_under, names))
     settings.thresholds = _from_config(chosen.thresholds, names, "threshold", settings.notes)
     return settings
+
+
+def worker_count(settings: Settings) -> int:
+    """How many processes score the run: ``--workers`` when given, else every CPU for a
+    tracegrade JSONL file of AUTO_WORKERS_BYTES or more. Several only serve runs whose
+    metrics are all deterministic, over tracegrade JSONL, without Parquet or the
+    per-sample table; otherwise one (with a note when more were asked for)."""
+    hindrance = None
+    if any(isinstance(metric, JudgedMetric) for metric in settings.metrics):
+        hindrance = "judged metrics wait on the judge concurrently in one process"
+    elif settings.source != NATIVE_SOURCE:
+        hindrance = "--source reads a framework's records in one process"
+    elif settings.parquet is not None or settings.samples:
+        hindrance = "--parquet and --samples need every row's reasons in one process"
+    if hindrance is not None:
+        if settings.workers is not None and settings.workers > 1:
+            settings.notes.append(f"--workers {settings.workers} not used: {hindrance}")
+        return 1
+    if settings.workers is not None:
+        return settings.workers
+    if Path(settings.data).stat().st_size < AUTO_WORKERS_BYTES:
+        return 1
+    return available_cpus()
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _check_outputs(settings: Settings) -> None:
@@ -241,6 +285,14 @@ class _Run:
             self.results.write(row)
         self.add(row)
 
+    def write_batch(self, lines: bytes, rows: list[SampleResult]) -> None:
+        """Rows scored by workers: ``lines`` as written, ``rows`` without reasons (only
+        the summary reads them)."""
+        if self.results is not None:
+            self.results.write_lines(lines, (row.index for row in rows))
+        for row in rows:
+            self.summary.add(row)
+
     def close(self, *, complete: bool = True) -> None:
         """Close the outputs; an incomplete run leaves any earlier Parquet file alone."""
         try:
@@ -257,6 +309,10 @@ class _Run:
 def run(settings: Settings) -> int:
     """Score the input, write and print the results; returns the exit code."""
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    if not Path(settings.data).is_file():
+        print(f"tracegrade: no such dataset file: {settings.data}", file=sys.stderr)
+        return EXIT_INPUT
+    workers = worker_count(settings)
     for note in settings.notes:
         errors.print(f"tracegrade: note: {note}", markup=False)
     try:
@@ -268,9 +324,6 @@ def run(settings: Settings) -> int:
             markup=False,
         )
         return EXIT_USAGE
-    if not Path(settings.data).is_file():
-        print(f"tracegrade: no such dataset file: {settings.data}", file=sys.stderr)
-        return EXIT_INPUT
     outputs = _Run(settings)
     try:
         done = outputs.open(judge)
@@ -285,15 +338,18 @@ def run(settings: Settings) -> int:
     complete = False
     try:
         try:
-            for row in iter_evaluate(
-                settings.data,
-                settings.metrics,
-                concurrency=settings.concurrency,
-                source=settings.source,
-                skip=done,
-                progress=settings.progress,
-            ):
-                outputs.write(row)
+            if workers > 1:
+                _score_in_workers(settings, outputs, workers, done)
+            else:
+                for row in iter_evaluate(
+                    settings.data,
+                    settings.metrics,
+                    concurrency=settings.concurrency,
+                    source=settings.source,
+                    skip=done,
+                    progress=settings.progress,
+                ):
+                    outputs.write(row)
             complete = True
         finally:
             outputs.close(complete=complete)
@@ -307,6 +363,16 @@ def run(settings: Settings) -> int:
         print(f"tracegrade: interrupted{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return _report(settings, outputs, errors)
+
+
+def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: IndexSet) -> None:
+    batches = score_file(settings.data, settings.metrics, workers=workers, skip=done)
+    reporter = reporter_for(settings.data, None, done, settings.progress)
+    with reporter, closing(batches):
+        for lines, rows in batches:
+            outputs.write_batch(lines, rows)
+            for row in rows:
+                reporter.advance(row.status)
 
 
 def _report(settings: Settings, outputs: _Run, errors: Console) -> int:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import BaseModel, ValidationError
 
-from ._json import dumps, json_lines
+from ._json import dumps, loads, raw_lines
 from ._validation import problems, type_name
 from .errors import RecordError
+from .messages import PARSED_JSON
 from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "
 
 
 _MULTI_TURN_KEYS = ("reference_tool_calls", "reference_topics")
+_FROM_JSON = {PARSED_JSON: True}
 
 
 def infer_sample_type(record: Mapping[str, Any]) -> SampleType | None:
@@ -56,8 +58,11 @@ def parse_record(
     source: str = "records",
     kind: str = "index",
     sample_type: SampleType | None = None,
+    parsed_json: bool = False,
 ) -> Sample:
-    """Validate one record (a dict, or a sample already built) into a sample."""
+    """Validate one record (a dict, or a sample already built) into a sample.
+    ``parsed_json`` says the record was just parsed from JSON text, which spares the
+    check that its tool arguments are JSON values."""
     if isinstance(record, SAMPLE_TYPES):
         return record  # type: ignore[return-value]
     if not isinstance(record, Mapping):
@@ -81,7 +86,7 @@ def parse_record(
             kind=kind,
         )
     try:
-        return model.model_validate(record)
+        return model.model_validate(record, context=_FROM_JSON if parsed_json else None)
     except ValidationError as error:
         found = problems(error)
         field, rule = found[0]
@@ -102,17 +107,25 @@ def jsonl_outcomes(
     caller can report a bad line and go on. Records whose 0-based index is in ``skip``
     are not validated; ``None`` stands in for them."""
     name = str(path)
-    for index, (number, record) in enumerate(json_lines(path)):
-        if index in skip:
-            yield None
-            continue
-        if isinstance(record, ValueError):
-            yield RecordError(name, number, None, f"not valid JSON: {record}")
-            continue
-        try:
-            yield parse_record(record, number, source=name, kind="line", sample_type=sample_type)
-        except RecordError as error:
-            yield error
+    for index, (number, line) in enumerate(raw_lines(path)):
+        yield None if index in skip else line_outcome(line, number, name, sample_type)
+
+
+def line_outcome(
+    line: bytes, number: int, source: str, sample_type: SampleType | None = None
+) -> Outcome:
+    """One non-blank JSONL line (line ``number`` of ``source``) as its sample, or the
+    RecordError that rejects it."""
+    try:
+        record = loads(line)
+    except ValueError as error:  # the parser reports bad JSON as a ValueError
+        return RecordError(source, number, None, f"not valid JSON: {error}")
+    try:
+        return parse_record(
+            record, number, source=source, kind="line", sample_type=sample_type, parsed_json=True
+        )
+    except RecordError as error:
+        return error
 
 
 def _raising(outcomes: Iterator[Outcome | None]) -> Iterator[Sample]:

@@ -10,9 +10,38 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator
 
 Metadata = dict[str, Any] | None
+
+PARSED_JSON = "parsed_json"
+"""Validation context key: ``{PARSED_JSON: True}`` says the data was just parsed from JSON
+text, so tool arguments are JSON values already and need no second check."""
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def _non_json_value(value: Any, path: str) -> str | None:
+    """Where ``value`` holds something JSON cannot (a set, a date, a non-string key...),
+    as a readable message; ``None`` when it is all JSON."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return f"{path} has a key {key!r} that is not a string"
+            found = _non_json_value(item, f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if kind is list:
+        for index, item in enumerate(value):
+            found = _non_json_value(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if kind in _JSON_SCALARS or isinstance(value, _JSON_SCALARS):
+        return None
+    return f"{path} is a {kind.__name__}, which is not a JSON value"
 
 
 class _Strict(BaseModel):
@@ -30,9 +59,18 @@ class ToolCall(_Strict):
     """
 
     name: Annotated[str, Field(min_length=1)]
-    args: dict[str, JsonValue]
+    args: dict[str, Any]
     id: str | None = None
     unparsed_args: str | None = None
+
+    @field_validator("args")
+    @classmethod
+    def _args_are_json(cls, args: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        if not (info.context and info.context.get(PARSED_JSON)):
+            problem = _non_json_value(args, "args")
+            if problem:
+                raise ValueError(problem)
+        return args
 
     def pretty(self) -> str:
         """The call as it reads in code: ``search(query='python', limit=5)``."""

@@ -144,7 +144,7 @@ def _record_failure(
     row.errors[metric.name] = f"{type(error).__name__}: {error}"
 
 
-def _open_row(
+def open_row(
     index: int, outcome: Outcome, raise_exceptions: bool
 ) -> tuple[Sample | None, SampleResult]:
     """The record's sample (None when rejected) and the row it will fill."""
@@ -156,7 +156,7 @@ def _open_row(
     return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id)
 
 
-def _score_inline(
+def score_inline(
     sample: Sample, row: SampleResult, metrics: Sequence[Metric], raise_exceptions: bool
 ) -> None:
     for metric in metrics:
@@ -175,9 +175,9 @@ def _plain_rows(
     for index, outcome in enumerate(records):
         if outcome is None:
             continue
-        sample, row = _open_row(index, outcome, raise_exceptions)
+        sample, row = open_row(index, outcome, raise_exceptions)
         if sample is not None:
-            _score_inline(sample, row, metrics, raise_exceptions)
+            score_inline(sample, row, metrics, raise_exceptions)
         yield row
 
 
@@ -197,11 +197,11 @@ async def _judged_rows(
         for index, outcome in enumerate(records):
             if outcome is None:
                 continue
-            sample, row = _open_row(index, outcome, raise_exceptions)
+            sample, row = open_row(index, outcome, raise_exceptions)
             if sample is None:
                 yield row
                 continue
-            _score_inline(sample, row, plain, raise_exceptions)
+            score_inline(sample, row, plain, raise_exceptions)
             if not judged:
                 yield row
                 continue
@@ -332,7 +332,7 @@ async def aiter_evaluate(
     """:func:`iter_evaluate` for async callers."""
     records = _checked_records(data, metrics, concurrency, source, skip)
     rows = _judged_rows(records, metrics, concurrency, raise_exceptions)
-    with _reporter(data, source, skip, progress) as reporter:
+    with reporter_for(data, source, skip, progress) as reporter:
         async with aclosing(rows):
             async for row in rows:
                 reporter.advance(row.status)
@@ -352,9 +352,10 @@ def _checked_records(
     return read_records(data, source=source, skip=skip)
 
 
-def _reporter(
+def reporter_for(
     data: Data, source: str | None, skip: Container[int], progress: ProgressMode | bool
 ) -> ProgressReporter:
+    """The progress display of a run over ``data``, its total counted only when shown."""
     mode: ProgressMode = (
         "terminal" if progress is True else "off" if progress is False else progress
     )
@@ -374,7 +375,7 @@ def _reported(
     skip: Container[int],
     progress: ProgressMode | bool,
 ) -> Iterator[SampleResult]:
-    with _reporter(data, source, skip, progress) as reporter, closing(rows):
+    with reporter_for(data, source, skip, progress) as reporter, closing(rows):
         for row in rows:
             reporter.advance(row.status)
             yield row

@@ -101,8 +101,8 @@ class MultiTurnSample(_Sample):
         """Every tool call the agent made, from every AIMessage, in conversation order."""
         calls: list[ToolCall] = []
         for message in self.user_input:
-            if isinstance(message, AIMessage) and message.tool_calls:
-                calls.extend(message.tool_calls)
+            if message.type == "ai" and message.tool_calls:
+                calls += message.tool_calls
         return calls
 
 

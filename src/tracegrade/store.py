@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -193,11 +193,16 @@ class ResultsFile:
 
     def write(self, row: SampleResult) -> None:
         """Append one row; it reaches the OS now and the disk within SYNC_SECONDS."""
+        self.write_lines(dumps(row.to_dict()) + b"\n", (row.index,))
+
+    def write_lines(self, lines: bytes, indices: Iterable[int]) -> None:
+        """Append rows already written as JSON lines, of the records ``indices``."""
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
-        self._handle.write(dumps(row.to_dict()) + b"\n")
+        self._handle.write(lines)
         self._handle.flush()
-        self.done.add(row.index)
+        for index in indices:
+            self.done.add(index)
         now = time.monotonic()
         if now - self._synced >= SYNC_SECONDS:
             os.fsync(self._handle.fileno())

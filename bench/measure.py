@@ -1,0 +1,121 @@
+"""Running a command and measuring it: wall time, peak memory of its whole process tree,
+and a description of the machine. Linux's /proc is read for memory; elsewhere the peak
+is what the operating system reports for the command itself."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PROC = Path("/proc")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One run of a command."""
+
+    seconds: float
+    peak_rss_mb: float
+    """The largest sum of resident memory over the command and its descendants, sampled
+    every 10 ms (so a peak shorter than that can be missed), or the command's own peak
+    when the tree cannot be read."""
+    stdout: str
+    returncode: int
+
+
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        tree.setdefault(parent, []).append(int(entry.name))
+    return tree
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in (PROC / str(pid) / "status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def tree_rss_kb(root: int) -> int:
+    """Resident memory of ``root`` and all its descendants, in KB."""
+    tree = _children()
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += _rss_kb(pid)
+        todo.extend(tree.get(pid, ()))
+    return total
+
+
+def run(
+    command: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> Measured:
+    """Run ``command`` to the end; its stderr passes through, its stdout is kept."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, env=env, cwd=cwd)
+    peak = [0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], tree_rss_kb(process.pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    if PROC.is_dir():
+        sampler.start()
+    assert process.stdout is not None
+    stdout = process.stdout.read().decode()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    done.set()
+    if sampler.is_alive():
+        sampler.join()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    own_peak_kb = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss // 1024
+    return Measured(seconds, max(peak[0], own_peak_kb) / 1024, stdout, process.returncode)
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def machine() -> dict[str, str]:
+    """What the numbers were measured on."""
+    cpu = platform.processor() or platform.machine()
+    cpuinfo = PROC / "cpuinfo"
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory = "unknown"
+    meminfo = PROC / "meminfo"
+    if meminfo.exists():
+        total_kb = int(meminfo.read_text().split()[1])
+        memory = f"{total_kb / 1024 / 1024:.1f} GiB"
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "cpu": cpu,
+        "cpus usable": str(usable),
+        "memory": memory,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+    }

@@ -1,0 +1,314 @@
+"""The benchmark's markdown report: targets first, then every measurement behind them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+TRACEGRADE = "tracegrade CLI"
+PURE = "pure-Python loop"
+RAGAS = "ragas evaluate"
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.0f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*lines, ""]
+
+
+def _verdict(met: bool, shortfall: str = "") -> str:
+    return "met" if met else f"**missed** {shortfall}".rstrip()
+
+
+@dataclass
+class Report:
+    """What the run measured; :meth:`markdown` writes it up."""
+
+    machine: dict[str, str]
+    quick: bool = False
+    imports: dict[str, float] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    sizes: dict[int, tuple[dict[str, Any], dict[str, float]]] = field(default_factory=dict)
+    agreement: dict[int, dict[str, dict[str, tuple[int, int]]]] = field(default_factory=dict)
+    api: tuple[int, dict[str, Any]] | None = None
+    judged: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    when: str = ""
+
+    def markdown(self) -> str:
+        lines = [
+            "# Benchmarks",
+            "",
+            "Made by `scripts/run-bench` (see [How to reproduce](#how-to-reproduce)); "
+            f"{self.when}, in {self.seconds / 60:.0f} minutes.",
+            "",
+        ]
+        if self.quick:
+            lines += ["**Quick run**: tiny sizes and no competitors; not a measurement.", ""]
+        lines += self._targets() + self._end_to_end() + self._api() + self._imports()
+        lines += self._judged() + self._agreement() + self._machine() + self._method()
+        return "\n".join(lines)
+
+    def _targets(self) -> list[str]:
+        rows = []
+        largest = max(self.sizes) if self.sizes else 0
+        for size, (_runs, ratios) in sorted(self.sizes.items()):
+            if RAGAS in ratios:
+                ratio = ratios[RAGAS]
+                rows.append(
+                    [
+                        f"end to end ≥ 50x `ragas.evaluate` ({size:,} conversations)",
+                        f"{ratio:.0f}x",
+                        _verdict(ratio >= 50, f"by {50 / ratio:.1f}x"),
+                    ]
+                )
+            if PURE in ratios:
+                ratio = ratios[PURE]
+                rows.append(
+                    [
+                        f"end to end ≥ 2x the pure-Python loop ({size:,})",
+                        f"{ratio:.2f}x",
+                        _verdict(ratio >= 2, f"(reaches {ratio / 2:.0%} of it)"),
+                    ]
+                )
+        if largest:
+            peak = self.sizes[largest][0][TRACEGRADE].peak_mb
+            rows.append(
+                [
+                    f"peak memory for {largest:,} conversations < 250 MB",
+                    f"{peak:.0f} MB",
+                    _verdict(
+                        peak < 250 and largest >= 1_000_000,
+                        "" if peak < 250 else f"by {peak - 250:.0f} MB",
+                    ),
+                ]
+            )
+            if largest < 1_000_000:
+                rows[-1][2] = "not measured at 1M in this run"
+        seconds = self.imports.get("tracegrade")
+        if seconds is not None:
+            rows.append(
+                [
+                    "`import tracegrade` < 0.3 s",
+                    f"{seconds:.3f} s",
+                    _verdict(seconds < 0.3, f"by {seconds - 0.3:.3f} s"),
+                ]
+            )
+        judged = self.judged
+        if judged:
+            for run in judged["throughput"]:
+                share = run["measured_over_bound"]
+                rows.append(
+                    [
+                        f"judged throughput ≥ 90% of the bound, concurrency {run['concurrency']}",
+                        f"{share:.1%} of the bound",
+                        _verdict(share >= 0.9),
+                    ]
+                )
+            for name, entry in judged["calls_per_sample"].items():
+                rows.append(
+                    [
+                        f"judge calls per sample, {name} ≤ {entry['target']}",
+                        f"{entry['max']:g}",
+                        _verdict(entry["met"]),
+                    ]
+                )
+            cache = judged["cached_rerun"]
+            rows.append(
+                [
+                    "a cached rerun makes 0 judge calls",
+                    str(cache["rerun_requests"]),
+                    _verdict(cache["met"]),
+                ]
+            )
+        return ["## Targets", "", *_table(["target", "measured", "verdict"], rows)]
+
+    def _end_to_end(self) -> list[str]:
+        lines = [
+            "## End to end on a JSONL file",
+            "",
+            "tool_call_f1 + tool_call_accuracy + tool_correctness (or the competitor's "
+            "equivalents) over the same generated conversations, from process start to "
+            "the last result line written: each tool reads the file, scores every "
+            "conversation and writes one JSON line per conversation. `tracegrade CLI` is "
+            "`tracegrade evaluate --workers auto` (one process per CPU on files of 32 MB "
+            "and more); peak memory is the whole process tree's.",
+            "",
+        ]
+        for size, (runs, ratios) in sorted(self.sizes.items()):
+            count = len(next(iter(runs.values())).measured)
+            lines += [f"### {size:,} conversations ({count} repetition(s), medians)", ""]
+            rows = []
+            for label, found in runs.items():
+                ratio = "" if label == TRACEGRADE else f"{ratios[label]:.2f}x"
+                start = found.import_seconds
+                rows.append(
+                    [
+                        label,
+                        f"{found.seconds:.2f}",
+                        _rate(found.per_second),
+                        f"{found.peak_mb:.0f}",
+                        ratio,
+                        "" if start is None else f"{start:.2f}",
+                    ]
+                )
+            lines += _table(
+                [
+                    "tool",
+                    "seconds",
+                    "conversations/s",
+                    "peak MB",
+                    "tracegrade is faster by",
+                    "import s",
+                ],
+                rows,
+            )
+        return lines
+
+    def _api(self) -> list[str]:
+        if self.api is None:
+            return []
+        size, found = self.api
+        return [
+            "## Python API, samples in memory",
+            "",
+            f"`evaluate(samples, [ToolCallF1(), ToolCallAccuracy(), ToolCorrectnessMetric()])` "
+            f"over {size:,} samples already validated in memory (one process, every row "
+            "kept with its reason and details):",
+            "",
+            *_table(
+                ["samples", "seconds", "samples/s", "loading them took (s)", "peak MB"],
+                [
+                    [
+                        f"{found['records']:,}",
+                        f"{found['seconds']:.2f}",
+                        _rate(found["records"] / found["seconds"]),
+                        f"{found['load_seconds']:.2f}",
+                        f"{found['peak_rss_mb']:.0f}",
+                    ]
+                ],
+            ),
+        ]
+
+    def _imports(self) -> list[str]:
+        rows = [
+            [name + (f" {self.versions[name]}" if name in self.versions else ""), f"{sec:.3f}"]
+            for name, sec in self.imports.items()
+        ]
+        return [
+            "## Import time",
+            "",
+            "Median seconds to import the package in a fresh interpreter:",
+            "",
+            *_table(["package", "seconds"], rows),
+        ]
+
+    def _judged(self) -> list[str]:
+        judged = self.judged
+        if not judged:
+            return []
+        lines = [
+            "## Judged metrics against a local judge",
+            "",
+            f"An OpenAI-compatible server on 127.0.0.1 answering every request after "
+            f"{judged['latency_s'] * 1000:.0f} ms; {judged['bound']}. Throughput runs use "
+            f"{', '.join(judged['throughput_metrics'])} together, cache "
+            f"{judged['throughput_cache']}.",
+            "",
+        ]
+        rows = [
+            [
+                str(run["concurrency"]),
+                str(run["samples"]),
+                f"{run['requests_per_sample']:g}",
+                f"{run['requests_per_s']:.1f}",
+                f"{run['bound_requests_per_s']:.1f}",
+                f"{run['measured_over_bound']:.1%}",
+                str(run["max_in_flight"]),
+            ]
+            for run in judged["throughput"]
+        ]
+        lines += _table(
+            [
+                "concurrency",
+                "samples",
+                "calls/sample",
+                "requests/s",
+                "bound",
+                "share of bound",
+                "max in flight at the server",
+            ],
+            rows,
+        )
+        calls = judged["calls_per_sample"]
+        topic = calls["topic_adherence"]["by_topic_count"]
+        lines += [
+            "Judge calls per sample, each metric alone: topic_adherence "
+            + ", ".join(f"{v:g} with {k} topic(s)" for k, v in topic.items())
+            + "; "
+            + "; ".join(f"{n} {e['max']:g}" for n, e in calls.items() if n != "topic_adherence")
+            + ".",
+            "",
+        ]
+        cache = judged["cached_rerun"]
+        lines += [
+            f"Cached rerun ({cache['cache']}): the first run made {cache['first']['requests']} "
+            f"requests for {cache['first']['samples']} samples, the rerun "
+            f"{cache['rerun_requests']} ({cache['rerun']['samples_per_s']:.0f} samples/s); "
+            f"same scores: {'yes' if cache['same_scores'] else 'no'}.",
+            "",
+        ]
+        return lines
+
+    def _agreement(self) -> list[str]:
+        rows = []
+        for size, tools in sorted(self.agreement.items()):
+            for tool, metrics in tools.items():
+                for name, (same, total) in metrics.items():
+                    rows.append([f"{size:,}", tool, name, f"{same:,} of {total:,}"])
+        if not rows:
+            return []
+        return [
+            "## Do the values agree?",
+            "",
+            "Per metric, the conversations on which the tool's value equals tracegrade's "
+            "(to 1e-6). Where they differ, docs/semantics.md says why.",
+            "",
+            *_table(["size", "tool", "metric", "same value"], rows),
+        ]
+
+    def _machine(self) -> list[str]:
+        rows = [[key, value] for key, value in self.machine.items()]
+        rows += [[f"{name} version", version] for name, version in self.versions.items()]
+        return ["## Machine", "", *_table(["", ""], rows)]
+
+    @staticmethod
+    def _method() -> list[str]:
+        return [
+            "## How to reproduce",
+            "",
+            "```bash",
+            "scripts/run-bench            # everything; writes docs/benchmarks.md",
+            "scripts/run-bench --quick    # a smoke run with tiny sizes and no competitors",
+            "```",
+            "",
+            "The data is made by `bench/generate.py` (seed 0): 2-6 turns per conversation, "
+            "1-3 tool calls per AI message from ten tools with nested and list arguments, "
+            "and reference calls that keep, change, drop, add and swap some of the "
+            "agent's calls. ragas and deepeval are installed from PyPI into "
+            "`bench/.venvs/` at the versions pinned in `bench/competitors/`; the "
+            "pure-Python loop (`bench/pure_loop.py`) is the standard library's `json` and "
+            "a plain computation of the same three values, with no validation and no "
+            "explanations: a lower bound for any tool that reads and writes JSON in Python.",
+            "",
+            "Tools run one after another on the same file in a rotating order, several "
+            "times; each figure is the median, and each ratio is the median of the ratios "
+            "of side-by-side runs. Wall time includes starting the interpreter and "
+            "importing the tool (the `import s` column shows the competitors' share of "
+            "it, which they report themselves).",
+            "",
+        ]

@@ -1,0 +1,188 @@
+"""Score a JSONL file of samples with deterministic metrics in several processes.
+
+The parent cuts the file into spans of whole lines, counting lines and records as it
+goes (so every row knows its line number and index), and hands each span to a worker.
+A worker reads its span itself, scores it exactly as the one-process runner does, and
+sends back the rows already written as JSON lines, plus each row's values without
+reasons or details for the run's summary. Spans come back in input order, with at most
+two per worker waiting, so memory stays flat whatever the file's size.
+
+Workers are forked where the platform allows (no start-up cost, and metrics need not be
+picklable), else spawned. They ignore Ctrl-C: the parent stops the pool and the rows
+written so far stay in the results file, ready for ``--resume``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+from collections import deque
+from collections.abc import Container, Generator, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._json import BOM, dumps
+from .dataset import line_outcome
+from .metrics.base import Metric, Score
+from .results import SampleResult
+from .runner import open_row, score_inline
+
+SPAN_BYTES = 1 << 18
+"""How much of the file one worker task reads (whole lines, so a little more or less)."""
+
+_BLANK_LINE_MARKS = (b"\n\n", b"\n ", b"\n\t", b"\n\r", b"\n\x0b", b"\n\x0c")
+_WHITESPACE = b" \t\r\n\x0b\x0c"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Whole lines ``[start, end)`` of the file: the first is line ``first_line`` and
+    holds record ``first_index`` (if it is not blank); ``records`` non-blank lines."""
+
+    start: int
+    end: int
+    first_line: int
+    first_index: int
+    records: int
+
+
+# one row's summary values: (index, id, task_id, rejected, place, scores, errors)
+SlimRow = tuple[Any, Any, Any, Any, Any, tuple[tuple[str, float, Any], ...], dict[str, str]]
+
+
+def _records_in(body: bytes, at_file_start: bool) -> int:
+    """The non-blank lines of ``body`` (whole lines, each ending in a newline)."""
+    suspicious = (
+        body[:1] in (b"", *(bytes([c]) for c in _WHITESPACE))
+        or (at_file_start and body.startswith(BOM))
+        or any(mark in body for mark in _BLANK_LINE_MARKS)
+    )
+    if not suspicious:
+        return body.count(b"\n")
+    lines = body.split(b"\n")[:-1]
+    if at_file_start and lines:
+        lines[0] = lines[0][len(BOM) :] if lines[0].startswith(BOM) else lines[0]
+    return sum(1 for line in lines if line.strip())
+
+
+def spans(path: Path, size: int = SPAN_BYTES) -> Iterator[Span]:
+    """The file as consecutive spans of about ``size`` bytes of whole lines."""
+    offset, line, index = 0, 1, 0
+    carry = b""
+    with open(path, "rb") as handle:
+        while True:
+            block = handle.read(size)
+            if not block:
+                break
+            cut = block.rfind(b"\n")
+            if cut < 0:
+                carry += block
+                continue
+            body = carry + block[: cut + 1]
+            carry = block[cut + 1 :]
+            records = _records_in(body, offset == 0)
+            yield Span(offset, offset + len(body), line, index, records)
+            offset += len(body)
+            line += body.count(b"\n")
+            index += records
+    if carry:  # a last line without a newline
+        records = _records_in(carry + b"\n", offset == 0)
+        yield Span(offset, offset + len(carry), line, index, records)
+
+
+_worker_metrics: Sequence[Metric] = ()
+
+
+def _start_worker(metrics: Sequence[Metric]) -> None:
+    global _worker_metrics
+    _worker_metrics = metrics
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _slim(row: SampleResult) -> SlimRow:
+    scores = tuple((name, score.value, score.success) for name, score in row.scores.items())
+    return (row.index, row.id, row.task_id, row.rejected, row.place, scores, row.errors)
+
+
+def score_span(path: str, span: Span, skipped: frozenset[int]) -> tuple[bytes, list[SlimRow]]:
+    """Score one span (in a worker): its rows as JSON lines, and their summary values."""
+    with open(path, "rb") as handle:
+        handle.seek(span.start)
+        data = handle.read(span.end - span.start)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    written: list[bytes] = []
+    slim: list[SlimRow] = []
+    index = span.first_index
+    for number, line in enumerate(lines, start=span.first_line):
+        if number == 1 and line.startswith(BOM):
+            line = line[len(BOM) :]
+        if not line.strip():
+            continue
+        if index not in skipped:
+            outcome = line_outcome(line, number, path)
+            sample, row = open_row(index, outcome, False)
+            if sample is not None:
+                score_inline(sample, row, _worker_metrics, False)
+            written.append(dumps(row.to_dict()))
+            slim.append(_slim(row))
+        index += 1
+    return (b"\n".join(written) + b"\n" if written else b""), slim
+
+
+def _rows(slim: list[SlimRow]) -> list[SampleResult]:
+    return [
+        SampleResult(
+            index,
+            sample_id,
+            {name: Score(value, success=success) for name, value, success in scores},
+            errors,
+            task_id,
+            rejected,
+            place,
+        )
+        for index, sample_id, task_id, rejected, place, scores, errors in slim
+    ]
+
+
+def _context() -> Any:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def score_file(
+    path: str | os.PathLike[str],
+    metrics: Sequence[Metric],
+    *,
+    workers: int,
+    skip: Container[int] = (),
+    span_bytes: int = SPAN_BYTES,
+) -> Generator[tuple[bytes, list[SampleResult]], None, None]:
+    """Score every record of a tracegrade JSONL file with deterministic ``metrics`` in
+    ``workers`` processes. Yields, in input order, batches of ``(rows as JSON lines,
+    the same rows without reasons or details)``; records whose index is in ``skip`` are
+    passed over. Each row is what :func:`~tracegrade.runner.iter_evaluate` gives."""
+    name = str(path)
+    pool = ProcessPoolExecutor(
+        workers, mp_context=_context(), initializer=_start_worker, initargs=(metrics,)
+    )
+    pending: deque[Future[tuple[bytes, list[SlimRow]]]] = deque()
+    try:
+        for span in spans(Path(path), span_bytes):
+            last = span.first_index + span.records
+            skipped = frozenset(i for i in range(span.first_index, last) if i in skip)
+            if span.records == 0 or len(skipped) == span.records:
+                continue
+            pending.append(pool.submit(score_span, name, span, skipped))
+            if len(pending) > 2 * workers:
+                lines, slim = pending.popleft().result()
+                yield lines, _rows(slim)
+        while pending:
+            lines, slim = pending.popleft().result()
+            yield lines, _rows(slim)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -1,0 +1,197 @@
+"""Scoring in several processes gives exactly the rows of the one-process run: the same
+bytes in the results file, the same summary, the same line numbers for bad records,
+whatever the span size and however the file is laid out."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, iter_evaluate
+from tracegrade._json import dumps
+from tracegrade.cli import EXIT_INPUT, main
+from tracegrade.metrics.base import Metric, Score
+from tracegrade.parallel import score_file, spans
+from tracegrade.results import SampleResult
+from tracegrade.samples import Sample
+
+
+def _record(rng: random.Random, index: int) -> dict[str, Any]:
+    names = ["search", "book", "weather"]
+    called = [
+        {"name": rng.choice(names), "args": {"q": rng.randint(0, 3), "opts": [1, {"x": 2}]}}
+        for _ in range(rng.randint(0, 3))
+    ]
+    reference = [call for call in called if rng.random() < 0.7]
+    if rng.random() < 0.3:
+        reference.append({"name": rng.choice(names), "args": {"q": 9}})
+    messages: list[dict[str, Any]] = [{"type": "human", "content": f"ask {index}"}]
+    if called:
+        messages.append({"type": "ai", "content": "", "tool_calls": called})
+        messages.append({"type": "tool", "content": "done"})
+    messages.append({"type": "ai", "content": "answer"})
+    record: dict[str, Any] = {"id": f"s{index}", "user_input": messages}
+    record["reference_tool_calls"] = reference
+    if index % 4 == 0:
+        record["task_id"] = f"t{index // 8}"
+    return record
+
+
+def _messy_file(path: Path, count: int, seed: int = 1) -> Path:
+    """A JSONL file with a BOM, blank and whitespace lines, bad JSON, a record that fails
+    validation, and no newline at the end."""
+    rng = random.Random(seed)
+    lines = []
+    for index in range(count):
+        lines.append(json.dumps(_record(rng, index)))
+        if index % 17 == 3:
+            lines.append("")
+        if index % 29 == 5:
+            lines.append("  \t ")
+        if index % 31 == 7:
+            lines.append('{"id": "cut", "user_input": [')
+        if index % 37 == 11:
+            lines.append('{"id": "bad", "user_input": [{"type": "robot", "content": "x"}]}')
+    path.write_bytes(b"\xef\xbb\xbf" + "\n".join(lines).encode())
+    return path
+
+
+pytestmark = pytest.mark.filterwarnings("ignore::tracegrade.errors.TracegradeWarning")
+
+METRICS: list[Metric] = [ToolCallF1(), ToolCallAccuracy(), ToolCorrectnessMetric(threshold=0.6)]
+
+
+def _serial(path: Path, skip: set[int] | None = None) -> list[SampleResult]:
+    return list(iter_evaluate(path, METRICS, skip=skip or set()))
+
+
+@pytest.mark.parametrize("span_bytes", [1, 700, 1 << 16])
+def test_rows_equal_the_one_process_run(tmp_path: Path, span_bytes: int) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 300)
+    expected = _serial(path)
+    batches = list(score_file(path, METRICS, workers=2, span_bytes=span_bytes))
+    written = b"".join(lines for lines, _ in batches)
+    assert written == b"".join(dumps(row.to_dict()) + b"\n" for row in expected)
+    rows = [row for _, batch in batches for row in batch]
+    assert [row.index for row in rows] == [row.index for row in expected]
+    for got, want in zip(rows, expected, strict=True):
+        assert (got.id, got.task_id, got.rejected, got.place) == (
+            want.id,
+            want.task_id,
+            want.rejected,
+            want.place,
+        )
+        assert {n: (s.value, s.success) for n, s in got.scores.items()} == {
+            n: (s.value, s.success) for n, s in want.scores.items()
+        }
+        assert got.errors == want.errors
+    assert {row.status for row in expected} == {"scored", "rejected"}
+
+
+def test_skipped_records_are_not_scored(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 120)
+    skip = set(range(0, 120, 3))
+    expected = _serial(path, skip)
+    rows = [
+        row
+        for _, batch in score_file(path, METRICS, workers=2, skip=skip, span_bytes=900)
+        for row in batch
+    ]
+    assert [row.index for row in rows] == [row.index for row in expected]
+    assert not skip & {row.index for row in rows}
+
+
+def test_spans_cover_the_file_and_count_its_records(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 200)
+    found = list(spans(path, 500))
+    assert found[0].start == 0 and found[-1].end == path.stat().st_size
+    assert all(a.end == b.start for a, b in itertools.pairwise(found))
+    records = sum(1 for _ in iter_evaluate(path, METRICS))
+    assert sum(span.records for span in found) == records
+    lines = path.read_bytes().count(b"\n") + 1  # the last line has no newline
+    assert found[-1].first_line + path.read_bytes()[found[-1].start :].count(b"\n") == lines
+
+
+class _Explodes(Metric):
+    """Raises on samples whose id ends in 3: a metric failure inside a worker."""
+
+    name = "explodes"
+    sample_types = (object,)
+
+    def score(self, sample: Sample) -> Score:
+        if str(sample.id).endswith("3"):
+            raise RuntimeError(f"cannot score {sample.id}")
+        return self.result(1.0, "fine", {})
+
+
+def test_a_metric_failing_in_a_worker_is_that_rows_error(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 60)
+    rows = [
+        row
+        for _, batch in score_file(path, [_Explodes()], workers=2, span_bytes=800)
+        for row in batch
+    ]
+    failed = [row for row in rows if row.errors]
+    assert failed and all(str(row.id).endswith("3") for row in failed)
+    assert failed[0].errors["explodes"] == f"RuntimeError: cannot score {failed[0].id}"
+
+
+def _cli(path: Path, out: Path, workers: str, *extra: str) -> int:
+    return main(
+        [
+            "evaluate",
+            str(path),
+            "--metric",
+            "tool_call_f1",
+            "--metric",
+            "tool_call_accuracy",
+            "--metric",
+            "tool_correctness",
+            "--out",
+            str(out),
+            "--progress",
+            "off",
+            "--no-config",
+            "--workers",
+            workers,
+            *extra,
+        ]
+    )
+
+
+def test_cli_workers_write_the_same_file_and_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 400)
+    assert _cli(path, tmp_path / "one.jsonl", "1") == EXIT_INPUT  # rejected records
+    one = capsys.readouterr()
+    assert _cli(path, tmp_path / "two.jsonl", "2") == EXIT_INPUT
+    two = capsys.readouterr()
+    assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "two.jsonl").read_bytes()
+    assert one.out == two.out and "400 scored" in one.out.replace(",", "")
+    assert one.err == two.err and "rejected" in one.err
+
+
+def test_cli_resume_with_workers_finishes_a_cut_run(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 200)
+    full = tmp_path / "full.jsonl"
+    _cli(path, full, "2")
+    cut = tmp_path / "cut.jsonl"
+    _cli(path, cut, "2")
+    lines = cut.read_bytes().splitlines(keepends=True)
+    cut.write_bytes(b"".join(lines[:77]) + lines[77][:15])  # killed mid-line
+    _cli(path, cut, "2", "--resume")
+    assert sorted(cut.read_bytes().splitlines()) == sorted(full.read_bytes().splitlines())
+
+
+def test_cli_notes_why_workers_are_not_used(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 5)
+    _cli(path, tmp_path / "out.jsonl", "2", "--samples")
+    assert "--workers 2 not used: --parquet and --samples" in capsys.readouterr().err
