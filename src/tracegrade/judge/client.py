@@ -289,8 +289,11 @@ class OpenAIJudge:
             arguments["response_format"] = response_format
         client = await self._client()
         try:
-            raw = await asyncio.wait_for(
-                client.chat.completions.with_raw_response.create(**arguments), self.timeout
+            # The SDK's generic post, not chat.completions.create: create() first walks
+            # the whole body against its parameter types, which costs about 1 ms of CPU
+            # per request and caps throughput at high concurrency.
+            body = await asyncio.wait_for(
+                client.post("/chat/completions", body=arguments, cast_to=bytes), self.timeout
             )
         except asyncio.TimeoutError:
             raise _Retryable(f"no reply within {self.timeout:g}s") from None
@@ -302,7 +305,7 @@ class OpenAIJudge:
             raise _Retryable(self._scrub(f"connection failed ({detail})")) from None
         except openai.APIStatusError as error:
             raise self._status_fault(error, mode) from None
-        return _parse_completion(raw.http_response.content)
+        return _parse_completion(body)
 
     def _status_fault(self, error: Any, mode: StructuredOutput) -> Exception:
         status: int = error.status_code
