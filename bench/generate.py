@@ -170,12 +170,12 @@ def _reference(rng: random.Random, predicted: list[dict[str, Any]]) -> list[dict
     reference: list[dict[str, Any]] = []
     for call in predicted:
         roll = rng.random()
-        if roll < 0.6:
+        if roll < 0.75:
             reference.append({"name": call["name"], "args": call["args"]})
-        elif roll < 0.8:
+        elif roll < 0.95:
             reference.append(_changed(rng, call))
         # else: the agent made a call the reference does not want
-    for _ in range(rng.choice([0, 0, 0, 1, 2])):
+    for _ in range(rng.choice([0, 0, 0, 0, 0, 1, 2])):
         reference.insert(rng.randint(0, len(reference)), _call(rng))
     if len(reference) > 1 and rng.random() < 0.15:
         i = rng.randrange(len(reference) - 1)

@@ -35,7 +35,7 @@ from report import Report  # noqa: E402
 
 METRICS = ["tool_call_f1", "tool_call_accuracy", "tool_correctness"]
 COMPETITORS = {
-    "ragas": ("evaluate", "direct"),
+    "ragas": ("evaluate", "direct", "collections"),
     "deepeval": ("evaluate", "measure"),
 }
 QUIET = {
