@@ -5,7 +5,7 @@ bits, which orjson cannot write."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from os import PathLike
 from typing import Any
 
@@ -34,15 +34,20 @@ def without_bom(data: bytes) -> bytes:
     return data[len(BOM) :] if data.startswith(BOM) else data
 
 
+def numbered_lines(lines: Iterable[bytes], first: int = 1) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each non-blank one of ``lines`` (numbered from
+    ``first``), without its newline; line 1 loses a leading byte order mark."""
+    for number, line in enumerate(lines, start=first):
+        if number == 1:
+            line = without_bom(line)
+        if line.strip():
+            yield number, line.removesuffix(b"\n")
+
+
 def raw_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """``(line number, line)`` for each non-blank line of a file, read one line at a time,
-    without its newline and with a leading byte order mark removed."""
+    """:func:`numbered_lines` of a file, read one line at a time."""
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if number == 1:
-                line = without_bom(line)
-            if line.strip():
-                yield number, line.removesuffix(b"\n")
+        yield from numbered_lines(handle)
 
 
 def json_lines(path: str | PathLike[str]) -> Iterator[tuple[int, Any]]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._json import BOM, dumps
+from ._json import BOM, dumps, numbered_lines
 from .dataset import line_outcome
 from .metrics.base import Metric, Score
 from .results import SampleResult
@@ -34,7 +34,6 @@ SPAN_BYTES = 1 << 18
 """How much of the file one worker task reads (whole lines, so a little more or less)."""
 
 _BLANK_LINE_MARKS = (b"\n\n", b"\n ", b"\n\t", b"\n\r", b"\n\x0b", b"\n\x0c")
-_WHITESPACE = b" \t\r\n\x0b\x0c"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,16 +55,15 @@ SlimRow = tuple[Any, Any, Any, Any, Any, tuple[tuple[str, float, Any], ...], dic
 def _records_in(body: bytes, at_file_start: bool) -> int:
     """The non-blank lines of ``body`` (whole lines, each ending in a newline)."""
     suspicious = (
-        body[:1] in (b"", *(bytes([c]) for c in _WHITESPACE))
+        not body[:1]
+        or body[:1].isspace()
         or (at_file_start and body.startswith(BOM))
         or any(mark in body for mark in _BLANK_LINE_MARKS)
     )
     if not suspicious:
         return body.count(b"\n")
-    lines = body.split(b"\n")[:-1]
-    if at_file_start and lines:
-        lines[0] = lines[0][len(BOM) :] if lines[0].startswith(BOM) else lines[0]
-    return sum(1 for line in lines if line.strip())
+    first = 1 if at_file_start else 2  # only line 1 may start with a byte order mark
+    return sum(1 for _ in numbered_lines(body.split(b"\n"), first))
 
 
 def spans(path: Path, size: int = SPAN_BYTES) -> Iterator[Span]:
@@ -112,17 +110,10 @@ def score_span(path: str, span: Span, skipped: frozenset[int]) -> tuple[bytes, l
     with open(path, "rb") as handle:
         handle.seek(span.start)
         data = handle.read(span.end - span.start)
-    lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines.pop()
     written: list[bytes] = []
     slim: list[SlimRow] = []
     index = span.first_index
-    for number, line in enumerate(lines, start=span.first_line):
-        if number == 1 and line.startswith(BOM):
-            line = line[len(BOM) :]
-        if not line.strip():
-            continue
+    for number, line in numbered_lines(data.split(b"\n"), span.first_line):
         if index not in skipped:
             outcome = line_outcome(line, number, path)
             sample, row = open_row(index, outcome, False)
