@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from ._json import dumps, loads, raw_lines
 from ._validation import problems, type_name
 from .errors import RecordError
+from .lean import LeanConversation, lean_conversation
 from .messages import PARSED_JSON
 from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
@@ -29,6 +30,9 @@ PathArg = Union[str, "PathLike[str]"]
 SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
 Outcome = Sample | RecordError
 """A record read from a source: its sample, or the error that rejects it."""
+LineOutcome = Outcome | LeanConversation
+"""A record read for scoring: a lean conversation stands in for its sample where every
+metric of the run reads one (see :mod:`tracegrade.lean`)."""
 
 _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
 
@@ -109,6 +113,22 @@ def jsonl_outcomes(
     name = str(path)
     for index, (number, line) in enumerate(raw_lines(path)):
         yield None if index in skip else line_outcome(line, number, name, sample_type)
+
+
+def lean_jsonl_outcomes(
+    path: PathArg, *, skip: Container[int] = ()
+) -> Iterator[LineOutcome | None]:
+    """:func:`jsonl_outcomes`, with conversations read by :func:`lean_line_outcome`."""
+    name = str(path)
+    for index, (number, line) in enumerate(raw_lines(path)):
+        yield None if index in skip else lean_line_outcome(line, number, name)
+
+
+def lean_line_outcome(line: bytes, number: int, source: str) -> LineOutcome:
+    """:func:`line_outcome`, but a conversation the fast path takes comes as a
+    :class:`~tracegrade.lean.LeanConversation` (for runs whose metrics all read one)."""
+    conversation = lean_conversation(line)
+    return line_outcome(line, number, source) if conversation is None else conversation
 
 
 def line_outcome(

@@ -44,6 +44,14 @@ def _non_json_value(value: Any, path: str) -> str | None:
     return f"{path} is a {kind.__name__}, which is not a JSON value"
 
 
+def pretty_call(name: str, args: dict[str, Any], unparsed_args: str | None = None) -> str:
+    """A tool call as it reads in code: ``search(query='python', limit=5)``."""
+    if unparsed_args is not None:
+        return f"{name}(<unparsed {unparsed_args!r}>)"
+    inner = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    return f"{name}({inner})"
+
+
 class _Strict(BaseModel):
     """Base for the data models: unknown fields are errors, never silently dropped."""
 
@@ -74,10 +82,7 @@ class ToolCall(_Strict):
 
     def pretty(self) -> str:
         """The call as it reads in code: ``search(query='python', limit=5)``."""
-        if self.unparsed_args is not None:
-            return f"{self.name}(<unparsed {self.unparsed_args!r}>)"
-        inner = ", ".join(f"{key}={value!r}" for key, value in self.args.items())
-        return f"{self.name}({inner})"
+        return pretty_call(self.name, self.args, self.unparsed_args)
 
 
 class HumanMessage(_Strict):

@@ -25,10 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from ._json import BOM, dumps, numbered_lines
-from .dataset import line_outcome
+from .dataset import lean_line_outcome, line_outcome
 from .metrics.base import Metric, Score
 from .results import SampleResult
-from .runner import open_row, score_inline
+from .runner import open_row, read_lean, score_inline
 
 SPAN_BYTES = 1 << 18
 """How much of the file one worker task reads (whole lines, so a little more or less)."""
@@ -92,11 +92,13 @@ def spans(path: Path, size: int = SPAN_BYTES) -> Iterator[Span]:
 
 
 _worker_metrics: Sequence[Metric] = ()
+_worker_reads_lean = False
 
 
 def _start_worker(metrics: Sequence[Metric]) -> None:
-    global _worker_metrics
+    global _worker_metrics, _worker_reads_lean
     _worker_metrics = metrics
+    _worker_reads_lean = read_lean(metrics)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -113,9 +115,10 @@ def score_span(path: str, span: Span, skipped: frozenset[int]) -> tuple[bytes, l
     written: list[bytes] = []
     slim: list[SlimRow] = []
     index = span.first_index
+    read = lean_line_outcome if _worker_reads_lean else line_outcome
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
         if index not in skipped:
-            outcome = line_outcome(line, number, path)
+            outcome = read(line, number, path)
             sample, row = open_row(index, outcome, False)
             if sample is not None:
                 score_inline(sample, row, _worker_metrics, False)

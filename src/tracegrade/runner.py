@@ -29,12 +29,21 @@ from collections.abc import (
 from contextlib import aclosing, closing
 from os import PathLike
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Union, cast
 
-from .dataset import EvaluationDataset, Outcome, jsonl_outcomes, parse_record
+from .dataset import (
+    EvaluationDataset,
+    LineOutcome,
+    Outcome,
+    jsonl_outcomes,
+    lean_jsonl_outcomes,
+    parse_record,
+)
 from .errors import RecordError
+from .lean import LeanConversation
 from .metrics.base import Metric, Score
 from .metrics.judged import JudgedMetric
+from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
 from .progress import ProgressMode, ProgressReporter
 from .results import EvaluationResult, SampleResult
 from .samples import SAMPLE_TYPES, Sample
@@ -48,15 +57,25 @@ NATIVE_SOURCE = "tracegrade"
 """The ``source`` of tracegrade's own JSONL, one sample's dict form per line."""
 
 
+_LEAN_READERS: tuple[type[Metric], ...] = (ToolCallF1, ToolCallAccuracy, ToolCorrectnessMetric)
+
+
+def read_lean(metrics: Sequence[Metric]) -> bool:
+    """Whether every metric reads a :class:`~tracegrade.lean.LeanConversation` as it reads
+    a MultiTurnSample: only these exact classes do (a subclass may read more)."""
+    return all(type(metric) in _LEAN_READERS for metric in metrics)
+
+
 def read_records(
-    data: Data, *, source: str | None = None, skip: Container[int] = ()
-) -> Iterator[Outcome | None]:
+    data: Data, *, source: str | None = None, skip: Container[int] = (), lean: bool = False
+) -> Iterator[LineOutcome | None]:
     """Every input record, in order, as its sample or the RecordError that rejects it.
 
     ``data`` is a dataset, an iterable of samples or their dict forms, or a file: a
     JSONL of samples, or with ``source`` a framework's conversations (see
     :mod:`tracegrade.convert`). Records whose index is in ``skip`` yield ``None`` and, in
-    a JSONL of samples, are not even validated.
+    a JSONL of samples, are not even validated. With ``lean`` a JSONL of samples gives
+    lean conversations where it can (for metrics that :func:`read_lean`).
     """
     if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
@@ -65,7 +84,7 @@ def read_records(
         if not path.is_file():
             raise FileNotFoundError(f"no such dataset file: {path}")
         if source is None or source == NATIVE_SOURCE:
-            return jsonl_outcomes(path, skip=skip)
+            return lean_jsonl_outcomes(path, skip=skip) if lean else jsonl_outcomes(path, skip=skip)
         from .convert.records import ConversionSettings, convert_file
 
         return _skipping(convert_file(path, ConversionSettings(source)), skip)
@@ -145,8 +164,8 @@ def _record_failure(
 
 
 def open_row(
-    index: int, outcome: Outcome, raise_exceptions: bool
-) -> tuple[Sample | None, SampleResult]:
+    index: int, outcome: LineOutcome, raise_exceptions: bool
+) -> tuple[Sample | LeanConversation | None, SampleResult]:
     """The record's sample (None when rejected) and the row it will fill."""
     if isinstance(outcome, RecordError):
         if raise_exceptions:
@@ -157,11 +176,16 @@ def open_row(
 
 
 def score_inline(
-    sample: Sample, row: SampleResult, metrics: Sequence[Metric], raise_exceptions: bool
+    sample: Sample | LeanConversation,
+    row: SampleResult,
+    metrics: Sequence[Metric],
+    raise_exceptions: bool,
 ) -> None:
+    """Score ``sample`` with deterministic ``metrics`` into ``row``; a lean conversation
+    only goes to metrics that :func:`read_lean`."""
     for metric in metrics:
         try:
-            score = metric.score(sample)
+            score = metric.score(cast(Sample, sample))
         except Exception as error:
             _record_failure(row, metric, error, raise_exceptions)
         else:
@@ -169,7 +193,7 @@ def score_inline(
 
 
 def _plain_rows(
-    records: Iterable[Outcome | None], metrics: Sequence[Metric], raise_exceptions: bool
+    records: Iterable[LineOutcome | None], metrics: Sequence[Metric], raise_exceptions: bool
 ) -> Generator[SampleResult, None, None]:
     """Rows of a run without judged metrics, in input order."""
     for index, outcome in enumerate(records):
@@ -182,7 +206,7 @@ def _plain_rows(
 
 
 async def _judged_rows(
-    records: Iterable[Outcome | None],
+    records: Iterable[LineOutcome | None],
     metrics: Sequence[Metric],
     concurrency: int,
     raise_exceptions: bool,
@@ -209,7 +233,8 @@ async def _judged_rows(
                 done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
                     yield task.result()
-            pending.add(asyncio.create_task(_ask_judges(sample, row, judged, raise_exceptions)))
+            asking = _ask_judges(cast(Sample, sample), row, judged, raise_exceptions)
+            pending.add(asyncio.create_task(asking))
         while pending:
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
             for task in done:
@@ -345,11 +370,11 @@ def _checked_records(
     concurrency: int,
     source: str | None,
     skip: Container[int],
-) -> Iterator[Outcome | None]:
+) -> Iterator[LineOutcome | None]:
     """The input's records, once the run's arguments are known to be sound."""
     check_metrics(metrics)
     _check_concurrency(concurrency)
-    return read_records(data, source=source, skip=skip)
+    return read_records(data, source=source, skip=skip, lean=read_lean(metrics))
 
 
 def reporter_for(

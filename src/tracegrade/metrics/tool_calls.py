@@ -9,9 +9,10 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Hashable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ..errors import TracegradeWarning
+from ..lean import LeanConversation
 from ..messages import ToolCall
 from ..samples import EvalTestCase, MultiTurnSample, Sample, tool_names
 from .base import Metric, Score
@@ -51,7 +52,12 @@ def _name_differences(predicted: list[str], reference: list[str], details: dict[
     return _differences(shortfall, surplus)
 
 
-def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
+def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], list[ToolCall]]:
+    """The predicted and reference calls; a lean conversation's calls are read alike."""
+    if type(sample) is LeanConversation:
+        assert sample.reference_tool_calls is not None
+        lean = sample.predicted_tool_calls(), sample.reference_tool_calls
+        return cast(tuple[list[ToolCall], list[ToolCall]], lean)
     assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
     return sample.predicted_tool_calls(), sample.reference_tool_calls
 
@@ -338,7 +344,7 @@ class ToolCorrectnessMetric(Metric):
 
     def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
         self.check(sample)
-        if isinstance(sample, MultiTurnSample):
+        if isinstance(sample, (MultiTurnSample, LeanConversation)):
             self.require(sample, "reference_tool_calls")
             assert sample.reference_tool_calls is not None
             called = [call.name for call in sample.predicted_tool_calls()]
