@@ -153,6 +153,17 @@ def test_repeated_keys_whitespace_and_escapes_read_alike(line: bytes) -> None:
     )
 
 
+@pytest.mark.parametrize(("depth", "taken"), [(1, True), (122, True), (123, False)])
+def test_nesting_inside_arguments_counts_from_the_call(depth: int, taken: bool) -> None:
+    """Many brackets side by side (in strings, in flat lists) leave a line shallow; one
+    argument nested ``depth`` deep puts the line at 6 + depth."""
+    args = {"flat": [[1]] * 200, "text": "[{" * 200, "deep": json.loads("[" * depth + "]" * depth)}
+    calls = [{"name": "x", "args": args}]
+    messages = [{"type": "ai", "content": "", "tool_calls": calls}]
+    line = json.dumps({"user_input": messages, "reference_tool_calls": []}).encode()
+    assert (_assert_same_reading(line) is not None) is taken
+
+
 def test_ids_beyond_64_bits_read_alike() -> None:
     lean = _assert_same_reading(b'{"id": 123456789012345678901234567890, "user_input": []}')
     assert lean is not None and lean.id == 123456789012345678901234567890

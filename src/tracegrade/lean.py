@@ -116,16 +116,35 @@ def _deepest(conversation: LeanConversation) -> int:
     return max(depths)
 
 
-def _tool_messages_follow_calls(conversation: LeanConversation) -> bool:
+def _structure_if_sound(conversation: LeanConversation) -> int | None:
+    """``None`` if a ToolMessage does not follow an AIMessage that called tools or
+    another ToolMessage; else how many of the line's ``[`` and ``{`` open the record's
+    own structure (at least): the record, user_input, the messages and the calls."""
+    user_input = conversation.user_input
+    structure = 2 + len(user_input)
     previous: LeanMessage | None = None
-    for message in conversation.user_input:
-        if type(message) is LeanToolMessage and not (
+    for message in user_input:
+        if type(message) is LeanAIMessage:
+            if message.tool_calls:
+                structure += 1 + 2 * len(message.tool_calls)  # the list, each call and args
+        elif type(message) is LeanToolMessage and not (
             type(previous) is LeanToolMessage
             or (type(previous) is LeanAIMessage and previous.tool_calls)
         ):
-            return False
+            return None
         previous = message
-    return True
+    if conversation.reference_tool_calls is not None:
+        structure += 1 + 2 * len(conversation.reference_tool_calls)
+    return structure
+
+
+def _shallow(line: bytes, conversation: LeanConversation, structure: int) -> bool:
+    """Whether the line nests no deeper than the limit. Every ``[`` or ``{`` beyond the
+    record's structure may add a level inside an argument or metadata value, which the
+    structure itself puts at most 6 deep; only when that bound is too high is the
+    conversation walked."""
+    openers = line.count(b"[") + line.count(b"{")
+    return openers - structure + 6 <= _DEPTH_LIMIT or _deepest(conversation) <= _DEPTH_LIMIT
 
 
 def lean_conversation(line: bytes) -> LeanConversation | None:
@@ -135,8 +154,7 @@ def lean_conversation(line: bytes) -> LeanConversation | None:
         conversation = _DECODER.decode(line)
     except (msgspec.MsgspecError, ValueError, RecursionError):  # bad JSON or UTF-8, a rule
         return None
-    if not _tool_messages_follow_calls(conversation):
-        return None
-    if line.count(b"[") + line.count(b"{") > _DEPTH_LIMIT and _deepest(conversation) > _DEPTH_LIMIT:
+    structure = _structure_if_sound(conversation)
+    if structure is None or not _shallow(line, conversation, structure):
         return None
     return conversation
