@@ -201,10 +201,9 @@ def parse_gates(specs: list[str], names: list[str]) -> dict[str, float]:
 
 def failed_gates(summary: SummaryAccumulator, gates: dict[str, float]) -> list[str]:
     """Why each failing gate failed; a metric that scored no sample fails its gate."""
-    found = summary.summary()
     failures = []
     for name, least in gates.items():
-        mean = found[name].mean
+        mean = summary.mean(name)
         if mean is None:
             failures.append(f"{name} scored no sample (gate {least:g})")
         elif mean < least:

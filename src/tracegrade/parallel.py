@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._json import BOM, dumps, numbered_lines
+from ._json import dumps, numbered_lines
 from .dataset import lean_line_outcome, line_outcome
 from .metrics.base import Metric, Score
 from .results import SampleResult
@@ -32,8 +32,6 @@ from .runner import open_row, read_lean, score_inline
 
 SPAN_BYTES = 1 << 18
 """How much of the file one worker task reads (whole lines, so a little more or less)."""
-
-_BLANK_LINE_MARKS = (b"\n\n", b"\n ", b"\n\t", b"\n\r", b"\n\x0b", b"\n\x0c")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,18 +50,15 @@ class Span:
 SlimRow = tuple[Any, Any, Any, Any, Any, tuple[tuple[str, float, Any], ...], dict[str, str]]
 
 
-def _records_in(body: bytes, at_file_start: bool) -> int:
-    """The non-blank lines of ``body`` (whole lines, each ending in a newline)."""
-    suspicious = (
-        not body[:1]
-        or body[:1].isspace()
-        or (at_file_start and body.startswith(BOM))
-        or any(mark in body for mark in _BLANK_LINE_MARKS)
-    )
-    if not suspicious:
-        return body.count(b"\n")
+def _lines_and_records(body: bytes, at_file_start: bool) -> tuple[int, int]:
+    """How many lines ``body`` holds (whole lines, each ending in a newline), and how
+    many of them are not blank. When every line opens with ``{``, as a file of records
+    does, none is blank; otherwise the lines are read one by one."""
+    lines = body.count(b"\n")
+    if body.count(b"\n{") + body.startswith(b"{") == lines:
+        return lines, lines
     first = 1 if at_file_start else 2  # only line 1 may start with a byte order mark
-    return sum(1 for _ in numbered_lines(body.split(b"\n"), first))
+    return lines, sum(1 for _ in numbered_lines(body.split(b"\n"), first))
 
 
 def spans(path: Path, size: int = SPAN_BYTES) -> Iterator[Span]:
@@ -81,13 +76,13 @@ def spans(path: Path, size: int = SPAN_BYTES) -> Iterator[Span]:
                 continue
             body = carry + block[: cut + 1]
             carry = block[cut + 1 :]
-            records = _records_in(body, offset == 0)
+            lines, records = _lines_and_records(body, offset == 0)
             yield Span(offset, offset + len(body), line, index, records)
             offset += len(body)
-            line += body.count(b"\n")
+            line += lines
             index += records
     if carry:  # a last line without a newline
-        records = _records_in(carry + b"\n", offset == 0)
+        _, records = _lines_and_records(carry + b"\n", offset == 0)
         yield Span(offset, offset + len(carry), line, index, records)
 
 

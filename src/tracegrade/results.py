@@ -274,6 +274,11 @@ class SummaryAccumulator:
             self.records, self._rows["scored"], self._rows["failed"], self._rows["rejected"]
         )
 
+    def mean(self, name: str) -> float | None:
+        """The metric's mean so far (``None`` before it scores a sample), without the
+        bootstrap that :meth:`summary` runs."""
+        return self._stats[name].mean
+
     def summary(self) -> dict[str, MetricSummary]:
         """Each metric's aggregate so far, by name."""
         return {name: self._summarise(name) for name in self.metric_names}
