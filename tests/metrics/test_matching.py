@@ -5,7 +5,17 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tracegrade.metrics.matching import best_pairing, common_subsequence, freeze, render_value
+from tracegrade import ExactMatch, ToolCall
+from tracegrade.metrics.matching import (
+    StringArgumentComparator,
+    best_pairing,
+    call_key,
+    common_subsequence,
+    exact_argument_score,
+    freeze,
+    render_value,
+    same_call_indices,
+)
 
 
 def test_freeze_is_key_order_free_and_list_order_aware() -> None:
@@ -57,3 +67,106 @@ def test_common_subsequence_is_common_increasing_and_longest(
         return max(longest(i + 1, j), longest(i, j + 1))
 
     assert len(pairs) == longest(0, 0)
+
+
+# Values that often compare equal across types (True == 1 == 1.0, 0 == -0.0 == False), a
+# shared NaN and fresh ones, big integers, and nested dicts and lists.
+SHARED_NAN = float("nan")
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.sampled_from([0.0, -0.0, 1.0, 2.0, 0.5, SHARED_NAN, 2**64, 10**16, 1e16]),
+    st.builds(lambda: float("nan")),
+    st.sampled_from(["", "a", "1", "True", "None"]),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner),
+    max_leaves=6,
+)
+json_args = st.dictionaries(st.sampled_from("pqr"), json_values, max_size=3)
+
+
+def reordered(value: object) -> object:
+    """``value`` with every dict's keys in reverse order (an equal value)."""
+    if isinstance(value, dict):
+        return {key: reordered(value[key]) for key in reversed(value)}
+    if isinstance(value, list):
+        return [reordered(item) for item in value]
+    return value
+
+
+def tool_call(name: str, args: dict[str, object], unparsed: str | None) -> ToolCall:
+    if unparsed is not None:
+        return ToolCall(name=name, args={}, unparsed_args=unparsed)
+    return ToolCall(name=name, args=args)
+
+
+tool_calls = st.lists(
+    st.builds(
+        tool_call,
+        st.sampled_from(["s", "t"]),
+        json_args | json_args.map(reordered),  # type: ignore[arg-type]
+        st.none() | st.sampled_from(["{", "{x"]),
+    ),
+    max_size=10,
+)
+
+
+def indices_by_call_key(calls: list[ToolCall]) -> list[int]:
+    first: dict[object, int] = {}
+    return [first.setdefault(call_key(call), index) for index, call in enumerate(calls)]
+
+
+@given(tool_calls)
+def test_same_call_indices_find_the_calls_call_key_finds_equal(calls: list[ToolCall]) -> None:
+    assert same_call_indices(calls) == indices_by_call_key(calls)
+
+
+@given(tool_calls)
+def test_many_calls_are_keyed_by_call_key_itself(calls: list[ToolCall]) -> None:
+    many = (calls + [ToolCall(name="u", args={"n": n}) for n in range(70)])[::-1]
+    assert same_call_indices(many) == indices_by_call_key(many)
+
+
+def test_same_call_indices_compare_scalars_by_python_equality() -> None:
+    calls = [
+        ToolCall(name="s", args={"x": True, "y": {"a": 1, "b": [0.0]}}),
+        ToolCall(name="s", args={"y": {"b": [-0.0], "a": 1.0}, "x": 1}),
+        ToolCall(name="s", args={"x": "1", "y": {"a": 1, "b": [0]}}),
+        ToolCall(name="t", args={"x": True, "y": {"a": 1, "b": [0.0]}}),
+        ToolCall(name="s", args={}, unparsed_args="{x"),
+        ToolCall(name="s", args={}, unparsed_args="{x"),
+    ]
+    assert same_call_indices(calls) == [0, 0, 2, 3, 4, 4]
+
+
+def details_form(comparison: object) -> tuple[str, str, list[str]]:
+    score, verdicts, extra = comparison  # type: ignore[misc]
+    return repr(score), repr(verdicts), extra
+
+
+@given(json_args, json_args, st.booleans())
+def test_exact_argument_score_is_the_exact_match_comparator_in_details_form(
+    predicted: dict[str, object], reference: dict[str, object], copy: bool
+) -> None:
+    if copy:
+        predicted = reordered(reference)  # type: ignore[assignment]
+    comparison = StringArgumentComparator(ExactMatch()).compare(predicted, reference)
+    expected = (
+        comparison.score,
+        [verdict.as_dict() for verdict in comparison.verdicts],
+        list(comparison.extra_keys),
+    )
+    assert details_form(exact_argument_score(predicted, reference)) == details_form(expected)
+
+
+def test_exact_argument_score_renders_like_str_with_sorted_keys() -> None:
+    score, verdicts, extra = exact_argument_score(
+        {"a": {"y": 2, "x": [1]}, "b": 75, "c": 1.0, "z": 0},
+        {"a": {"x": [1], "y": 2}, "b": "75", "c": 1, "d": None},
+    )
+    assert score == 0.5 and extra == ["z"]
+    assert [verdict["score"] for verdict in verdicts] == [1.0, 1.0, 0.0, 0.0]
+    assert verdicts[3] == {"key": "d", "reference": None, "missing": True, "score": 0.0}

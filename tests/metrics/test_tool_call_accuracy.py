@@ -177,3 +177,47 @@ def test_unordered_pairing_is_optimal(
     got = accuracy(predicted, reference, strict_order=False)
     assert got == pytest.approx(best)
     assert got >= accuracy(predicted, reference) - 1e-12
+
+
+class ExactMatchByAnotherName(ExactMatch):
+    """ExactMatch's similarity, but not ExactMatch itself: scored by the general comparator."""
+
+
+json_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-1, 2), st.sampled_from([1.0, -0.0, "1", ""])),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=4,
+)
+calls = st.builds(
+    lambda name, args: ToolCall(name=name, args=args),
+    st.sampled_from(["s", "t"]),
+    st.dictionaries(st.sampled_from(["p", "q", "r"]), json_values, max_size=3),
+)
+
+
+@given(st.lists(calls, max_size=4), st.lists(calls, max_size=4), st.booleans())
+def test_exact_match_scores_alike_inline_and_through_the_comparator(
+    predicted: list[ToolCall], reference: list[ToolCall], strict_order: bool
+) -> None:
+    sample = conversation(predicted, reference)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TracegradeWarning)
+        inline = ToolCallAccuracy(strict_order=strict_order).score(sample)
+        general = ToolCallAccuracy(
+            strict_order=strict_order, arg_comparison_metric=ExactMatchByAnotherName()
+        ).score(sample)
+    assert (repr(inline.value), inline.reason, repr(inline.details)) == (
+        repr(general.value),
+        general.reason,
+        repr(general.details),
+    )
+
+
+def test_missing_and_extra_names_are_grouped_as_a_counter_lists_them() -> None:
+    score = ToolCallAccuracy().score  # a different count of calls scores 0.0 with a warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TracegradeWarning)
+        details = score(
+            conversation([call("b"), call("a"), call("b"), call("c")], [call("d"), call("a")])
+        ).details
+    assert details["missing"] == ["d"] and details["extra"] == ["b", "b", "c"]

@@ -47,6 +47,23 @@ def test_list_order_matters() -> None:
 def test_scalars_compare_by_python_equality() -> None:
     assert f1([call("a", n=1)], [call("a", n=1.0)]) == 1.0
     assert f1([call("a", n=75)], [call("a", n="75")]) == 0.0
+    assert f1([call("a", n=[True, -0.0])], [call("a", n=[1.0, False])]) == 1.0
+
+
+def test_equal_calls_of_other_types_are_duplicates_and_the_first_is_listed() -> None:
+    predicted = [call("a", n={"x": 1, "y": True}), call("a", n={"y": 1.0, "x": True})]
+    score = ToolCallF1().score(conversation(predicted, [call("a", n={"x": 1.0, "y": 1})]))
+    assert score.value == 1.0 and score.details["duplicates"] == 1
+    assert score.details["matched"] == [{"name": "a", "args": {"n": {"x": 1.0, "y": 1}}}]
+
+
+def test_details_list_the_first_of_equal_calls() -> None:
+    made = [ToolCall(name="a", args={"n": 1}, id=f"p{i}") for i in range(3)]
+    wanted = [ToolCall(name="b", args={"n": True}, id="r0"), ToolCall(name="b", args={"n": 1})]
+    details = ToolCallF1().score(conversation(made, wanted)).details
+    assert details["extra"] == [{"name": "a", "args": {"n": 1}, "id": "p0"}]
+    assert details["missing"] == [{"name": "b", "args": {"n": True}, "id": "r0"}]
+    assert details["duplicates"] == 3
 
 
 def test_both_empty_scores_zero() -> None:

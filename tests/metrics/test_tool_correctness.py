@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.conftest import call, conversation
 
 from tracegrade import EvalTestCase, MissingFieldError, ToolCall, ToolCorrectnessMetric
+from tracegrade.metrics.matching import common_subsequence
 
 
 def case(called: list[str | ToolCall], expected: list[str | ToolCall]) -> EvalTestCase:
@@ -85,3 +90,21 @@ def test_multi_turn_sample_calls_against_reference_calls() -> None:
 def test_missing_tool_lists_are_errors() -> None:
     with pytest.raises(MissingFieldError, match="expected_tools"):
         ToolCorrectnessMetric().score(EvalTestCase(input="q", tools_called=["a"]))
+
+
+names = st.lists(st.sampled_from(["a", "b", "c"]), max_size=6)
+
+
+@given(names, names, st.booleans(), st.booleans())
+def test_names_are_listed_as_counter_arithmetic_lists_them(
+    called: list[str], expected: list[str], exact_match: bool, check_ordering: bool
+) -> None:
+    metric = ToolCorrectnessMetric(exact_match=exact_match, check_ordering=check_ordering)
+    details = metric.score(case(list(called), list(expected))).details
+    have, want = Counter(called), Counter(expected)
+    assert details["matched"] == list((have & want).elements())
+    assert details["missing"] == list((want - have).elements())
+    assert details["extra"] == list((have - want).elements())
+    if check_ordering and expected:
+        in_order = Counter(expected[i] for i, _ in common_subsequence(expected, called))
+        assert details["out_of_order"] == list(((have & want) - in_order).elements())

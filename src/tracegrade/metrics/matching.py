@@ -1,6 +1,7 @@
 """Comparing tool calls: one place for the rules every tool-call metric shares.
 
-- :func:`freeze` gives an argument value a hashable, order-aware form (set-based metrics).
+- :func:`freeze` gives an argument value a hashable, order-aware form (set-based metrics);
+  :func:`same_call_indices` finds the equal calls in a list by the same rule.
 - :func:`render_value` gives it the string form the string comparisons read.
 - An :class:`ArgumentComparator` scores a predicted argument dict against a reference one;
   :class:`StringArgumentComparator` does it with any string metric.
@@ -48,6 +49,45 @@ def call_key(call: ToolCall) -> tuple[str, Hashable]:
     return call.name, freeze(call.args)
 
 
+_PAIRWISE_LIMIT = 64
+"""Up to this many calls, :func:`same_call_indices` compares the calls of each tool pairwise,
+which is quicker than freezing every call; beyond it, freezing wins (it does not grow
+quadratically)."""
+
+
+def same_call_indices(calls: Sequence[ToolCall]) -> list[int]:
+    """For each call, the index of the first call in ``calls`` that is the same call by
+    :func:`call_key`: its own index unless an equal call comes before it.
+
+    Arguments hold JSON values (as :class:`~tracegrade.messages.ToolCall` requires), and
+    for JSON values ``==`` is exactly the equality of their frozen forms: dict key order
+    ignored, list order kept, scalars by Python equality, a NaN equal only to itself. So
+    the calls of one tool are compared with ``==`` directly. (Values JSON cannot hold could
+    tell the two apart: a tuple against a list, or an unhashable object, which ``freeze``
+    refuses.)
+    """
+    if len(calls) > _PAIRWISE_LIMIT:
+        first: dict[tuple[str, Hashable], int] = {}
+        return [first.setdefault(call_key(call), index) for index, call in enumerate(calls)]
+    earlier_by_name: dict[str, list[tuple[Any, int]]] = {}
+    indices = []
+    for index, call in enumerate(calls):
+        args = call.args if call.unparsed_args is None else ("unparsed", call.unparsed_args)
+        earlier = earlier_by_name.get(call.name)
+        if earlier is None:
+            earlier_by_name[call.name] = [(args, index)]
+            indices.append(index)
+            continue
+        for other_args, other_index in earlier:
+            if other_args == args:
+                indices.append(other_index)
+                break
+        else:
+            earlier.append((args, index))
+            indices.append(index)
+    return indices
+
+
 def _sorted_keys(value: dict[Any, Any]) -> list[Any]:
     try:
         return sorted(value)
@@ -56,13 +96,14 @@ def _sorted_keys(value: dict[Any, Any]) -> list[Any]:
 
 
 def _key_sorted(value: Any) -> Any:
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
     if isinstance(value, dict):
-        return {key: _key_sorted(value[key]) for key in _sorted_keys(value)}
+        ordered = {}
+        for key in _sorted_keys(value):
+            item = value[key]
+            ordered[key] = item if type(item) in _SCALARS else _key_sorted(item)
+        return ordered
     if isinstance(value, list):
-        return [_key_sorted(item) for item in value]
+        return [item if type(item) in _SCALARS else _key_sorted(item) for item in value]
     if isinstance(value, tuple):
         return tuple(_key_sorted(item) for item in value)
     return value
@@ -158,6 +199,39 @@ class StringArgumentComparator:
             total += value
             verdicts.append(ArgumentVerdict(key, actual, expected, value))
         return ArgumentComparison(total / len(reference), tuple(verdicts), extra)
+
+
+ArgumentScore = tuple[float, list[dict[str, Any]], list[str]]
+"""An argument comparison in ``details`` form: the score, each reference argument's
+verdict as :meth:`ArgumentVerdict.as_dict` gives it, and the extra predicted keys."""
+
+
+def exact_argument_score(
+    predicted: Mapping[str, Any], reference: Mapping[str, Any]
+) -> ArgumentScore:
+    """What ``StringArgumentComparator(ExactMatch()).compare`` finds, in ``details`` form,
+    without building its objects: a value scores 1.0 when it renders as the reference's.
+
+    :func:`render_value` is ``str()`` with every dict's keys sorted, so for JSON values
+    equal ``str()`` forms (the same values, keys in the same order) render alike without
+    the sorting.
+    """
+    same_keys = predicted.keys() == reference.keys()
+    extra = [] if same_keys else [key for key in predicted if key not in reference]
+    if not reference:
+        return (0.0 if predicted else 1.0), [], extra
+    verdicts = []
+    alike = 0
+    for key, expected in reference.items():
+        actual = predicted.get(key, MISSING)
+        if actual is MISSING:
+            verdicts.append({"key": key, "reference": expected, "missing": True, "score": 0.0})
+        elif str(actual) == str(expected) or render_value(actual) == render_value(expected):
+            alike += 1
+            verdicts.append({"key": key, "predicted": actual, "reference": expected, "score": 1.0})
+        else:
+            verdicts.append({"key": key, "predicted": actual, "reference": expected, "score": 0.0})
+    return alike / len(reference), verdicts, extra
 
 
 def best_pairing(scores: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
@@ -256,7 +330,7 @@ def call_dict(call: ToolCall) -> dict[str, Any]:
 
 def describe_calls(calls: Sequence[ToolCall], limit: int = 5) -> str:
     """A short human list of calls: ``search(q='x'), book(id=3)`` (cut after ``limit``)."""
-    shown = ", ".join(call.pretty() for call in calls[:limit])
+    shown = ", ".join([call.pretty() for call in calls[:limit]])
     if len(calls) > limit:
         shown += f" and {len(calls) - limit} more"
     return shown

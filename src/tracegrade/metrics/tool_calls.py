@@ -7,8 +7,7 @@ Their comparison rules live in :mod:`tracegrade.metrics.matching`; see
 from __future__ import annotations
 
 import warnings
-from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, cast
 
 from ..errors import TracegradeWarning
@@ -17,15 +16,15 @@ from ..messages import ToolCall
 from ..samples import EvalTestCase, MultiTurnSample, Sample, tool_names
 from .base import Metric, Score
 from .matching import (
-    MISSING,
-    ArgumentComparison,
+    ArgumentScore,
     StringArgumentComparator,
     StringComparison,
     best_pairing,
     call_dict,
-    call_key,
     common_subsequence,
     describe_calls,
+    exact_argument_score,
+    same_call_indices,
 )
 from .strings import ExactMatch
 
@@ -34,22 +33,60 @@ def _ratio(numerator: int, denominator: int) -> float:
     return numerator / denominator if denominator else 0.0
 
 
-def _names(names: list[str] | Counter[str]) -> str:
-    items = list(names.elements()) if isinstance(names, Counter) else names
-    return ", ".join(items) if items else "none"
+def _names(names: list[str]) -> str:
+    return ", ".join(names) if names else "none"
 
 
-def _differences(missing: Counter[str], extra: Counter[str]) -> str:
+def _differences(missing: list[str], extra: list[str]) -> str:
     text = f"; missing: {_names(missing)}" if missing else ""
     return text + (f"; extra: {_names(extra)}" if extra else "")
 
 
+# Multisets of names are plain dicts of counts, in order of first occurrence as a Counter
+# keeps them; the name lists below come out in the order Counter.elements() gives.
+
+
+def _counts(names: list[str]) -> dict[str, int]:
+    """How often each name occurs, as ``Counter(names)`` has it."""
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _beyond(counts: dict[str, int], other: dict[str, int]) -> list[str]:
+    """The names ``counts`` has beyond ``other``: ``(counts - other).elements()``."""
+    names: list[str] = []
+    for name, count in counts.items():
+        if count > other.get(name, 0):
+            names += [name] * (count - other.get(name, 0))
+    return names
+
+
+def _shared_and_beyond(
+    counts: dict[str, int], other: dict[str, int]
+) -> tuple[list[str], list[str]]:
+    """The names ``counts`` shares with ``other`` and those beyond it, in one pass:
+    ``(counts & other).elements()`` and ``(counts - other).elements()``."""
+    shared: list[str] = []
+    beyond: list[str] = []
+    for name, count in counts.items():
+        limit = other.get(name, 0)
+        if count <= limit:
+            shared += [name] * count
+        else:
+            shared += [name] * limit
+            beyond += [name] * (count - limit)
+    return shared, beyond
+
+
 def _name_differences(predicted: list[str], reference: list[str], details: dict[str, Any]) -> str:
     """Record the missing and extra tool names in ``details``; return them as a phrase."""
-    surplus = Counter(predicted) - Counter(reference)
-    shortfall = Counter(reference) - Counter(predicted)
-    details.update(missing=list(shortfall.elements()), extra=list(surplus.elements()))
-    return _differences(shortfall, surplus)
+    predicted_counts, reference_counts = _counts(predicted), _counts(reference)
+    missing = _beyond(reference_counts, predicted_counts)
+    extra = _beyond(predicted_counts, reference_counts)
+    details.update(missing=missing, extra=extra)
+    return _differences(missing, extra)
 
 
 def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], list[ToolCall]]:
@@ -60,6 +97,27 @@ def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], li
         return cast(tuple[list[ToolCall], list[ToolCall]], lean)
     assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
     return sample.predicted_tool_calls(), sample.reference_tool_calls
+
+
+def _first_of_each(keys: list[int], calls: list[ToolCall]) -> dict[int, ToolCall]:
+    """Each distinct key with the first call that has it, in order of first occurrence."""
+    # A repeated key keeps its first place but takes its last call; update() sets it back.
+    first = dict(zip(keys, calls, strict=True))
+    if len(first) < len(calls):
+        first.update(zip(reversed(keys), reversed(calls), strict=True))
+    return first
+
+
+def _call_dicts(calls: list[ToolCall]) -> list[dict[str, Any]]:
+    """:func:`call_dict` of each call (the usual shapes built inline)."""
+    return [
+        call_dict(call)
+        if call.unparsed_args is not None
+        else {"name": call.name, "args": call.args}
+        if call.id is None
+        else {"name": call.name, "args": call.args, "id": call.id}
+        for call in calls
+    ]
 
 
 class ToolCallF1(Metric):
@@ -80,12 +138,9 @@ class ToolCallF1(Metric):
     def score(self, sample: Sample) -> Score:
         self.check(sample)
         predicted, reference = _conversation(sample)
-        actual: dict[tuple[str, Hashable], ToolCall] = {}
-        for call in predicted:
-            actual.setdefault(call_key(call), call)
-        expected: dict[tuple[str, Hashable], ToolCall] = {}
-        for call in reference:
-            expected.setdefault(call_key(call), call)
+        same = same_call_indices(predicted + reference)
+        actual = _first_of_each(same[: len(predicted)], predicted)
+        expected = _first_of_each(same[len(predicted) :], reference)
         matched = [call for key, call in expected.items() if key in actual]
         missing = [call for key, call in expected.items() if key not in actual]
         extra = [call for key, call in actual.items() if key not in expected]
@@ -97,9 +152,9 @@ class ToolCallF1(Metric):
         details = {
             "precision": precision,
             "recall": recall,
-            "matched": [call_dict(call) for call in matched],
-            "missing": [call_dict(call) for call in missing],
-            "extra": [call_dict(call) for call in extra],
+            "matched": _call_dicts(matched),
+            "missing": _call_dicts(missing),
+            "extra": _call_dicts(extra),
             "duplicates": (len(predicted) - len(actual)) + (len(reference) - len(expected)),
         }
         return self.result(
@@ -220,7 +275,7 @@ class ToolCallAccuracy(Metric):
                 )
             pairs = [(index, index) for index in range(len(reference))]
         else:
-            if Counter(predicted_names) != Counter(reference_names):
+            if _counts(predicted_names) != _counts(reference_names):
                 return self._zero(
                     "the agent called other tools than the reference"
                     + _name_differences(predicted_names, reference_names, details),
@@ -239,13 +294,13 @@ class ToolCallAccuracy(Metric):
         for index, call in enumerate(reference):
             by_name[call.name][1].append(index)
         pairs: list[tuple[int, int]] = []
-        compare = self._comparator.compare
+        compare = self._argument_comparison()
         for predicted_indices, reference_indices in by_name.values():
             if len(predicted_indices) == 1:
                 pairs.append((predicted_indices[0], reference_indices[0]))
                 continue
             matrix = [
-                [compare(predicted[p].args, reference[r].args).score for r in reference_indices]
+                [compare(predicted[p].args, reference[r].args)[0] for r in reference_indices]
                 for p in predicted_indices
             ]
             for row, column in best_pairing(matrix):
@@ -260,35 +315,55 @@ class ToolCallAccuracy(Metric):
         pairs: list[tuple[int, int]],
         details: dict[str, Any],
     ) -> Score:
-        compare = self._comparator.compare
+        compare = self._argument_comparison()
         matched = []
         total = 0.0
-        flawed: list[tuple[ToolCall, ArgumentComparison]] = []
+        flawed: list[tuple[str, list[dict[str, Any]]]] = []
+        extra_keys: set[str] = set()
         for predicted_index, reference_index in pairs:
-            comparison = compare(predicted[predicted_index].args, reference[reference_index].args)
-            total += comparison.score
+            name = reference[reference_index].name
+            score, arguments, extra = compare(
+                predicted[predicted_index].args, reference[reference_index].args
+            )
+            total += score
             entry: dict[str, Any] = {
                 "predicted": predicted_index,
                 "reference": reference_index,
-                "name": reference[reference_index].name,
-                "score": comparison.score,
-                "arguments": [verdict.as_dict() for verdict in comparison.verdicts],
+                "name": name,
+                "score": score,
+                "arguments": arguments,
             }
-            if comparison.extra_keys:
-                entry["extra_arguments"] = list(comparison.extra_keys)
+            if extra:
+                entry["extra_arguments"] = extra
+                extra_keys.update(extra)
             matched.append(entry)
-            if comparison.score < 1.0:
-                flawed.append((reference[reference_index], comparison))
+            if score < 1.0:
+                flawed.append((name, arguments))
         value = total / len(reference)
         details["matched"] = matched
-        extra_keys = {key for entry in matched for key in entry.get("extra_arguments", ())}
         return self.result(value, self._reason(value, len(pairs), flawed, extra_keys), details)
+
+    def _argument_comparison(
+        self,
+    ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], ArgumentScore]:
+        """What scores one pair's arguments: exact string equality done inline when the
+        metric is ExactMatch itself, else the comparator with its verdicts as dicts."""
+        if type(self._comparator.metric) is ExactMatch:
+            return exact_argument_score
+        compare = self._comparator.compare
+
+        def general(predicted: Mapping[str, Any], reference: Mapping[str, Any]) -> ArgumentScore:
+            comparison = compare(predicted, reference)
+            verdicts = [verdict.as_dict() for verdict in comparison.verdicts]
+            return comparison.score, verdicts, list(comparison.extra_keys)
+
+        return general
 
     def _reason(
         self,
         value: float,
         count: int,
-        flawed: list[tuple[ToolCall, ArgumentComparison]],
+        flawed: list[tuple[str, list[dict[str, Any]]]],
         extra_keys: set[str],
     ) -> str:
         order = "in order" if self.strict_order else "by name"
@@ -298,20 +373,18 @@ class ToolCallAccuracy(Metric):
             tail = f" (extra arguments not scored: {', '.join(ignored)})" if ignored else ""
             return head + "; every argument matched" + tail
         notes = []
-        for call, comparison in flawed[:3]:
-            if not comparison.verdicts:
-                notes.append(
-                    f"{call.name}: the reference has no arguments but the agent passed some"
-                )
+        for name, arguments in flawed[:3]:
+            if not arguments:
+                notes.append(f"{name}: the reference has no arguments but the agent passed some")
                 continue
             bad = [
-                f"{verdict.key} "
-                f"{'missing' if verdict.predicted is MISSING else repr(verdict.predicted)}"
-                f" vs {verdict.reference!r} ({verdict.score:.3g})"
-                for verdict in comparison.verdicts
-                if verdict.score < 1.0
+                f"{argument['key']} "
+                f"{'missing' if 'missing' in argument else repr(argument['predicted'])}"
+                f" vs {argument['reference']!r} ({argument['score']:.3g})"
+                for argument in arguments
+                if argument["score"] < 1.0
             ]
-            notes.append(f"{call.name}: " + ", ".join(bad))
+            notes.append(f"{name}: " + ", ".join(bad))
         if len(flawed) > 3:
             notes.append(f"and {len(flawed) - 3} more call(s)")
         return head + "; " + "; ".join(notes)
@@ -356,15 +429,15 @@ class ToolCorrectnessMetric(Metric):
 
     def score(self, sample: Sample) -> Score:
         called, expected = self._tool_lists(sample)
-        called_counts, expected_counts = Counter(called), Counter(expected)
-        found = called_counts & expected_counts
+        called_counts, expected_counts = _counts(called), _counts(expected)
+        matched, extra = _shared_and_beyond(called_counts, expected_counts)
         details: dict[str, Any] = {
             "mode": self._mode(),
             "expected": expected,
             "called": called,
-            "matched": list(found.elements()),
-            "missing": list((expected_counts - called_counts).elements()),
-            "extra": list((called_counts - expected_counts).elements()),
+            "matched": matched,
+            "missing": _beyond(expected_counts, called_counts),
+            "extra": extra,
         }
         if not expected:
             value = 0.0 if called else 1.0
@@ -374,18 +447,17 @@ class ToolCorrectnessMetric(Metric):
                 else "no tools were expected and none were called"
             )
             return self.result(value, reason, details)
-        in_order = found
         if self.check_ordering:
             sequence = common_subsequence(expected, called)
-            in_order = Counter(expected[i] for i, _ in sequence)
-            details["out_of_order"] = list((found - in_order).elements())
+            in_order = _counts([expected[i] for i, _ in sequence])
+            details["out_of_order"] = _beyond(_counts(matched), in_order)
         if self.exact_match:
             same = called == expected if self.check_ordering else called_counts == expected_counts
             value = 1.0 if same else 0.0
         elif self.check_ordering:
             value = len(sequence) / len(expected)
         else:
-            value = sum(found.values()) / len(expected)
+            value = len(matched) / len(expected)
         return self.result(value, self._reason(value, details), details)
 
     def _mode(self) -> str:
