@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError
 
@@ -110,18 +110,27 @@ def jsonl_outcomes(
     """Each record of a JSONL file as its sample, or the RecordError that rejects it, so a
     caller can report a bad line and go on. Records whose 0-based index is in ``skip``
     are not validated; ``None`` stands in for them."""
-    name = str(path)
-    for index, (number, line) in enumerate(raw_lines(path)):
-        yield None if index in skip else line_outcome(line, number, name, sample_type)
+    return _each_line(
+        path, skip, lambda line, number, name: line_outcome(line, number, name, sample_type)
+    )
 
 
 def lean_jsonl_outcomes(
     path: PathArg, *, skip: Container[int] = ()
 ) -> Iterator[LineOutcome | None]:
     """:func:`jsonl_outcomes`, with conversations read by :func:`lean_line_outcome`."""
+    return _each_line(path, skip, lean_line_outcome)
+
+
+_Read = TypeVar("_Read")
+
+
+def _each_line(
+    path: PathArg, skip: Container[int], read: Callable[[bytes, int, str], _Read]
+) -> Iterator[_Read | None]:
     name = str(path)
     for index, (number, line) in enumerate(raw_lines(path)):
-        yield None if index in skip else lean_line_outcome(line, number, name)
+        yield None if index in skip else read(line, number, name)
 
 
 def lean_line_outcome(line: bytes, number: int, source: str) -> LineOutcome:
