@@ -152,7 +152,7 @@ def test_a_clean_run_exits_0_with_one_row_per_record(capsys: pytest.CaptureFixtu
                     "details": {
                         "precision": 1.0,
                         "recall": 1.0,
-                        "matched": [{"name": "f", "args": {"x": 1}}],
+                        "matched": [[0, 0]],
                         "missing": [],
                         "extra": [],
                         "duplicates": 0,
@@ -171,9 +171,9 @@ def test_a_clean_run_exits_0_with_one_row_per_record(capsys: pytest.CaptureFixtu
                     "details": {
                         "precision": 0.5,
                         "recall": 1.0,
-                        "matched": [{"name": "f", "args": {"x": 1}}],
+                        "matched": [[0, 0]],
                         "missing": [],
-                        "extra": [{"name": "g", "args": {}}],
+                        "extra": [1],
                         "duplicates": 0,
                     },
                 }

@@ -116,12 +116,12 @@ def test_exports(tmp_path: Path) -> None:
         "exploding_details",
     ]
     assert list(frame["status"]) == ["scored", "scored", "failed"]
-    assert frame["tool_call_f1_details"].iloc[1]["missing"] == [{"name": "b", "args": {}}]
+    assert frame["tool_call_f1_details"].iloc[1]["missing"] == [1]
     assert frame["exploding_error"].iloc[2] == "RuntimeError: cannot score this one"
     result.to_jsonl(tmp_path / "r.jsonl")
     rows = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     assert [row["index"] for row in rows] == [0, 1, 2]
-    assert rows[1]["metrics"]["tool_call_f1"]["details"]["missing"] == [{"name": "b", "args": {}}]
+    assert rows[1]["metrics"]["tool_call_f1"]["details"]["missing"] == [1]
     assert [row["status"] for row in rows] == ["scored", "scored", "failed"]
     assert rows[2]["metrics"]["exploding"] == {
         "value": None,

@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from tracegrade import ExactMatch, ToolCall
 from tracegrade.metrics.matching import (
+    MISSING,
+    ArgumentVerdict,
     StringArgumentComparator,
     best_pairing,
     call_key,
@@ -156,7 +158,7 @@ def test_exact_argument_score_is_the_exact_match_comparator_in_details_form(
     comparison = StringArgumentComparator(ExactMatch()).compare(predicted, reference)
     expected = (
         comparison.score,
-        [verdict.as_dict() for verdict in comparison.verdicts],
+        [verdict.as_detail() for verdict in comparison.verdicts],
         list(comparison.extra_keys),
     )
     assert details_form(exact_argument_score(predicted, reference)) == details_form(expected)
@@ -168,5 +170,25 @@ def test_exact_argument_score_renders_like_str_with_sorted_keys() -> None:
         {"a": {"x": [1], "y": 2}, "b": "75", "c": 1, "d": None},
     )
     assert score == 0.5 and extra == ["z"]
-    assert [verdict["score"] for verdict in verdicts] == [1.0, 1.0, 0.0, 0.0]
-    assert verdicts[3] == {"key": "d", "reference": None, "missing": True, "score": 0.0}
+    assert verdicts == [
+        {"key": "a", "score": 1.0},
+        {"key": "b", "score": 1.0},
+        {"key": "c", "predicted": 1.0, "reference": 1, "score": 0.0},
+        {"key": "d", "reference": None, "missing": True, "score": 0.0},
+    ]
+
+
+def test_a_verdict_in_details_form_carries_the_values_only_below_full_marks() -> None:
+    alike = ArgumentVerdict("q", "x", "x", 1.0)
+    assert alike.as_dict() == {"key": "q", "predicted": "x", "reference": "x", "score": 1.0}
+    assert alike.as_detail() == {"key": "q", "score": 1.0}
+    close = ArgumentVerdict("q", "abcxy", "abcde", 0.6)
+    assert close.as_detail() == close.as_dict()
+    assert close.as_detail() == {
+        "key": "q",
+        "predicted": "abcxy",
+        "reference": "abcde",
+        "score": 0.6,
+    }
+    missing = ArgumentVerdict("q", MISSING, "x", 0.0)
+    assert missing.as_detail() == {"key": "q", "reference": "x", "missing": True, "score": 0.0}

@@ -33,11 +33,43 @@ def test_one_argument_of_two_differs() -> None:
     )
     assert score.value == 0.5
     verdicts = score.details["matched"][0]["arguments"]
-    assert verdicts == [
-        {"key": "query", "predicted": "python", "reference": "python", "score": 1.0},
+    assert verdicts == [  # the values only where they differ
+        {"key": "query", "score": 1.0},
         {"key": "limit", "predicted": 5, "reference": 10, "score": 0.0},
     ]
     assert "limit 5 vs 10" in score.reason
+
+
+def test_a_fuzzy_comparison_keeps_the_values_of_arguments_below_full_marks() -> None:
+    metric = ToolCallAccuracy(arg_comparison_metric=NonLLMStringSimilarity())
+    score = metric.score(
+        conversation(
+            [call("book", city="Paris", code="abcxy", debug=True)],
+            [call("book", city="Paris", code="abcde", nights=2)],
+        )
+    )
+    assert score.value == pytest.approx((1.0 + 0.6) / 3)
+    assert score.details == {
+        "strict_order": True,
+        "matched": [
+            {
+                "predicted": 0,
+                "reference": 0,
+                "name": "book",
+                "score": score.value,
+                "arguments": [
+                    {"key": "city", "score": 1.0},
+                    {"key": "code", "predicted": "abcxy", "reference": "abcde", "score": 0.6},
+                    {"key": "nights", "reference": 2, "missing": True, "score": 0.0},
+                ],
+                "extra_arguments": ["debug"],
+            }
+        ],
+    }
+    assert score.reason == (
+        "1 call(s) aligned in order; mean argument score 0.5333; "
+        "book: code 'abcxy' vs 'abcde' (0.6), nights missing vs 2 (0)"
+    )
 
 
 def test_swapped_order_fails_strict_and_passes_unordered() -> None:

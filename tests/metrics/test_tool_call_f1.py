@@ -16,14 +16,14 @@ def test_extra_call_lowers_precision() -> None:
     score = ToolCallF1().score(conversation([call("A", x=1), call("B")], [call("A", x=1)]))
     assert score.value == 0.6667
     assert score.details["precision"] == 0.5 and score.details["recall"] == 1.0
-    assert score.details["extra"] == [{"name": "B", "args": {}}]
+    assert score.details["extra"] == [1]
     assert "extra: B()" in score.reason
 
 
 def test_missing_call_lowers_recall_and_is_named() -> None:
     score = ToolCallF1().score(conversation([call("A")], [call("A"), call("B", id=3)]))
     assert score.value == 0.6667
-    assert score.details["missing"] == [{"name": "B", "args": {"id": 3}}]
+    assert score.details["missing"] == [1]
     assert "missing: B(id=3)" in score.reason
 
 
@@ -54,22 +54,67 @@ def test_equal_calls_of_other_types_are_duplicates_and_the_first_is_listed() -> 
     predicted = [call("a", n={"x": 1, "y": True}), call("a", n={"y": 1.0, "x": True})]
     score = ToolCallF1().score(conversation(predicted, [call("a", n={"x": 1.0, "y": 1})]))
     assert score.value == 1.0 and score.details["duplicates"] == 1
-    assert score.details["matched"] == [{"name": "a", "args": {"n": {"x": 1.0, "y": 1}}}]
+    assert score.details["matched"] == [[0, 0]]
 
 
-def test_details_list_the_first_of_equal_calls() -> None:
+def test_details_give_the_position_of_the_first_of_equal_calls() -> None:
     made = [ToolCall(name="a", args={"n": 1}, id=f"p{i}") for i in range(3)]
     wanted = [ToolCall(name="b", args={"n": True}, id="r0"), ToolCall(name="b", args={"n": 1})]
     details = ToolCallF1().score(conversation(made, wanted)).details
-    assert details["extra"] == [{"name": "a", "args": {"n": 1}, "id": "p0"}]
-    assert details["missing"] == [{"name": "b", "args": {"n": True}, "id": "r0"}]
+    assert details["extra"] == [0]
+    assert details["missing"] == [0]
     assert details["duplicates"] == 3
+
+
+def test_details_are_positions_with_duplicates_on_both_sides() -> None:
+    predicted = [call("s", q=1), call("t"), call("s", q=1), call("u"), call("t")]
+    reference = [call("v"), call("t"), call("s", q=1.0), call("t"), call("s", q=1)]
+    score = ToolCallF1().score(conversation(predicted, reference, split=True))
+    # matched in the reference's order of first occurrences, each side's first position
+    assert score.details == {
+        "precision": 2 / 3,
+        "recall": 2 / 3,
+        "matched": [[1, 1], [0, 2]],
+        "missing": [0],
+        "extra": [3],
+        "duplicates": 4,
+    }
+    assert score.reason == (
+        "F1 0.6667 (precision 0.6667, recall 0.6667); missing: v(); extra: u(); "
+        "4 duplicate call(s) counted once"
+    )
+
+
+def test_details_when_nothing_matches() -> None:
+    predicted = [call("a", x=1), call("b"), call("a", x=1)]
+    score = ToolCallF1().score(conversation(predicted, [call("a", x=2)]))
+    assert score.value == 0.0
+    assert score.details == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "matched": [],
+        "missing": [0],
+        "extra": [0, 1],
+        "duplicates": 1,
+    }
+    assert score.reason == (
+        "F1 0 (precision 0, recall 0); missing: a(x=2); extra: a(x=1), b(); "
+        "1 duplicate call(s) counted once"
+    )
 
 
 def test_both_empty_scores_zero() -> None:
     score = ToolCallF1().score(conversation([], []))
     assert score.value == 0.0
     assert "none were expected" in score.reason
+    assert score.details == {
+        "precision": 0.0,
+        "recall": 0.0,
+        "matched": [],
+        "missing": [],
+        "extra": [],
+        "duplicates": 0,
+    }
 
 
 def test_calls_are_gathered_from_every_ai_message() -> None:
@@ -132,3 +177,28 @@ def test_f1_matches_an_independent_oracle_and_is_symmetric(
     want = round(2 * tp / (len(actual) + len(expected)), 4) if tp else 0.0
     assert f1(predicted, reference) == want
     assert f1(reference, predicted) == want
+
+
+def first_positions(calls: list[ToolCall]) -> list[int]:
+    return [
+        i
+        for i, c in enumerate(calls)
+        if not any(c.name == k.name and same(c.args, k.args) for k in calls[:i])
+    ]
+
+
+@given(st.lists(calls, max_size=5), st.lists(calls, max_size=5))
+def test_details_point_at_the_first_of_each_call(
+    predicted: list[ToolCall], reference: list[ToolCall]
+) -> None:
+    details = ToolCallF1().score(conversation(predicted, reference)).details
+    made, wanted = first_positions(predicted), first_positions(reference)
+
+    def equal(p: int, r: int) -> bool:
+        return predicted[p].name == reference[r].name and same(predicted[p].args, reference[r].args)
+
+    pairs = [[p, r] for r in wanted for p in made if equal(p, r)]
+    assert details["matched"] == pairs
+    assert details["missing"] == [r for r in wanted if not any(equal(p, r) for p in made)]
+    assert details["extra"] == [p for p in made if not any(equal(p, r) for r in wanted)]
+    assert details["duplicates"] == len(predicted) - len(made) + len(reference) - len(wanted)

@@ -58,6 +58,37 @@ def test_ordering_uses_the_longest_common_subsequence() -> None:
     assert "out of order" in score.reason
 
 
+def test_details_hold_the_differences_not_the_input_lists() -> None:
+    score = ToolCorrectnessMetric(check_ordering=True).score(
+        case(["book", "search", "validate"], ["search", "book", "pay"])
+    )
+    assert score.details == {
+        "mode": "ordered",
+        "matched": ["book", "search"],
+        "missing": ["pay"],
+        "extra": ["validate"],
+        "out_of_order": ["search"],
+    }
+    assert score.reason == (
+        "1 of 3 expected tools were called in the expected order; missing: pay; "
+        "extra: validate; out of order: search"
+    )
+    exact = ToolCorrectnessMetric(exact_match=True, check_ordering=True)
+    score = exact.score(case(["book", "search"], ["search", "book"]))
+    assert score.details == {
+        "mode": "exact, ordered",
+        "matched": ["book", "search"],
+        "missing": [],
+        "extra": [],
+        "out_of_order": ["search"],
+    }
+    assert (
+        score.reason == "the called tools are not exactly the expected ones; out of order: search"
+    )
+    score = ToolCorrectnessMetric(exact_match=True).score(case(["search"], []))
+    assert score.details == {"mode": "exact", "matched": [], "missing": [], "extra": ["search"]}
+
+
 def test_no_expected_tools() -> None:
     assert value([], []) == 1.0
     assert value(["search"], []) == 0.0

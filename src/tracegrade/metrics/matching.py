@@ -154,6 +154,13 @@ class ArgumentVerdict:
             "score": self.score,
         }
 
+    def as_detail(self) -> dict[str, Any]:
+        """The form ``Score.details`` holds: :meth:`as_dict`, less both values when the
+        score is full (``{"key", "score"}``); a score below 1.0 keeps them to explain it."""
+        if self.score < 1.0 or self.predicted is MISSING:
+            return self.as_dict()
+        return {"key": self.key, "score": self.score}
+
 
 @dataclass(frozen=True, slots=True)
 class ArgumentComparison:
@@ -203,7 +210,7 @@ class StringArgumentComparator:
 
 ArgumentScore = tuple[float, list[dict[str, Any]], list[str]]
 """An argument comparison in ``details`` form: the score, each reference argument's
-verdict as :meth:`ArgumentVerdict.as_dict` gives it, and the extra predicted keys."""
+verdict as :meth:`ArgumentVerdict.as_detail` gives it, and the extra predicted keys."""
 
 
 def exact_argument_score(
@@ -228,7 +235,7 @@ def exact_argument_score(
             verdicts.append({"key": key, "reference": expected, "missing": True, "score": 0.0})
         elif str(actual) == str(expected) or render_value(actual) == render_value(expected):
             alike += 1
-            verdicts.append({"key": key, "predicted": actual, "reference": expected, "score": 1.0})
+            verdicts.append({"key": key, "score": 1.0})
         else:
             verdicts.append({"key": key, "predicted": actual, "reference": expected, "score": 0.0})
     return alike / len(reference), verdicts, extra
@@ -316,16 +323,6 @@ def common_subsequence(
         else:
             j += 1
     return pairs
-
-
-def call_dict(call: ToolCall) -> dict[str, Any]:
-    """A call as ``{"name", "args"}`` (plus ``"id"`` when known), for ``Score.details``."""
-    entry: dict[str, Any] = {"name": call.name, "args": call.args}
-    if call.id is not None:
-        entry["id"] = call.id
-    if call.unparsed_args is not None:
-        entry["unparsed_args"] = call.unparsed_args
-    return entry
 
 
 def describe_calls(calls: Sequence[ToolCall], limit: int = 5) -> str:

@@ -20,7 +20,6 @@ from .matching import (
     StringArgumentComparator,
     StringComparison,
     best_pairing,
-    call_dict,
     common_subsequence,
     describe_calls,
     exact_argument_score,
@@ -99,25 +98,14 @@ def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], li
     return sample.predicted_tool_calls(), sample.reference_tool_calls
 
 
-def _first_of_each(keys: list[int], calls: list[ToolCall]) -> dict[int, ToolCall]:
-    """Each distinct key with the first call that has it, in order of first occurrence."""
-    # A repeated key keeps its first place but takes its last call; update() sets it back.
-    first = dict(zip(keys, calls, strict=True))
-    if len(first) < len(calls):
-        first.update(zip(reversed(keys), reversed(calls), strict=True))
+def _first_positions(keys: list[int]) -> dict[int, int]:
+    """Each distinct key with the position of its first occurrence in ``keys``, in order
+    of first occurrence."""
+    # A repeated key keeps its first place but takes its last position; update() sets it back.
+    first = dict(zip(keys, range(len(keys)), strict=True))
+    if len(first) < len(keys):
+        first.update(zip(reversed(keys), range(len(keys) - 1, -1, -1), strict=True))
     return first
-
-
-def _call_dicts(calls: list[ToolCall]) -> list[dict[str, Any]]:
-    """:func:`call_dict` of each call (the usual shapes built inline)."""
-    return [
-        call_dict(call)
-        if call.unparsed_args is not None
-        else {"name": call.name, "args": call.args}
-        if call.id is None
-        else {"name": call.name, "args": call.args, "id": call.id}
-        for call in calls
-    ]
 
 
 class ToolCallF1(Metric):
@@ -126,6 +114,10 @@ class ToolCallF1(Metric):
     A call is its name plus its arguments (dict key order ignored, list order kept,
     scalars by Python equality); duplicates count once. Both lists empty score 0.0.
     The value is rounded to 4 decimal places.
+
+    ``details`` name calls by position: ``matched`` holds ``[predicted, reference]`` pairs,
+    ``missing`` reference positions, ``extra`` predicted positions (a predicted position
+    indexes ``predicted_tool_calls()``; a repeated call is named by its first occurrence).
     """
 
     name = "tool_call_f1"
@@ -138,40 +130,52 @@ class ToolCallF1(Metric):
     def score(self, sample: Sample) -> Score:
         self.check(sample)
         predicted, reference = _conversation(sample)
+        count = len(predicted)
         same = same_call_indices(predicted + reference)
-        actual = _first_of_each(same[: len(predicted)], predicted)
-        expected = _first_of_each(same[len(predicted) :], reference)
-        matched = [call for key, call in expected.items() if key in actual]
-        missing = [call for key, call in expected.items() if key not in actual]
-        extra = [call for key, call in actual.items() if key not in expected]
+        # A call's key is the position of the first equal call among predicted + reference:
+        # on the predicted side that is the position of its first occurrence there; a
+        # reference key below ``count`` names the predicted call it matches.
+        made = dict.fromkeys(same[:count])
+        wanted = _first_positions(same[count:])
+        matched = [[key, position] for key, position in wanted.items() if key < count]
+        missing = [position for key, position in wanted.items() if key >= count]
+        extra = [key for key in made if key not in wanted]
         tp, fp, fn = len(matched), len(extra), len(missing)
         precision = _ratio(tp, tp + fp)
         recall = _ratio(tp, tp + fn)
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         value = round(f1, 4)
+        duplicates = (count - len(made)) + (len(reference) - len(wanted))
         details = {
             "precision": precision,
             "recall": recall,
-            "matched": _call_dicts(matched),
-            "missing": _call_dicts(missing),
-            "extra": _call_dicts(extra),
-            "duplicates": (len(predicted) - len(actual)) + (len(reference) - len(expected)),
+            "matched": matched,
+            "missing": missing,
+            "extra": extra,
+            "duplicates": duplicates,
         }
-        return self.result(
-            value, self._reason(value, precision, recall, details, missing, extra), details
-        )
+        if not matched and not missing and not extra:
+            reason = "no tool calls were made and none were expected; F1 is 0.0 by convention"
+        else:
+            reason = self._reason(
+                value,
+                precision,
+                recall,
+                [reference[position] for position in missing],
+                [predicted[position] for position in extra],
+                duplicates,
+            )
+        return self.result(value, reason, details)
 
     @staticmethod
     def _reason(
         value: float,
         precision: float,
         recall: float,
-        details: dict[str, Any],
         missing: list[ToolCall],
         extra: list[ToolCall],
+        duplicates: int,
     ) -> str:
-        if not details["matched"] and not missing and not extra:
-            return "no tool calls were made and none were expected; F1 is 0.0 by convention"
         parts = [f"F1 {value:.4g} (precision {precision:.4g}, recall {recall:.4g})"]
         if missing:
             parts.append(f"missing: {describe_calls(missing)}")
@@ -179,8 +183,8 @@ class ToolCallF1(Metric):
             parts.append(f"extra: {describe_calls(extra)}")
         if not missing and not extra:
             parts.append("every reference call was made and no other")
-        if details["duplicates"]:
-            parts.append(f"{details['duplicates']} duplicate call(s) counted once")
+        if duplicates:
+            parts.append(f"{duplicates} duplicate call(s) counted once")
         return "; ".join(parts)
 
 
@@ -192,6 +196,9 @@ class ToolCallAccuracy(Metric):
     calls paired to maximise the argument score (the name multisets must be equal).
     Anything else scores 0.0. The value is the mean argument score of the aligned pairs;
     arguments are compared as strings by ``arg_comparison_metric`` (default ExactMatch).
+
+    ``details["matched"]`` gives each pair's positions, name, score and argument verdicts;
+    a verdict carries both values only when its score is below 1.0.
     """
 
     name = "tool_call_accuracy"
@@ -347,14 +354,14 @@ class ToolCallAccuracy(Metric):
         self,
     ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], ArgumentScore]:
         """What scores one pair's arguments: exact string equality done inline when the
-        metric is ExactMatch itself, else the comparator with its verdicts as dicts."""
+        metric is ExactMatch itself, else the comparator with its verdicts in details form."""
         if type(self._comparator.metric) is ExactMatch:
             return exact_argument_score
         compare = self._comparator.compare
 
         def general(predicted: Mapping[str, Any], reference: Mapping[str, Any]) -> ArgumentScore:
             comparison = compare(predicted, reference)
-            verdicts = [verdict.as_dict() for verdict in comparison.verdicts]
+            verdicts = [verdict.as_detail() for verdict in comparison.verdicts]
             return comparison.score, verdicts, list(comparison.extra_keys)
 
         return general
@@ -398,6 +405,9 @@ class ToolCorrectnessMetric(Metric):
     same counts (and, with ``check_ordering``, in the same order), else 0.0.
     ``check_ordering`` alone: the longest common subsequence of expected and called
     tools over the number expected. No expected tools: 1.0 if none were called, else 0.0.
+
+    ``details`` list the names ``matched``, ``missing``, ``extra`` (and ``out_of_order``
+    with ``check_ordering``), not the input's own name lists.
     """
 
     name = "tool_correctness"
@@ -433,8 +443,6 @@ class ToolCorrectnessMetric(Metric):
         matched, extra = _shared_and_beyond(called_counts, expected_counts)
         details: dict[str, Any] = {
             "mode": self._mode(),
-            "expected": expected,
-            "called": called,
             "matched": matched,
             "missing": _beyond(expected_counts, called_counts),
             "extra": extra,
@@ -458,15 +466,16 @@ class ToolCorrectnessMetric(Metric):
             value = len(sequence) / len(expected)
         else:
             value = len(matched) / len(expected)
-        return self.result(value, self._reason(value, details), details)
+        return self.result(value, self._reason(value, expected, called, details), details)
 
     def _mode(self) -> str:
         if self.exact_match:
             return "exact, ordered" if self.check_ordering else "exact"
         return "ordered" if self.check_ordering else "non-exact"
 
-    def _reason(self, value: float, details: dict[str, Any]) -> str:
-        expected, called = details["expected"], details["called"]
+    def _reason(
+        self, value: float, expected: list[str], called: list[str], details: dict[str, Any]
+    ) -> str:
         if self.exact_match and value == 1.0:
             return f"the agent called exactly the expected tools ({_names(expected)})"
         if self.exact_match:
