@@ -16,8 +16,8 @@ from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, iter
 from tracegrade._json import dumps
 from tracegrade.cli import EXIT_INPUT, main
 from tracegrade.metrics.base import Metric, Score
-from tracegrade.parallel import score_file, spans
-from tracegrade.results import SampleResult
+from tracegrade.parallel import ScoredSpan, score_file, spans
+from tracegrade.results import SampleResult, SummaryAccumulator
 from tracegrade.samples import Sample
 
 
@@ -70,26 +70,33 @@ def _serial(path: Path, skip: set[int] | None = None) -> list[SampleResult]:
     return list(iter_evaluate(path, METRICS, skip=skip or set()))
 
 
+def _summary(rows: list[SampleResult]) -> SummaryAccumulator:
+    summary = SummaryAccumulator(METRICS)
+    for row in rows:
+        summary.add(row)
+    return summary
+
+
+def _folded(spans: list[ScoredSpan]) -> SummaryAccumulator:
+    summary = SummaryAccumulator(METRICS)
+    for span in spans:
+        summary.add_tally(span.tally)
+    return summary
+
+
 @pytest.mark.parametrize("span_bytes", [1, 700, 1 << 16])
 def test_rows_equal_the_one_process_run(tmp_path: Path, span_bytes: int) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 300)
     expected = _serial(path)
     batches = list(score_file(path, METRICS, workers=2, span_bytes=span_bytes))
-    written = b"".join(lines for lines, _ in batches)
+    written = b"".join(span.lines for span in batches)
     assert written == b"".join(dumps(row.to_dict()) + b"\n" for row in expected)
-    rows = [row for _, batch in batches for row in batch]
-    assert [row.index for row in rows] == [row.index for row in expected]
-    for got, want in zip(rows, expected, strict=True):
-        assert (got.id, got.task_id, got.rejected, got.place) == (
-            want.id,
-            want.task_id,
-            want.rejected,
-            want.place,
-        )
-        assert {n: (s.value, s.success) for n, s in got.scores.items()} == {
-            n: (s.value, s.success) for n, s in want.scores.items()
-        }
-        assert got.errors == want.errors
+    indices = [index for span in batches for index in span.indices]
+    assert indices == [row.index for row in expected]
+    got, want = _folded(batches), _summary(expected)
+    assert got.summary() == want.summary()
+    assert got.counts == want.counts and got.counts.rejected > 0
+    assert got.failures.lines() == want.failures.lines()
     assert {row.status for row in expected} == {"scored", "rejected"}
 
 
@@ -97,24 +104,34 @@ def test_skipped_records_are_not_scored(tmp_path: Path) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 120)
     skip = set(range(0, 120, 3))
     expected = _serial(path, skip)
-    rows = [
-        row
-        for _, batch in score_file(path, METRICS, workers=2, skip=skip, span_bytes=900)
-        for row in batch
-    ]
-    assert [row.index for row in rows] == [row.index for row in expected]
-    assert not skip & {row.index for row in rows}
+    batches = list(score_file(path, METRICS, workers=2, skip=skip, span_bytes=900))
+    indices = [index for span in batches for index in span.indices]
+    assert indices == [row.index for row in expected]
+    assert not skip & set(indices)
+    assert _folded(batches).summary() == _summary(expected).summary()
 
 
-def test_spans_cover_the_file_and_count_its_records(tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [1, 7, 500, 1 << 16])
+def test_spans_cover_the_file_and_count_its_records(tmp_path: Path, size: int) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 200)
-    found = list(spans(path, 500))
+    found = list(spans(path, size))
     assert found[0].start == 0 and found[-1].end == path.stat().st_size
     assert all(a.end == b.start for a, b in itertools.pairwise(found))
     records = sum(1 for _ in iter_evaluate(path, METRICS))
     assert sum(span.records for span in found) == records
     lines = path.read_bytes().count(b"\n") + 1  # the last line has no newline
     assert found[-1].first_line + path.read_bytes()[found[-1].start :].count(b"\n") == lines
+    for span in found:  # each span is whole lines
+        assert span.start == 0 or path.read_bytes()[span.start - 1 : span.start] == b"\n"
+
+
+def test_spans_of_a_clean_file_count_every_line_as_a_record(tmp_path: Path) -> None:
+    rng = random.Random(3)
+    path = tmp_path / "clean.jsonl"
+    path.write_text("".join(json.dumps(_record(rng, i)) + "\n" for i in range(150)))
+    found = list(spans(path, 333))
+    assert [span.first_index for span in found] == [span.first_line - 1 for span in found]
+    assert sum(span.records for span in found) == 150
 
 
 class _Explodes(Metric):
@@ -131,14 +148,18 @@ class _Explodes(Metric):
 
 def test_a_metric_failing_in_a_worker_is_that_rows_error(tmp_path: Path) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 60)
-    rows = [
-        row
-        for _, batch in score_file(path, [_Explodes()], workers=2, span_bytes=800)
-        for row in batch
-    ]
-    failed = [row for row in rows if row.errors]
-    assert failed and all(str(row.id).endswith("3") for row in failed)
-    assert failed[0].errors["explodes"] == f"RuntimeError: cannot score {failed[0].id}"
+    batches = list(score_file(path, [_Explodes()], workers=2, span_bytes=800))
+    rows = [json.loads(line) for span in batches for line in span.lines.splitlines()]
+    failed = [row for row in rows if row["status"] == "failed"]
+    assert failed and all(str(row["id"]).endswith("3") for row in failed)
+    assert failed[0]["metrics"]["explodes"]["error"] == (
+        f"RuntimeError: cannot score {failed[0]['id']}"
+    )
+    tally = SummaryAccumulator([_Explodes()])
+    for span in batches:
+        tally.add_tally(span.tally)
+    assert tally.counts.failed == len(failed)
+    assert tally.failures.lines()[-1].startswith(f"explodes: {len(failed)} RuntimeError (")
 
 
 def _cli(path: Path, out: Path, workers: str, *extra: str) -> int:

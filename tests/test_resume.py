@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -239,3 +240,20 @@ def test_index_set() -> None:
     assert len(found) == 3
     assert [index for index in range(12) if index in found] == [0, 9]
     assert 1_000_003 in found and 1_000_002 not in found and -1 not in found
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_index_set_update_equals_adding_one_by_one(seed: int) -> None:
+    rng = random.Random(seed)
+    bulk, single, expected = IndexSet(), IndexSet(), set()
+    for _ in range(rng.randint(1, 5)):
+        start = rng.randint(0, 90)
+        indices = range(start, start + rng.randint(0, 70))
+        if rng.random() < 0.3:
+            indices = list(indices)  # type: ignore[assignment]
+        bulk.update(indices)
+        for index in indices:
+            single.add(index)
+        expected.update(indices)
+    assert len(bulk) == len(single) == len(expected)
+    assert [i for i in range(200) if i in bulk] == sorted(expected)

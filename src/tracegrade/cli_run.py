@@ -19,7 +19,7 @@ from .errors import InputError, TracegradeError
 from .metrics.base import Metric
 from .metrics.judged import JudgedMetric
 from .metrics.registry import build_metric
-from .parallel import score_file
+from .parallel import ScoredSpan, score_file
 from .progress import ProgressMode
 from .results import SampleResult, SummaryAccumulator
 from .runner import (
@@ -284,13 +284,11 @@ class _Run:
             self.results.write(row)
         self.add(row)
 
-    def write_batch(self, lines: bytes, rows: list[SampleResult]) -> None:
-        """Rows scored by workers: ``lines`` as written, ``rows`` without reasons (only
-        the summary reads them)."""
+    def write_span(self, span: ScoredSpan) -> None:
+        """A span of rows scored by a worker: written as they are, counted by tally."""
         if self.results is not None:
-            self.results.write_lines(lines, (row.index for row in rows))
-        for row in rows:
-            self.summary.add(row)
+            self.results.write_lines(span.lines, span.indices)
+        self.summary.add_tally(span.tally)
 
     def close(self, *, complete: bool = True) -> None:
         """Close the outputs; an incomplete run leaves any earlier Parquet file alone."""
@@ -365,13 +363,20 @@ def run(settings: Settings) -> int:
 
 
 def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: IndexSet) -> None:
-    batches = score_file(settings.data, settings.metrics, workers=workers, skip=done)
+    batches = score_file(
+        settings.data,
+        settings.metrics,
+        workers=workers,
+        skip=done,
+        thresholds=settings.thresholds,
+    )
     reporter = reporter_for(settings.data, None, done, settings.progress)
     with reporter, closing(batches):
-        for lines, rows in batches:
-            outputs.write_batch(lines, rows)
-            for row in rows:
-                reporter.advance(row.status)
+        for span in batches:
+            outputs.write_span(span)
+            for outcome, count in span.tally.statuses.items():
+                if count:
+                    reporter.advance(outcome, count)
 
 
 def _report(settings: Settings, outputs: _Run, errors: Console) -> int:

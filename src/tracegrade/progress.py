@@ -97,17 +97,17 @@ class ProgressReporter:
 
     # counting
 
-    def advance(self, outcome: Outcome = "scored") -> None:
-        """Count one input record with what became of it."""
+    def advance(self, outcome: Outcome = "scored", count: int = 1) -> None:
+        """Count ``count`` input records (one by default) with what became of them."""
         if outcome == "scored":
-            self._scored += 1
+            self._scored += count
         elif outcome == "failed":
-            self._failed += 1
+            self._failed += count
         elif outcome == "rejected":
-            self._rejected += 1
+            self._rejected += count
         else:
             raise ValueError(f"outcome must be scored, failed or rejected, not {outcome!r}")
-        self._countdown -= 1
+        self._countdown -= count
         if self._countdown <= 0:
             self._check_clock()
 
@@ -180,7 +180,8 @@ class ProgressReporter:
     def _check_clock(self) -> None:
         """Every so many records: write a line if one is due, and decide when to look again."""
         now = self._clock()
-        self._check_every = _next_check_every(self._check_every, now - self._last_check)
+        passed = self._check_every - self._countdown  # a batch may overshoot
+        self._check_every = _next_check_every(passed, now - self._last_check)
         self._countdown = self._check_every
         self._last_check = now
         if now >= self._next_line_at:

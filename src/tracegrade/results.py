@@ -7,6 +7,7 @@ counts of a run add up to its input.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -172,6 +173,18 @@ class FailureLog:
             kind = self.kinds.setdefault((name, error.partition(":")[0]), _FailureKind())
             self._note(kind, row.label, error)
 
+    def merge(self, other: FailureLog) -> None:
+        """Fold in ``other``'s failures, which happened after these."""
+        for key, kind in other.kinds.items():
+            self._fold(self.kinds.setdefault(key, _FailureKind()), kind)
+        self._fold(self.rejected, other.rejected)
+
+    @staticmethod
+    def _fold(kind: _FailureKind, later: _FailureKind) -> None:
+        kind.count += later.count
+        kind.first_message = kind.first_message or later.first_message
+        kind.places.extend(later.places[: FAILURE_EXAMPLES - len(kind.places)])
+
     @staticmethod
     def _note(kind: _FailureKind, place: str, message: str) -> None:
         kind.count += 1
@@ -221,6 +234,73 @@ def resolve_thresholds(
     return resolved
 
 
+class RowTally:
+    """A stream of rows reduced to what a run's summary counts: records by status, and
+    per metric the failures, passes, judge usage and trials per task; with
+    ``keep_values``, also each metric's values in row order.
+
+    Tallies add up: a worker process tallies its rows, and :meth:`merge` folds the
+    tallies into the run's in input order, as if the rows had been added there.
+    """
+
+    def __init__(
+        self, thresholds: Mapping[str, float | None], *, keep_values: bool = False
+    ) -> None:
+        self.thresholds = dict(thresholds)
+        self.records = 0
+        self.statuses: dict[Status, int] = {"scored": 0, "failed": 0, "rejected": 0}
+        self.failed = dict.fromkeys(self.thresholds, 0)
+        self.passed = dict.fromkeys(self.thresholds, 0)
+        self.usage: dict[str, Usage | None] = dict.fromkeys(self.thresholds)
+        self.trials = {name: TrialStats() for name in self.thresholds}
+        self.failures = FailureLog()
+        self.values: dict[str, array[float]] | None = (
+            {name: array("d") for name in self.thresholds} if keep_values else None
+        )
+
+    def add(self, row: SampleResult) -> None:
+        """Count one record's outcome."""
+        self.records += 1
+        self.statuses[row.status] += 1
+        values = self.values
+        for name, score in row.scores.items():
+            if values is not None:
+                values[name].append(score.value)
+            passed = self.passes(name, score)
+            self.passed[name] += passed
+            if row.task_id is not None:
+                self.trials[name].add(row.task_id, passed)
+            if score.usage is not None:
+                self.usage[name] = (self.usage[name] or Usage()) + score.usage
+        for name in row.errors:
+            self.failed[name] += 1
+        if row.rejected is not None or row.errors:
+            self.failures.add(row)
+
+    def passes(self, name: str, score: Score) -> bool:
+        """Whether ``score`` passes: its own ``success``, else its metric's threshold
+        (full marks without one)."""
+        if score.success is not None:
+            return score.success
+        threshold = self.thresholds[name]
+        return score.value >= (1.0 if threshold is None else threshold)
+
+    def merge(self, other: RowTally) -> None:
+        """Fold in the counts of ``other``, whose rows come after this tally's (its
+        values are not kept here)."""
+        self.records += other.records
+        for status, count in other.statuses.items():
+            self.statuses[status] += count
+        for name in self.thresholds:
+            self.failed[name] += other.failed[name]
+            self.passed[name] += other.passed[name]
+            self.trials[name].merge(other.trials[name])
+            used = other.usage[name]
+            if used is not None:
+                self.usage[name] = (self.usage[name] or Usage()) + used
+        self.failures.merge(other.failures)
+
+
 class SummaryAccumulator:
     """Per-metric aggregates and run counts built one row at a time, so a streamed run
     keeps no rows; memory grows only with the number of distinct ``task_id`` values."""
@@ -235,44 +315,39 @@ class SummaryAccumulator:
         self.thresholds = resolve_thresholds(metrics, thresholds)
         self.metric_names = list(self.thresholds)
         self.pass_k = list(pass_k) if pass_k is not None else None
-        self.records = 0
-        self._rows = {"scored": 0, "failed": 0, "rejected": 0}
+        self._tally = RowTally(self.thresholds)
         self._stats = {name: RunningStats() for name in self.metric_names}
-        self._trials = {name: TrialStats() for name in self.metric_names}
-        self._failed = dict.fromkeys(self.metric_names, 0)
-        self._passed = dict.fromkeys(self.metric_names, 0)
-        self._usage: dict[str, Usage | None] = dict.fromkeys(self.metric_names)
-        self.failures = FailureLog()
 
     def add(self, row: SampleResult) -> None:
         """Count one record's outcome."""
-        self.records += 1
-        self._rows[row.status] += 1
+        self._tally.add(row)
         for name, score in row.scores.items():
             self._stats[name].add(score.value)
-            passed = self._passes(name, score)
-            self._passed[name] += passed
-            if row.task_id is not None:
-                self._trials[name].add(row.task_id, passed)
-            if score.usage is not None:
-                self._usage[name] = (self._usage[name] or Usage()) + score.usage
-        for name in row.errors:
-            self._failed[name] += 1
-        if row.rejected is not None or row.errors:
-            self.failures.add(row)
 
-    def _passes(self, name: str, score: Score) -> bool:
-        if score.success is not None:
-            return score.success
-        threshold = self.thresholds[name]
-        return score.value >= (1.0 if threshold is None else threshold)
+    def add_tally(self, tally: RowTally) -> None:
+        """Count the rows of ``tally`` (made with ``keep_values``), which come after
+        every row counted so far: the same as adding those rows one by one."""
+        if tally.values is None:
+            raise ValueError("add_tally needs a RowTally made with keep_values=True")
+        self._tally.merge(tally)
+        for name, values in tally.values.items():
+            self._stats[name].extend(values)
+
+    @property
+    def records(self) -> int:
+        """How many records were counted."""
+        return self._tally.records
+
+    @property
+    def failures(self) -> FailureLog:
+        """The run's failures so far, by kind."""
+        return self._tally.failures
 
     @property
     def counts(self) -> RunCounts:
         """How the records seen so far ended."""
-        return RunCounts(
-            self.records, self._rows["scored"], self._rows["failed"], self._rows["rejected"]
-        )
+        statuses = self._tally.statuses
+        return RunCounts(self.records, statuses["scored"], statuses["failed"], statuses["rejected"])
 
     def mean(self, name: str) -> float | None:
         """The metric's mean so far (``None`` before it scores a sample), without the
@@ -284,7 +359,8 @@ class SummaryAccumulator:
         return {name: self._summarise(name) for name in self.metric_names}
 
     def _summarise(self, name: str) -> MetricSummary:
-        stats, trials = self._stats[name], self._trials[name]
+        tally = self._tally
+        stats, trials = self._stats[name], tally.trials[name]
         ks = self.pass_k if self.pass_k is not None else trials.ks()
         pass_at = {k: found for k in ks if (found := trials.pass_at(k)) is not None}
         pass_hat = {k: found for k in ks if (found := trials.pass_hat(k)) is not None}
@@ -294,10 +370,10 @@ class SummaryAccumulator:
             stats.std,
             stats.bootstrap_ci(),
             stats.count,
-            self._failed[name],
-            self._passed[name],
+            tally.failed[name],
+            tally.passed[name],
             self.thresholds[name],
-            self._usage[name],
+            tally.usage[name],
             pass_at,
             pass_hat,
         )
@@ -306,7 +382,7 @@ class SummaryAccumulator:
     def usage(self) -> Usage | None:
         """What the judge cost over the run so far (tokens, cost, requests, answers from
         the cache), or ``None`` when no judged metric scored a sample."""
-        used = [usage for usage in self._usage.values() if usage is not None]
+        used = [usage for usage in self._tally.usage.values() if usage is not None]
         return sum(used, Usage()) if used else None
 
 

@@ -11,7 +11,7 @@ import math
 import struct
 from array import array
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from random import Random
@@ -109,6 +109,12 @@ class RunningStats:
                 self._arm_replacement()
         elif count == self._next_replace:
             self._replace(value)
+
+    def extend(self, values: Iterable[float]) -> None:
+        """:meth:`add` each of ``values`` in turn."""
+        add = self.add
+        for value in values:
+            add(value)
 
     @property
     def count(self) -> int:

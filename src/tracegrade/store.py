@@ -50,6 +50,22 @@ class IndexSet:
         self._count += 1
         return True
 
+    def update(self, indices: Iterable[int]) -> None:
+        """Add every one of ``indices`` (a ``range`` of step 1 a whole byte at a time)."""
+        if not isinstance(indices, range) or indices.step != 1 or len(indices) < 16:
+            for index in indices:
+                self.add(index)
+            return
+        start, stop = indices.start, indices.stop
+        first_byte, last_byte = -(-start // 8), stop // 8  # the bytes wholly inside
+        for index in (*range(start, first_byte * 8), *range(last_byte * 8, stop)):
+            self.add(index)
+        if last_byte > len(self._bits):
+            self._bits.extend(bytes(last_byte - len(self._bits)))
+        whole = self._bits[first_byte:last_byte]
+        self._count += 8 * len(whole) - int.from_bytes(whole, "little").bit_count()
+        self._bits[first_byte:last_byte] = b"\xff" * len(whole)
+
     def __contains__(self, index: object) -> bool:
         if not isinstance(index, int) or index < 0:
             return False
@@ -201,8 +217,7 @@ class ResultsFile:
             raise RuntimeError("start() or resume() the results file before writing")
         self._handle.write(lines)
         self._handle.flush()
-        for index in indices:
-            self.done.add(index)
+        self.done.update(indices)
         now = time.monotonic()
         if now - self._synced >= SYNC_SECONDS:
             os.fsync(self._handle.fileno())

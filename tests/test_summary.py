@@ -1,0 +1,61 @@
+"""A run's summary built from worker tallies equals the one built row by row."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tracegrade.metrics.base import Score
+from tracegrade.results import RowTally, SampleResult, SummaryAccumulator
+
+NAMES = ["f1", "gate"]
+THRESHOLDS = {"f1": None, "gate": 0.5}
+
+
+def _rows(count: int, seed: int) -> list[SampleResult]:
+    rng = random.Random(seed)
+    rows = []
+    for index in range(count):
+        if rng.random() < 0.02:
+            rows.append(SampleResult(index, None, rejected="bad JSON", place=f"line {index}"))
+            continue
+        scores = {"f1": Score(rng.random())}
+        errors = {}
+        if rng.random() < 0.05:
+            errors["gate"] = f"{rng.choice(['ValueError', 'KeyError'])}: at {index}"
+        else:
+            value = rng.choice([0.0, 0.25, 0.5, 1.0])
+            scores["gate"] = Score(value, success=value >= 0.5)
+        task = f"t{index % 37}" if index % 3 else None
+        rows.append(SampleResult(index, f"s{index}", scores, errors, task_id=task))
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tallies_fold_into_the_row_by_row_summary(seed: int) -> None:
+    # more values than the reservoir holds, so the order of the values matters
+    rows = _rows(5000, seed)
+    one_by_one = SummaryAccumulator(NAMES, {"gate": 0.5})
+    for row in rows:
+        one_by_one.add(row)
+    folded = SummaryAccumulator(NAMES, {"gate": 0.5})
+    rng = random.Random(seed)
+    at = 0
+    while at < len(rows):
+        tally = RowTally(THRESHOLDS, keep_values=True)
+        for row in rows[at : at + rng.randint(1, 400)]:
+            tally.add(row)
+        at += tally.records
+        folded.add_tally(tally)
+    assert folded.summary() == one_by_one.summary()
+    assert folded.counts == one_by_one.counts and folded.counts.rejected > 0
+    assert folded.failures.lines() == one_by_one.failures.lines()
+    assert len(folded.failures.lines()) == 3
+
+
+def test_a_tally_without_values_cannot_be_folded() -> None:
+    tally = RowTally(THRESHOLDS)
+    tally.add(_rows(1, 0)[0])
+    with pytest.raises(ValueError, match="keep_values=True"):
+        SummaryAccumulator(NAMES).add_tally(tally)
