@@ -111,18 +111,24 @@ def test_skipped_records_are_not_scored(tmp_path: Path) -> None:
     assert _folded(batches).summary() == _summary(expected).summary()
 
 
-@pytest.mark.parametrize("size", [1, 7, 500, 1 << 16])
-def test_spans_cover_the_file_and_count_its_records(tmp_path: Path, size: int) -> None:
+@pytest.mark.parametrize(
+    ("size", "most_lines"), [(1, 9), (7, 9), (500, 9), (1 << 16, 9), (1 << 16, 1000)]
+)
+def test_spans_cover_the_file_and_count_its_records(
+    tmp_path: Path, size: int, most_lines: int
+) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 200)
-    found = list(spans(path, size))
+    found = list(spans(path, size, most_lines))
     assert found[0].start == 0 and found[-1].end == path.stat().st_size
     assert all(a.end == b.start for a, b in itertools.pairwise(found))
     records = sum(1 for _ in iter_evaluate(path, METRICS))
     assert sum(span.records for span in found) == records
     lines = path.read_bytes().count(b"\n") + 1  # the last line has no newline
     assert found[-1].first_line + path.read_bytes()[found[-1].start :].count(b"\n") == lines
-    for span in found:  # each span is whole lines
+    for span in found:  # each span is whole lines, at most most_lines of them
         assert span.start == 0 or path.read_bytes()[span.start - 1 : span.start] == b"\n"
+        assert path.read_bytes()[span.start : span.end - 1].count(b"\n") < most_lines
+    assert len(found) > 1
 
 
 def test_spans_of_a_clean_file_count_every_line_as_a_record(tmp_path: Path) -> None:

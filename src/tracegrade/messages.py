@@ -48,7 +48,7 @@ def pretty_call(name: str, args: dict[str, Any], unparsed_args: str | None = Non
     """A tool call as it reads in code: ``search(query='python', limit=5)``."""
     if unparsed_args is not None:
         return f"{name}(<unparsed {unparsed_args!r}>)"
-    inner = ", ".join(f"{key}={value!r}" for key, value in args.items())
+    inner = ", ".join([f"{key}={value!r}" for key, value in args.items()])
     return f"{name}({inner})"
 
 

@@ -14,9 +14,9 @@ written so far stay in the results file, ready for ``--resume``.
 
 from __future__ import annotations
 
+import mmap
 import multiprocessing
 import os
-import re
 import signal
 from collections import deque
 from collections.abc import Container, Generator, Iterator, Mapping, Sequence
@@ -25,14 +25,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._json import dumps, numbered_lines
+from ._json import dumps, numbered_lines, without_bom
 from .dataset import lean_line_outcome, line_outcome
 from .metrics.base import Metric
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, read_lean, score_inline
 
-SPAN_BYTES = 1 << 18
-"""How much of the file one worker task reads (whole lines, so a little more or less)."""
+SPAN_BYTES = 1 << 21
+"""How much of the file one worker task reads (whole lines, so a little more or less).
+Large, because each task costs the parent a round trip; near the end of the file the
+spans shrink so that the workers finish together."""
+
+SPAN_LINES = 2048
+"""The most lines in one span, so that a span of short records does not bring back
+more rows than the parent should hold at once."""
+
+_TAIL_SHARE = 8
+"""Near the end, a span is at most this fraction of what is left of the file..."""
+_SMALLEST_SPAN = 1 << 16
+"""...but not smaller than this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,50 +67,61 @@ class ScoredSpan:
     tally: RowTally
 
 
-_NOT_A_RECORD_START = re.compile(rb"\n[^{]")
+_OPEN_BRACE = ord("{")
 
 
-def _lines_and_records(body: bytes, at_file_start: bool) -> tuple[int, int]:
-    """How many lines ``body`` holds (whole lines, each ending in a newline), and how
-    many of them are not blank. When every line opens with ``{``, as a file of records
-    does, none is blank; otherwise the lines are read one by one."""
-    lines = body.count(b"\n")
-    if body.count(b"\n{") + body.startswith(b"{") == lines:
-        return lines, lines
-    first = 1 if at_file_start else 2  # only line 1 may start with a byte order mark
-    return lines, sum(1 for _ in numbered_lines(body.split(b"\n"), first))
+def spans(path: Path, size: int = SPAN_BYTES, most_lines: int = SPAN_LINES) -> Iterator[Span]:
+    """The file as consecutive spans of about ``size`` bytes of whole lines (smaller
+    within the last few times ``size`` of the file), each at most ``most_lines`` lines.
+
+    The file is mapped rather than read, so counting its lines copies nothing; the
+    pages of each span are let go once it is counted, so they do not pile up in the
+    process's resident memory.
+    """
+    with open(path, "rb") as handle:
+        length = os.fstat(handle.fileno()).st_size
+        if not length:
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            offset, line, index = 0, 1, 0
+            while offset < length:
+                step = min(size, max((length - offset) // _TAIL_SHARE, _SMALLEST_SPAN))
+                end, lines, records = _whole_lines(view, offset, step, most_lines)
+                yield Span(offset, end, line, index, records)
+                _let_go(view, offset, end)
+                offset, line, index = end, line + lines, index + records
 
 
-def spans(path: Path, size: int = SPAN_BYTES) -> Iterator[Span]:
-    """The file as consecutive spans of about ``size`` bytes of whole lines."""
-    offset, line, index = 0, 1, 0
-    carry = b""  # the start of a line that the block read so far does not end
-    block = bytearray(max(size, 1))
-    view = memoryview(block)
-    with open(path, "rb", buffering=0) as handle:
-        while True:
-            got = handle.readinto(block)
-            if not got:
-                break
-            cut = block.rfind(b"\n", 0, got)
-            if cut < 0:
-                carry += view[:got]
-                continue
-            lines = block.count(b"\n", 0, cut + 1)
-            opens = carry[:1] if carry else block[:1]
-            if opens == b"{" and not _NOT_A_RECORD_START.search(block, 0, cut + 1):
-                records = lines  # every line opens a record: none is blank
-            else:
-                _, records = _lines_and_records(carry + view[: cut + 1], offset == 0)
-            length = len(carry) + cut + 1
-            yield Span(offset, offset + length, line, index, records)
-            offset += length
-            line += lines
-            index += records
-            carry = bytes(view[cut + 1 : got])
-    if carry:  # a last line without a newline
-        _, records = _lines_and_records(carry + b"\n", offset == 0)
-        yield Span(offset, offset + len(carry), line, index, records)
+def _whole_lines(view: mmap.mmap, start: int, size: int, most_lines: int) -> tuple[int, int, int]:
+    """The lines from ``start`` up to the one holding byte ``start + size - 1``, or the
+    first ``most_lines`` of them: where they end, how many there are, and how many are
+    records (not blank, as :func:`numbered_lines` has it; a line that opens with ``{``
+    is one without a closer look)."""
+    length = len(view)
+    target = min(start + size, length)
+    find = view.find
+    at, lines, records = start, 0, 0
+    while at < target and lines < most_lines:
+        newline = find(b"\n", at)
+        stop = length if newline < 0 else newline
+        lines += 1
+        if (
+            view[at] == _OPEN_BRACE
+            or (without_bom(view[at:stop]) if at == 0 else view[at:stop]).strip()
+        ):
+            records += 1
+        at = stop + 1
+    return min(at, length), lines, records
+
+
+def _let_go(view: mmap.mmap, start: int, end: int) -> None:
+    """Drop the mapped pages of ``[start, end)`` from resident memory, all but one that
+    runs on past ``end`` (the file stays in the page cache); a no-op where ``madvise``
+    is missing. Everything before ``start`` has been let go already."""
+    page = mmap.PAGESIZE
+    first, last = start // page * page, end // page * page
+    if last > first and hasattr(mmap, "MADV_DONTNEED"):
+        view.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 _worker_metrics: Sequence[Metric] = ()

@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..messages import ToolCall
+from ..messages import ToolCall, pretty_call
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
@@ -327,7 +327,7 @@ def common_subsequence(
 
 def describe_calls(calls: Sequence[ToolCall], limit: int = 5) -> str:
     """A short human list of calls: ``search(q='x'), book(id=3)`` (cut after ``limit``)."""
-    shown = ", ".join([call.pretty() for call in calls[:limit]])
+    shown = ", ".join([pretty_call(c.name, c.args, c.unparsed_args) for c in calls[:limit]])
     if len(calls) > limit:
         shown += f" and {len(calls) - limit} more"
     return shown
