@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import pytest
 
 from tracegrade.metrics.base import Score
+from tracegrade.metrics.tool_calls import ToolCallF1
+from tracegrade.parallel import WorkerPool
 from tracegrade.results import RowTally, SampleResult, SummaryAccumulator
 
 NAMES = ["f1", "gate"]
@@ -59,3 +63,35 @@ def test_a_tally_without_values_cannot_be_folded() -> None:
     tally.add(_rows(1, 0)[0])
     with pytest.raises(ValueError, match="keep_values=True"):
         SummaryAccumulator(NAMES).add_tally(tally)
+
+
+def test_intervals_prepared_side_by_side_are_the_ones_summary_computes() -> None:
+    rows = _rows(3000, 7)
+    prepared, plain = SummaryAccumulator(NAMES), SummaryAccumulator(NAMES)
+    for row in rows:
+        prepared.add(row)
+        plain.add(row)
+    calls: list[int] = []
+
+    def recording_map(function: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        listed = list(items)
+        calls.append(len(listed))
+        return [function(item) for item in reversed(listed)][::-1]
+
+    prepared.prepare_intervals(recording_map)
+    assert calls == [len(NAMES)]
+    assert prepared.summary() == plain.summary()
+    prepared.add(rows[0])  # a row counted after: the prepared intervals are stale
+    plain.add(rows[0])
+    assert prepared.summary() == plain.summary()
+
+
+def test_intervals_work_out_in_a_process_pool() -> None:
+    rows = _rows(3000, 8)
+    prepared, plain = SummaryAccumulator(NAMES), SummaryAccumulator(NAMES)
+    for row in rows:
+        prepared.add(row)
+        plain.add(row)
+    with WorkerPool([ToolCallF1()], workers=2) as pool:
+        prepared.prepare_intervals(pool.map)
+    assert prepared.summary() == plain.summary()

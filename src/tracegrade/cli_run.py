@@ -19,7 +19,7 @@ from .errors import InputError, TracegradeError
 from .metrics.base import Metric
 from .metrics.judged import JudgedMetric
 from .metrics.registry import build_metric
-from .parallel import ScoredSpan, score_file
+from .parallel import ScoredSpan, WorkerPool
 from .progress import ProgressMode
 from .results import SampleResult, SummaryAccumulator
 from .runner import (
@@ -363,20 +363,16 @@ def run(settings: Settings) -> int:
 
 
 def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: IndexSet) -> None:
-    batches = score_file(
-        settings.data,
-        settings.metrics,
-        workers=workers,
-        skip=done,
-        thresholds=settings.thresholds,
-    )
-    reporter = reporter_for(settings.data, None, done, settings.progress)
-    with reporter, closing(batches):
-        for span in batches:
-            outputs.write_span(span)
-            for outcome, count in span.tally.statuses.items():
-                if count:
-                    reporter.advance(outcome, count)
+    with WorkerPool(settings.metrics, workers=workers, thresholds=settings.thresholds) as pool:
+        batches = pool.score_file(settings.data, skip=done)
+        reporter = reporter_for(settings.data, None, done, settings.progress)
+        with reporter, closing(batches):
+            for span in batches:
+                outputs.write_span(span)
+                for outcome, count in span.tally.statuses.items():
+                    if count:
+                        reporter.advance(outcome, count)
+        outputs.summary.prepare_intervals(pool.map)  # side by side, while the pool is up
 
 
 def _report(settings: Settings, outputs: _Run, errors: Console) -> int:

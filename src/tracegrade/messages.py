@@ -55,7 +55,7 @@ def pretty_call(name: str, args: dict[str, Any], unparsed_args: str | None = Non
 class _Strict(BaseModel):
     """Base for the data models: unknown fields are errors, never silently dropped."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ToolCall(_Strict):
@@ -114,7 +114,9 @@ class ToolMessage(_Strict):
 Message = Annotated[HumanMessage | AIMessage | ToolMessage, Field(discriminator="type")]
 """Any one message; a dict is read by its ``type`` field."""
 
-MESSAGE_ADAPTER: TypeAdapter[HumanMessage | AIMessage | ToolMessage] = TypeAdapter(Message)
+MESSAGE_ADAPTER: TypeAdapter[HumanMessage | AIMessage | ToolMessage] = TypeAdapter(
+    Message, config=ConfigDict(defer_build=True)
+)
 
 
 def parse_message(data: Any) -> HumanMessage | AIMessage | ToolMessage:

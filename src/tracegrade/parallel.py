@@ -19,17 +19,20 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Container, Generator, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ._json import dumps, numbered_lines, without_bom
 from .dataset import lean_line_outcome, line_outcome
 from .metrics.base import Metric
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, read_lean, score_inline
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 SPAN_BYTES = 1 << 21
 """How much of the file one worker task reads (whole lines, so a little more or less).
@@ -163,6 +166,71 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+class WorkerPool:
+    """Processes that score tracegrade JSONL files with deterministic ``metrics``; pass
+    counts use ``thresholds`` as :class:`~tracegrade.results.SummaryAccumulator` does.
+    A context manager: leaving it stops the processes."""
+
+    def __init__(
+        self,
+        metrics: Sequence[Metric],
+        *,
+        workers: int,
+        thresholds: Mapping[str, float] | None = None,
+    ) -> None:
+        self.workers = workers
+        self._executor = ProcessPoolExecutor(
+            workers,
+            mp_context=_context(),
+            initializer=_start_worker,
+            initargs=(metrics, resolve_thresholds(metrics, thresholds)),
+        )
+
+    def score_file(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        skip: Container[int] = (),
+        span_bytes: int = SPAN_BYTES,
+    ) -> Generator[ScoredSpan, None, None]:
+        """Score every record of the file. Yields the spans in input order, each with
+        its rows as JSON lines (what :func:`~tracegrade.runner.iter_evaluate` gives,
+        written) and their tally. Records whose index is in ``skip`` are passed over."""
+        name = str(path)
+        pending: deque[tuple[Sequence[int], Future[tuple[bytes, RowTally]]]] = deque()
+        try:
+            for span in spans(Path(path), span_bytes):
+                every = range(span.first_index, span.first_index + span.records)
+                skipped = frozenset(i for i in every if i in skip)
+                if span.records == 0 or len(skipped) == span.records:
+                    continue
+                indices = [i for i in every if i not in skipped] if skipped else every
+                future = self._executor.submit(score_span, name, span, skipped)
+                pending.append((indices, future))
+                if len(pending) > 2 * self.workers:
+                    yield _finished(*pending.popleft())
+            while pending:
+                yield _finished(*pending.popleft())
+        finally:
+            for _, future in pending:
+                future.cancel()
+
+    def map(self, function: Callable[[_Item], _Result], items: Iterable[_Item]) -> list[_Result]:
+        """``function`` of each item, worked out in the processes side by side
+        (``function`` and the items must pickle)."""
+        return list(self._executor.map(function, items))
+
+    def close(self) -> None:
+        """Stop the processes (work not yet started is dropped)."""
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
 def score_file(
     path: str | os.PathLike[str],
     metrics: Sequence[Metric],
@@ -172,35 +240,9 @@ def score_file(
     span_bytes: int = SPAN_BYTES,
     thresholds: Mapping[str, float] | None = None,
 ) -> Generator[ScoredSpan, None, None]:
-    """Score every record of a tracegrade JSONL file with deterministic ``metrics`` in
-    ``workers`` processes. Yields the spans in input order, each with its rows as JSON
-    lines (what :func:`~tracegrade.runner.iter_evaluate` gives, written) and their
-    tally, whose pass counts use ``thresholds`` as
-    :class:`~tracegrade.results.SummaryAccumulator` does. Records whose index is in
-    ``skip`` are passed over."""
-    name = str(path)
-    resolved = resolve_thresholds(metrics, thresholds)
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=_context(),
-        initializer=_start_worker,
-        initargs=(metrics, resolved),
-    )
-    pending: deque[tuple[Sequence[int], Future[tuple[bytes, RowTally]]]] = deque()
-    try:
-        for span in spans(Path(path), span_bytes):
-            every = range(span.first_index, span.first_index + span.records)
-            skipped = frozenset(i for i in every if i in skip)
-            if span.records == 0 or len(skipped) == span.records:
-                continue
-            indices = [i for i in every if i not in skipped] if skipped else every
-            pending.append((indices, pool.submit(score_span, name, span, skipped)))
-            if len(pending) > 2 * workers:
-                yield _finished(*pending.popleft())
-        while pending:
-            yield _finished(*pending.popleft())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    """:meth:`WorkerPool.score_file` in a pool of its own, stopped when done."""
+    with WorkerPool(metrics, workers=workers, thresholds=thresholds) as pool:
+        yield from pool.score_file(path, skip=skip, span_bytes=span_bytes)
 
 
 def _finished(indices: Sequence[int], future: Future[tuple[bytes, RowTally]]) -> ScoredSpan:

@@ -8,7 +8,7 @@ counts of a run add up to its input.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,7 +18,7 @@ from .judge.base import Usage
 from .metrics.base import Metric, Score
 from .metrics.judged import JudgedMetric
 from .samples import SampleId
-from .stats import PassK, RunningStats, TrialStats
+from .stats import PassK, RunningStats, TrialStats, interval_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -317,6 +317,7 @@ class SummaryAccumulator:
         self.pass_k = list(pass_k) if pass_k is not None else None
         self._tally = RowTally(self.thresholds)
         self._stats = {name: RunningStats() for name in self.metric_names}
+        self._intervals: dict[str, tuple[int, tuple[float, float] | None]] = {}
 
     def add(self, row: SampleResult) -> None:
         """Count one record's outcome."""
@@ -354,6 +355,17 @@ class SummaryAccumulator:
         bootstrap that :meth:`summary` runs."""
         return self._stats[name].mean
 
+    def prepare_intervals(self, map_function: Callable[..., Iterable[Any]] = map) -> None:
+        """Work out every metric's bootstrap interval now, through ``map_function`` (a
+        process pool's ``map`` works them out side by side); :meth:`summary` uses them
+        until another row is counted."""
+        stats = [self._stats[name] for name in self.metric_names]
+        found = map_function(interval_of, stats)
+        self._intervals = {
+            name: (each.count, interval)
+            for name, each, interval in zip(self.metric_names, stats, found, strict=True)
+        }
+
     def summary(self) -> dict[str, MetricSummary]:
         """Each metric's aggregate so far, by name."""
         return {name: self._summarise(name) for name in self.metric_names}
@@ -361,6 +373,11 @@ class SummaryAccumulator:
     def _summarise(self, name: str) -> MetricSummary:
         tally = self._tally
         stats, trials = self._stats[name], tally.trials[name]
+        prepared = self._intervals.get(name)
+        if prepared is not None and prepared[0] == stats.count:
+            interval = prepared[1]
+        else:
+            interval = stats.bootstrap_ci()
         ks = self.pass_k if self.pass_k is not None else trials.ks()
         pass_at = {k: found for k in ks if (found := trials.pass_at(k)) is not None}
         pass_hat = {k: found for k in ks if (found := trials.pass_hat(k)) is not None}
@@ -368,7 +385,7 @@ class SummaryAccumulator:
             name,
             stats.mean,
             stats.std,
-            stats.bootstrap_ci(),
+            interval,
             stats.count,
             tally.failed[name],
             tally.passed[name],

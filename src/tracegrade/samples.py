@@ -27,7 +27,7 @@ SampleId = StrictStr | StrictInt | None
 
 
 class _Sample(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: SampleId = None
     """An identifier the user chose; results carry it beside the sample's index."""

@@ -492,3 +492,8 @@ class TrialStats:
             times * estimator(*divmod(packed, _ONE_TRIAL), k) for packed, times in groups.items()
         )
         return PassK(k, total / tasks, tasks)
+
+
+def interval_of(stats: RunningStats) -> tuple[float, float] | None:
+    """``stats.bootstrap_ci()``, as a function that a process pool can run."""
+    return stats.bootstrap_ci()
