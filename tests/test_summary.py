@@ -65,12 +65,18 @@ def test_a_tally_without_values_cannot_be_folded() -> None:
         SummaryAccumulator(NAMES).add_tally(tally)
 
 
+def _twins(rows: list[SampleResult]) -> tuple[SummaryAccumulator, SummaryAccumulator]:
+    """Two summaries of the same rows."""
+    first, second = SummaryAccumulator(NAMES), SummaryAccumulator(NAMES)
+    for row in rows:
+        first.add(row)
+        second.add(row)
+    return first, second
+
+
 def test_intervals_prepared_side_by_side_are_the_ones_summary_computes() -> None:
     rows = _rows(3000, 7)
-    prepared, plain = SummaryAccumulator(NAMES), SummaryAccumulator(NAMES)
-    for row in rows:
-        prepared.add(row)
-        plain.add(row)
+    prepared, plain = _twins(rows)
     calls: list[int] = []
 
     def recording_map(function: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
@@ -87,11 +93,7 @@ def test_intervals_prepared_side_by_side_are_the_ones_summary_computes() -> None
 
 
 def test_intervals_work_out_in_a_process_pool() -> None:
-    rows = _rows(3000, 8)
-    prepared, plain = SummaryAccumulator(NAMES), SummaryAccumulator(NAMES)
-    for row in rows:
-        prepared.add(row)
-        plain.add(row)
+    prepared, plain = _twins(_rows(3000, 8))
     with WorkerPool([ToolCallF1()], workers=2) as pool:
         prepared.prepare_intervals(pool.map)
     assert prepared.summary() == plain.summary()
