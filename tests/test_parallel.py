@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, iter
 from tracegrade._json import dumps
 from tracegrade.cli import EXIT_INPUT, main
 from tracegrade.metrics.base import Metric, Score
-from tracegrade.parallel import ScoredSpan, score_file, spans
+from tracegrade.parallel import ScoredSpan, WorkerPool, score_file, spans
 from tracegrade.results import SampleResult, SummaryAccumulator
 from tracegrade.samples import Sample
 
@@ -70,6 +71,16 @@ def _serial(path: Path, skip: set[int] | None = None) -> list[SampleResult]:
     return list(iter_evaluate(path, METRICS, skip=skip or set()))
 
 
+def _collect(scored: Iterator[ScoredSpan]) -> tuple[list[ScoredSpan], bytes]:
+    """The spans, and their lines copied as each comes (a span's lines may be a view
+    that lasts only until the next span)."""
+    spans, lines = [], []
+    for span in scored:
+        spans.append(span)
+        lines.append(bytes(span.lines))
+    return spans, b"".join(lines)
+
+
 def _summary(rows: list[SampleResult]) -> SummaryAccumulator:
     summary = SummaryAccumulator(METRICS)
     for row in rows:
@@ -88,8 +99,7 @@ def _folded(spans: list[ScoredSpan]) -> SummaryAccumulator:
 def test_rows_equal_the_one_process_run(tmp_path: Path, span_bytes: int) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 300)
     expected = _serial(path)
-    batches = list(score_file(path, METRICS, workers=2, span_bytes=span_bytes))
-    written = b"".join(span.lines for span in batches)
+    batches, written = _collect(score_file(path, METRICS, workers=2, span_bytes=span_bytes))
     assert written == b"".join(dumps(row.to_dict()) + b"\n" for row in expected)
     indices = [index for span in batches for index in span.indices]
     assert indices == [row.index for row in expected]
@@ -104,7 +114,7 @@ def test_skipped_records_are_not_scored(tmp_path: Path) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 120)
     skip = set(range(0, 120, 3))
     expected = _serial(path, skip)
-    batches = list(score_file(path, METRICS, workers=2, skip=skip, span_bytes=900))
+    batches, _ = _collect(score_file(path, METRICS, workers=2, skip=skip, span_bytes=900))
     indices = [index for span in batches for index in span.indices]
     assert indices == [row.index for row in expected]
     assert not skip & set(indices)
@@ -154,8 +164,8 @@ class _Explodes(Metric):
 
 def test_a_metric_failing_in_a_worker_is_that_rows_error(tmp_path: Path) -> None:
     path = _messy_file(tmp_path / "data.jsonl", 60)
-    batches = list(score_file(path, [_Explodes()], workers=2, span_bytes=800))
-    rows = [json.loads(line) for span in batches for line in span.lines.splitlines()]
+    batches, written = _collect(score_file(path, [_Explodes()], workers=2, span_bytes=800))
+    rows = [json.loads(line) for line in written.splitlines()]
     failed = [row for row in rows if row["status"] == "failed"]
     assert failed and all(str(row["id"]).endswith("3") for row in failed)
     assert failed[0]["metrics"]["explodes"]["error"] == (
@@ -222,3 +232,27 @@ def test_cli_notes_why_workers_are_not_used(
     path = _messy_file(tmp_path / "data.jsonl", 5)
     _cli(path, tmp_path / "out.jsonl", "2", "--samples")
     assert "--workers 2 not used: --parquet and --samples" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("slot_bytes", [1, 1500, 1 << 20])
+def test_rows_come_back_whole_through_slots_of_any_size(tmp_path: Path, slot_bytes: int) -> None:
+    """Spans whose rows fit a slot come back through shared memory, the others pickled;
+    either way the bytes are the one-process run's."""
+    path = _messy_file(tmp_path / "data.jsonl", 200)
+    expected = b"".join(dumps(row.to_dict()) + b"\n" for row in _serial(path))
+    with WorkerPool(METRICS, workers=2, slot_bytes=slot_bytes) as pool:
+        _, written = _collect(pool.score_file(path, span_bytes=600))
+        _, again = _collect(pool.score_file(path, span_bytes=900))  # the slots are reused
+    assert written == again == expected
+
+
+def test_a_spans_shared_lines_are_released_when_the_next_is_asked_for(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 60)
+    with WorkerPool(METRICS, workers=2) as pool:
+        scored = pool.score_file(path, span_bytes=500)
+        first = next(scored)
+        assert isinstance(first.lines, memoryview) and bytes(first.lines).endswith(b"\n")
+        next(scored)
+        with pytest.raises(ValueError, match="released"):
+            bytes(first.lines)
+        scored.close()

@@ -4,7 +4,9 @@ The parent cuts the file into spans of whole lines, counting lines and records a
 goes (so every row knows its line number and index), and hands each span to a worker.
 A worker reads its span itself, scores it exactly as the one-process runner does, and
 sends back the rows already written as JSON lines, plus their tally for the run's
-summary (counts, and each metric's values in order). Spans come back in input order, with at most
+summary (counts, and each metric's values in order). Forked workers put the rows in
+memory they share with the parent, one slot per span in flight, so that the parent
+writes them out without unpickling a copy. Spans come back in input order, with at most
 two per worker waiting, so memory stays flat whatever the file's size.
 
 Workers are forked where the platform allows (no start-up cost, and metrics need not be
@@ -22,6 +24,7 @@ from collections import deque
 from collections.abc import Callable, Container, Generator, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -43,6 +46,10 @@ SPAN_LINES = 2048
 """The most lines in one span, so that a span of short records does not bring back
 more rows than the parent should hold at once."""
 
+SLOT_BYTES = 4 << 20
+"""The rows of a span up to this size come back through shared memory (forked workers);
+bigger ones, and those of spawned workers, come back pickled."""
+
 _TAIL_SHARE = 8
 """Near the end, a span is at most this fraction of what is left of the file..."""
 _SMALLEST_SPAN = 1 << 16
@@ -63,9 +70,13 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class ScoredSpan:
-    """One span's rows: as JSON lines, which records they are, and their tally."""
+    """One span's rows: as JSON lines, which records they are, and their tally.
 
-    lines: bytes
+    ``lines`` may be a view of memory the workers share: it is released when the next
+    span is asked for, so write it out or copy it (``bytes(span.lines)``) before then.
+    """
+
+    lines: bytes | memoryview
     indices: Sequence[int]
     tally: RowTally
 
@@ -130,18 +141,30 @@ def _let_go(view: mmap.mmap, start: int, end: int) -> None:
 _worker_metrics: Sequence[Metric] = ()
 _worker_thresholds: Mapping[str, float | None] = {}
 _worker_reads_lean = False
+_worker_slots: mmap.mmap | None = None
+_worker_slot_bytes = 0
 
 
-def _start_worker(metrics: Sequence[Metric], thresholds: Mapping[str, float | None]) -> None:
+def _start_worker(
+    metrics: Sequence[Metric],
+    thresholds: Mapping[str, float | None],
+    slots: mmap.mmap | None,
+    slot_bytes: int,
+) -> None:
     global _worker_metrics, _worker_thresholds, _worker_reads_lean
+    global _worker_slots, _worker_slot_bytes
     _worker_metrics = metrics
     _worker_thresholds = thresholds
     _worker_reads_lean = read_lean(metrics)
+    _worker_slots, _worker_slot_bytes = slots, slot_bytes
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def score_span(path: str, span: Span, skipped: frozenset[int]) -> tuple[bytes, RowTally]:
-    """Score one span (in a worker): its rows as JSON lines, and their tally."""
+def score_span(
+    path: str, span: Span, skipped: frozenset[int], slot: int | None = None
+) -> tuple[bytes | None, int, RowTally]:
+    """Score one span (in a worker): its rows as JSON lines, their size and their tally.
+    The lines come back as ``None`` when they went into shared-memory ``slot``."""
     with open(path, "rb") as handle:
         handle.seek(span.start)
         data = handle.read(span.end - span.start)
@@ -158,7 +181,15 @@ def score_span(path: str, span: Span, skipped: frozenset[int]) -> tuple[bytes, R
             written.append(dumps(row.to_dict()))
             tally.add(row)
         index += 1
-    return (b"\n".join(written) + b"\n" if written else b""), tally
+    if written:
+        written.append(b"")  # the last row's newline
+    lines = b"\n".join(written)
+    size = len(lines)
+    if slot is None or _worker_slots is None or size > _worker_slot_bytes:
+        return lines, size, tally
+    start = slot * _worker_slot_bytes
+    _worker_slots[start : start + size] = lines
+    return None, size, tally
 
 
 def _context() -> Any:
@@ -177,13 +208,22 @@ class WorkerPool:
         *,
         workers: int,
         thresholds: Mapping[str, float] | None = None,
+        slot_bytes: int = SLOT_BYTES,
     ) -> None:
         self.workers = workers
+        context = _context()
+        in_flight = 2 * workers + 1
+        # Forked workers inherit this mapping; spawned ones could not share it.
+        forked = context.get_start_method() == "fork"
+        self._slots = mmap.mmap(-1, in_flight * slot_bytes) if forked else None
+        self._view = memoryview(self._slots) if self._slots is not None else None
+        self._slot_bytes = slot_bytes
+        self._free = list(range(in_flight)) if forked else []
         self._executor = ProcessPoolExecutor(
             workers,
-            mp_context=_context(),
+            mp_context=context,
             initializer=_start_worker,
-            initargs=(metrics, resolve_thresholds(metrics, thresholds)),
+            initargs=(metrics, resolve_thresholds(metrics, thresholds), self._slots, slot_bytes),
         )
 
     def score_file(
@@ -197,7 +237,7 @@ class WorkerPool:
         its rows as JSON lines (what :func:`~tracegrade.runner.iter_evaluate` gives,
         written) and their tally. Records whose index is in ``skip`` are passed over."""
         name = str(path)
-        pending: deque[tuple[Sequence[int], Future[tuple[bytes, RowTally]]]] = deque()
+        pending: deque[_Pending] = deque()
         try:
             for span in spans(Path(path), span_bytes):
                 every = range(span.first_index, span.first_index + span.records)
@@ -205,15 +245,37 @@ class WorkerPool:
                 if span.records == 0 or len(skipped) == span.records:
                     continue
                 indices = [i for i in every if i not in skipped] if skipped else every
-                future = self._executor.submit(score_span, name, span, skipped)
-                pending.append((indices, future))
+                slot = self._free.pop() if self._free else None
+                future = self._executor.submit(score_span, name, span, skipped, slot)
+                pending.append((indices, slot, future))
                 if len(pending) > 2 * self.workers:
-                    yield _finished(*pending.popleft())
+                    yield from self._hand_over(*pending.popleft())
             while pending:
-                yield _finished(*pending.popleft())
+                yield from self._hand_over(*pending.popleft())
         finally:
-            for _, future in pending:
+            for _, slot, future in pending:
                 future.cancel()
+                if slot is not None:  # free once no worker can still write to it
+                    future.add_done_callback(partial(self._free_slot, slot))
+
+    def _free_slot(self, slot: int, _: object = None) -> None:
+        self._free.append(slot)
+
+    def _hand_over(
+        self, indices: Sequence[int], slot: int | None, future: Future[_Scored]
+    ) -> Iterator[ScoredSpan]:
+        """The finished span; its slot is free again once the consumer moves on."""
+        try:
+            lines, size, tally = future.result()
+            if lines is not None or slot is None or self._view is None:
+                yield ScoredSpan(lines or b"", indices, tally)
+                return
+            start = slot * self._slot_bytes
+            with self._view[start : start + size] as view:
+                yield ScoredSpan(view, indices, tally)
+        finally:
+            if slot is not None:
+                self._free_slot(slot)
 
     def map(self, function: Callable[[_Item], _Result], items: Iterable[_Item]) -> list[_Result]:
         """``function`` of each item, worked out in the processes side by side
@@ -223,12 +285,20 @@ class WorkerPool:
     def close(self) -> None:
         """Stop the processes (work not yet started is dropped)."""
         self._executor.shutdown(wait=True, cancel_futures=True)
+        if self._view is not None:
+            self._view.release()
+        if self._slots is not None:
+            self._slots.close()
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+_Scored = tuple[bytes | None, int, RowTally]
+_Pending = tuple[Sequence[int], int | None, Future[_Scored]]
 
 
 def score_file(
@@ -243,8 +313,3 @@ def score_file(
     """:meth:`WorkerPool.score_file` in a pool of its own, stopped when done."""
     with WorkerPool(metrics, workers=workers, thresholds=thresholds) as pool:
         yield from pool.score_file(path, skip=skip, span_bytes=span_bytes)
-
-
-def _finished(indices: Sequence[int], future: Future[tuple[bytes, RowTally]]) -> ScoredSpan:
-    lines, tally = future.result()
-    return ScoredSpan(lines, indices, tally)

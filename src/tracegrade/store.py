@@ -211,7 +211,7 @@ class ResultsFile:
         """Append one row; it reaches the OS now and the disk within SYNC_SECONDS."""
         self.write_lines(dumps(row.to_dict()) + b"\n", (row.index,))
 
-    def write_lines(self, lines: bytes, indices: Iterable[int]) -> None:
+    def write_lines(self, lines: bytes | memoryview, indices: Iterable[int]) -> None:
         """Append rows already written as JSON lines, of the records ``indices``."""
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
