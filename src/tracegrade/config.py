@@ -8,7 +8,6 @@ a :class:`ConfigError` naming the file, the key and the rule broken.
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 from collections.abc import Callable, Mapping
@@ -17,11 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TracegradeError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover (Python 3.10)
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 CONFIG_NAME = "tracegrade.toml"
 PYPROJECT_NAME = "pyproject.toml"
@@ -105,6 +99,11 @@ def load_config(path: Path) -> ProjectConfig:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # the parser loads only when a file is read
+        import tomllib
+    else:  # pragma: no cover (Python 3.10)
+        import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+
     try:
         with open(path, "rb") as file:
             data: dict[str, Any] = tomllib.load(file)
@@ -167,6 +166,8 @@ def _got(value: Any) -> str:
 
 
 def _suggestion(word: str, known: list[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, known, n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

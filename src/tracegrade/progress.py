@@ -17,20 +17,16 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from types import TracebackType
-from typing import IO, Literal, TextIO
+from functools import cache
+from typing import IO, TYPE_CHECKING, Literal, TextIO
 
-from rich.console import Console, RenderableType
-from rich.progress import (
-    BarColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskID,
-    TextColumn,
-)
-from rich.table import Column
-from rich.text import Text
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from rich.console import Console, RenderableType
+    from rich.progress import Progress, Task, TaskID
+
+    BarFactory = Callable[[Callable[[], None], Console, Callable[[], float]], Progress]
 
 ProgressMode = Literal["auto", "bar", "lines", "terminal", "off"]
 """How progress is shown: ``"bar"`` a rich bar, ``"lines"`` a plain line now and then,
@@ -89,10 +85,12 @@ class ProgressReporter:
         self._start = self._last_check = self._next_line_at = 0.0
         self._stream: IO[str] = console.file if console is not None else (stream or sys.stderr)
         if console is None and mode != "lines" and mode != "off":
+            from rich.console import Console  # only a bar, or deciding on one, needs rich
+
             console = Console(file=self._stream)
         self._console = console
         self._mode = _resolve(mode, console)
-        self._bar: _LiveProgress | None = None
+        self._bar: Progress | None = None
         self._task: TaskID | None = None
 
     # counting
@@ -232,7 +230,7 @@ class ProgressReporter:
 
     def _start_bar(self) -> None:
         assert self._console is not None
-        self._bar = _LiveProgress(self._sync_bar, self._console, self._clock)
+        self._bar = _live_progress()(self._sync_bar, self._console, self._clock)
         self._task = self._bar.add_task(self._label, total=self._total, failed=0, rejected=0)
         self._bar.start()
 
@@ -260,72 +258,78 @@ class ProgressReporter:
             self._bar = None
 
 
-class _LiveProgress(Progress):
-    """A rich Progress that asks for the current counts before each redraw."""
+@cache
+def _live_progress() -> BarFactory:
+    """The rich Progress the bar mode draws with; rich.progress loads on first use."""
+    from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn
+    from rich.table import Column
+    from rich.text import Text
 
-    def __init__(
-        self, on_render: Callable[[], None], console: Console, clock: Callable[[], float]
-    ) -> None:
-        self._on_render = on_render  # rich renders once while constructing
-        super().__init__(
-            TextColumn("{task.description}", style="progress.description", markup=False),
-            BarColumn(),
-            _CountColumn(table_column=Column(no_wrap=True)),
-            _TimeColumn(table_column=Column(no_wrap=True)),
-            _OutcomeColumn(table_column=Column(no_wrap=True)),
-            console=console,
-            get_time=clock,
-            # prints are moved above the bar when they would land on the same screen, but
-            # stdout piped to a file stays untouched
-            redirect_stdout=console.file is sys.stdout or _is_tty(sys.stdout),
-            redirect_stderr=console.file is sys.stderr,
-        )
+    class _LiveProgress(Progress):
+        """A rich Progress that asks for the current counts before each redraw."""
 
-    def get_renderables(self) -> Iterable[RenderableType]:
-        self._on_render()
-        yield from super().get_renderables()
+        def __init__(
+            self, on_render: Callable[[], None], console: Console, clock: Callable[[], float]
+        ) -> None:
+            self._on_render = on_render  # rich renders once while constructing
+            super().__init__(
+                TextColumn("{task.description}", style="progress.description", markup=False),
+                BarColumn(),
+                _CountColumn(table_column=Column(no_wrap=True)),
+                _TimeColumn(table_column=Column(no_wrap=True)),
+                _OutcomeColumn(table_column=Column(no_wrap=True)),
+                console=console,
+                get_time=clock,
+                # prints are moved above the bar when they would land on the same screen, but
+                # stdout piped to a file stays untouched
+                redirect_stdout=console.file is sys.stdout or _is_tty(sys.stdout),
+                redirect_stderr=console.file is sys.stderr,
+            )
 
+        def get_renderables(self) -> Iterable[RenderableType]:
+            self._on_render()
+            yield from super().get_renderables()
 
-class _CountColumn(ProgressColumn):
-    """``1,200/10,000  12% 950/s``, or ``1,200 950/s`` without a total. The rate is the
-    recent one while running (rich's estimate), the run's average once it ended."""
+    class _CountColumn(ProgressColumn):
+        """``1,200/10,000  12% 950/s``, or ``1,200 950/s`` without a total. The rate is the
+        recent one while running (rich's estimate), the run's average once it ended."""
 
-    def render(self, task: Task) -> Text:
-        done = int(task.completed)
-        total = None if task.total is None else int(task.total)
-        text = Text(_count(done, total), style="progress.download")
-        if total:
-            text.append(f" {task.percentage:3.0f}%", style="progress.percentage")
-        rate = task.fields.get("average") or task.speed
-        if rate:
-            text.append(f" {_rate(rate)}/s", style="progress.data.speed")
-        return text
+        def render(self, task: Task) -> Text:
+            done = int(task.completed)
+            total = None if task.total is None else int(task.total)
+            text = Text(_count(done, total), style="progress.download")
+            if total:
+                text.append(f" {task.percentage:3.0f}%", style="progress.percentage")
+            rate = task.fields.get("average") or task.speed
+            if rate:
+                text.append(f" {_rate(rate)}/s", style="progress.data.speed")
+            return text
 
+    class _TimeColumn(ProgressColumn):
+        """Elapsed time, then ``ETA 0:00:09`` while running with a known total and a rate."""
 
-class _TimeColumn(ProgressColumn):
-    """Elapsed time, then ``ETA 0:00:09`` while running with a known total and a rate."""
+        def render(self, task: Task) -> Text:
+            elapsed = task.finished_time if task.finished else task.elapsed
+            text = Text(_duration(elapsed or 0.0), style="progress.elapsed")
+            remaining = None if "average" in task.fields else task.time_remaining
+            if remaining is not None and not task.finished:
+                text.append(f" ETA {_duration(remaining)}", style="progress.remaining")
+            return text
 
-    def render(self, task: Task) -> Text:
-        elapsed = task.finished_time if task.finished else task.elapsed
-        text = Text(_duration(elapsed or 0.0), style="progress.elapsed")
-        remaining = None if "average" in task.fields else task.time_remaining
-        if remaining is not None and not task.finished:
-            text.append(f" ETA {_duration(remaining)}", style="progress.remaining")
-        return text
+    class _OutcomeColumn(ProgressColumn):
+        """``3 failed · 1 rejected``, leaving out a count that is zero."""
 
+        def render(self, task: Task) -> Text:
+            text = Text()
+            for field, style in (("failed", "red"), ("rejected", "yellow")):
+                count = int(task.fields.get(field, 0))
+                if count:
+                    if text:
+                        text.append(" · ")
+                    text.append(f"{count:,} {field}", style=style)
+            return text
 
-class _OutcomeColumn(ProgressColumn):
-    """``3 failed · 1 rejected``, leaving out a count that is zero."""
-
-    def render(self, task: Task) -> Text:
-        text = Text()
-        for field, style in (("failed", "red"), ("rejected", "yellow")):
-            count = int(task.fields.get(field, 0))
-            if count:
-                if text:
-                    text.append(" · ")
-                text.append(f"{count:,} {field}", style=style)
-        return text
+    return _LiveProgress
 
 
 # choosing the display

@@ -13,7 +13,6 @@ input order (each row carries its ``index``; :func:`evaluate` sorts them back).
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import (
     AsyncGenerator,
@@ -214,6 +213,8 @@ async def _judged_rows(
     """Rows of a run with judged metrics, as they finish: deterministic metrics are
     scored as each record is read, judged ones with up to ``concurrency`` samples at
     the judge at once."""
+    import asyncio
+
     judged = _judged(metrics)
     plain = [metric for metric in metrics if metric not in judged]
     pending: set[asyncio.Task[SampleResult]] = set()
@@ -252,6 +253,8 @@ async def _ask_judges(
     sample: Sample, row: SampleResult, judged: Sequence[Metric], raise_exceptions: bool
 ) -> SampleResult:
     """Score one sample with every judged metric at once."""
+    import asyncio
+
     outcomes = await asyncio.gather(
         *(metric.ascore(sample) for metric in judged), return_exceptions=True
     )
@@ -279,6 +282,8 @@ def _keep(row: SampleResult, metric: Metric, score: Score, raise_exceptions: boo
 def _in_own_loop(rows: AsyncGenerator[SampleResult, None]) -> Generator[SampleResult, None, None]:
     """Drive an async row stream from sync code, on one event loop for the whole run (so
     the judge's connections are opened once, not per sample)."""
+    import asyncio
+
     loop = asyncio.new_event_loop()
     try:
         while True:
@@ -309,6 +314,8 @@ def _check_no_running_loop(metrics: Sequence[Metric]) -> None:
     judged = [metric.name for metric in _judged(metrics)]
     if not judged:
         return
+    import asyncio
+
     try:
         asyncio.get_running_loop()
     except RuntimeError:

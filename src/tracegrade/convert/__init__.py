@@ -7,15 +7,34 @@ or a LangGraph state dict with a ``messages`` key, and returns tracegrade messag
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
-from types import ModuleType
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from ._base import AnyMessage, ConversionError, InvalidArguments, Options, plain
-from .detect import detect_source
-from .export import to_openai
+from .._lazy import lazy_attributes
 
-Converter = Callable[[list[Any], Options], list[AnyMessage]]
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import ModuleType
+
+    from ._base import AnyMessage, ConversionError, InvalidArguments, Options
+    from .detect import detect_source
+    from .export import to_openai
+
+    Converter = Callable[[list[Any], Options], list[AnyMessage]]
+
+# The converters load on first use: naming SOURCES (as the command line does) loads none.
+_LAZY = {
+    "ConversionError": "_base",
+    "AnyMessage": "_base",
+    "InvalidArguments": "_base",
+    "Options": "_base",
+    "plain": "_base",
+    "detect_source": "detect",
+    "to_openai": "export",
+}
+
+
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 _MODULES = {
@@ -47,6 +66,8 @@ def _module(source: str) -> ModuleType:
 
 
 def _message_list(obj: Any) -> list[Any]:
+    from ._base import ConversionError, plain
+
     data = plain(obj) if not isinstance(obj, (list, tuple)) else obj
     if isinstance(data, Mapping) and "messages" in data:  # a LangGraph state
         data = data["messages"]
@@ -74,6 +95,9 @@ def convert_messages(
     Arguments that are not valid JSON raise :class:`ConversionError`, unless
     ``invalid_arguments="keep"`` keeps their text in ``ToolCall.unparsed_args``.
     """
+    from ._base import Options
+    from .detect import detect_source
+
     if invalid_arguments not in ("raise", "keep"):
         raise ValueError("invalid_arguments must be 'raise' or 'keep'")
     options = Options(metadata=metadata, invalid_arguments=invalid_arguments)

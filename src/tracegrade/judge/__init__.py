@@ -3,13 +3,19 @@ persistent cache and token and cost accounting."""
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-from .asking import ask
+from .._lazy import lazy_attributes
 from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
 
+if TYPE_CHECKING:
+    from .asking import ask
+    from .cache import JudgeCache
+    from .client import OpenAIJudge, Prices, default_judge
+
+# Loaded on first use: results only need Usage, and asking a judge needs the rest.
 _LAZY = {
+    "ask": "asking",
     "OpenAIJudge": "client",
     "Prices": "client",
     "default_judge": "client",
@@ -17,11 +23,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_attributes(__name__, _LAZY, globals())
 
 
 __all__ = [

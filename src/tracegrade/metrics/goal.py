@@ -7,12 +7,14 @@ the human said. Either way the judge states the goal, the end state, and its rea
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..judge.templates import load_prompt
-from ..samples import MultiTurnSample, Sample
-from .base import Score
+from ..samples import MultiTurnSample
 from .judged import JudgedMetric
+
+if TYPE_CHECKING:
+    from ..samples import Sample
+    from .base import Score
 
 
 class _GoalAccuracy(JudgedMetric):
@@ -23,6 +25,8 @@ class _GoalAccuracy(JudgedMetric):
         return {"conversation": sample.user_input}
 
     async def ascore(self, sample: Sample) -> Score:
+        from ..judge.templates import load_prompt
+
         self.check(sample)
         assert isinstance(sample, MultiTurnSample)
         prompt = load_prompt(self.prompt)

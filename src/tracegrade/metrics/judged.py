@@ -9,13 +9,14 @@ coroutine and works only where no event loop is running.
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..judge.asking import ask
-from ..judge.base import Judge, JudgeAnswer, JudgeRequest
-from ..samples import Sample
-from .base import Metric, Score
+from .base import Metric
+
+if TYPE_CHECKING:
+    from ..judge.base import Judge, JudgeAnswer, JudgeRequest
+    from ..samples import Sample
+    from .base import Score
 
 
 class JudgedMetric(Metric):
@@ -47,11 +48,15 @@ class JudgedMetric(Metric):
 
     async def ask(self, request: JudgeRequest) -> JudgeAnswer:
         """The judge's checked answer to ``request``; JudgeError when it has none."""
+        from ..judge.asking import ask
+
         return await ask(self.judge(), request)
 
     def score(self, sample: Sample) -> Score:
         """Score one sample synchronously, where no event loop is running (scripts,
         the CLI); inside one (notebooks, async code) use ``await metric.ascore(sample)``."""
+        import asyncio
+
         try:
             asyncio.get_running_loop()
         except RuntimeError:

@@ -11,8 +11,6 @@ from collections.abc import Callable
 from enum import Enum
 from typing import ClassVar
 
-from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
-
 from ..samples import Sample, SingleTurnSample
 from .base import Metric, Score
 
@@ -82,12 +80,24 @@ class DistanceMeasure(str, Enum):
     JARO_WINKLER = "jaro_winkler"
 
 
-_DISTANCES: dict[DistanceMeasure, Callable[[str, str], float]] = {
-    DistanceMeasure.LEVENSHTEIN: Levenshtein.normalized_distance,
-    DistanceMeasure.HAMMING: Hamming.normalized_distance,
-    DistanceMeasure.JARO: Jaro.normalized_distance,
-    DistanceMeasure.JARO_WINKLER: JaroWinkler.normalized_distance,
-}
+_DISTANCES: dict[DistanceMeasure, Callable[[str, str], float]] = {}
+"""The normalised distance of each measure, filled by :func:`_distances` on first use."""
+
+
+def _distances() -> dict[DistanceMeasure, Callable[[str, str], float]]:
+    """:data:`_DISTANCES`, importing rapidfuzz the first time it is needed (the table is
+    replaced whole, so another thread never sees it half filled)."""
+    global _DISTANCES
+    if not _DISTANCES:
+        from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
+
+        _DISTANCES = {
+            DistanceMeasure.LEVENSHTEIN: Levenshtein.normalized_distance,
+            DistanceMeasure.HAMMING: Hamming.normalized_distance,
+            DistanceMeasure.JARO: Jaro.normalized_distance,
+            DistanceMeasure.JARO_WINKLER: JaroWinkler.normalized_distance,
+        }
+    return _DISTANCES
 
 
 class NonLLMStringSimilarity(StringMetric):
@@ -115,5 +125,5 @@ class NonLLMStringSimilarity(StringMetric):
             ) from None
 
     def similarity(self, response: str, reference: str) -> float:
-        distance: float = _DISTANCES[self.distance_measure](reference, response)
+        distance: float = (_DISTANCES or _distances())[self.distance_measure](reference, response)
         return 1.0 - distance

@@ -15,13 +15,15 @@ enters neither formula.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from ..judge.base import Judge
-from ..judge.templates import load_prompt
-from ..samples import MultiTurnSample, Sample
-from .base import Score
+from ..samples import MultiTurnSample
 from .judged import JudgedMetric
+
+if TYPE_CHECKING:
+    from ..judge.base import Judge
+    from ..samples import Sample
+    from .base import Score
 
 TopicMode = Literal["f1", "precision", "recall"]
 PROMPT = "topic_adherence"
@@ -34,6 +36,8 @@ def _ratio(numerator: int, denominator: int) -> float:
 def _schema(reference_topics: list[str]) -> dict[str, Any]:
     """The prompt's answer schema with ``reference_topic`` limited to this sample's
     topics (or null), so the judge cannot name a topic that is not in the reference."""
+    from ..judge.templates import load_prompt
+
     schema: dict[str, Any] = dict(load_prompt(PROMPT).schema)
     topics = dict(schema["properties"]["topics"])
     item = dict(topics["items"])
@@ -77,6 +81,8 @@ class TopicAdherenceScore(JudgedMetric):
         self.mode: TopicMode = mode
 
     async def ascore(self, sample: Sample) -> Score:
+        from ..judge.templates import load_prompt
+
         self.check(sample)
         assert isinstance(sample, MultiTurnSample) and sample.reference_topics is not None
         prompt = load_prompt(PROMPT)

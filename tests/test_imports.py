@@ -1,0 +1,223 @@
+"""What importing tracegrade loads: the command line and the package stay light, and the
+modules they leave out load when something uses them.
+
+Each test runs in a fresh interpreter, since this one has long loaded everything.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
+
+# Where each public name is defined: the modules ``tracegrade/__init__.py`` used to import
+# them from, written out here so the test does not take the package's word for it.
+PUBLIC = {
+    "tracegrade.convert": ["ConversionError", "convert_messages", "to_openai"],
+    "tracegrade.dataset": ["EvaluationDataset", "iter_jsonl"],
+    "tracegrade.errors": [
+        "InputError",
+        "MissingFieldError",
+        "RecordError",
+        "TracegradeError",
+        "TracegradeWarning",
+    ],
+    "tracegrade.messages": [
+        "AIMessage",
+        "HumanMessage",
+        "Message",
+        "ToolCall",
+        "ToolMessage",
+        "parse_message",
+    ],
+    "tracegrade.metrics.base": ["Metric", "Score"],
+    "tracegrade.metrics.goal": [
+        "AgentGoalAccuracyWithReference",
+        "AgentGoalAccuracyWithoutReference",
+    ],
+    "tracegrade.metrics.strings": [
+        "DistanceMeasure",
+        "ExactMatch",
+        "NonLLMStringSimilarity",
+        "StringMetric",
+        "StringPresence",
+    ],
+    "tracegrade.metrics.tool_calls": ["ToolCallAccuracy", "ToolCallF1", "ToolCorrectnessMetric"],
+    "tracegrade.metrics.topic": ["TopicAdherenceScore"],
+    "tracegrade.results": ["EvaluationResult", "MetricSummary", "SampleResult"],
+    "tracegrade.runner": ["aevaluate", "aiter_evaluate", "evaluate", "iter_evaluate"],
+    "tracegrade.samples": ["EvalTestCase", "MultiTurnSample", "Sample", "SingleTurnSample"],
+}
+
+# Modules the deterministic ``evaluate`` path has no use for.
+HEAVY = ["asyncio", "rapidfuzz", "rich.progress", "tomllib"]
+
+
+def fresh(code: str) -> Any:
+    """Run ``code`` in a new interpreter; it prints one JSON value, which is returned."""
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_command_line_loads_only_what_a_deterministic_run_needs() -> None:
+    loaded = fresh(
+        """
+        import json, sys
+        import tracegrade.cli
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    assert [name for name in HEAVY if name in loaded] == []
+    # the converters load for --source and convert; naming SOURCES for --help loads none
+    assert [name for name in loaded if name.startswith("tracegrade.convert.")] == []
+    assert [name for name in loaded if name.startswith("tracegrade.judge.")] == [
+        "tracegrade.judge.base"
+    ]
+
+
+def test_importing_the_package_loads_none_of_its_modules() -> None:
+    loaded = fresh(
+        """
+        import json, sys
+        import tracegrade
+        print(json.dumps([tracegrade.__version__, sorted(sys.modules)]))
+        """
+    )
+    version, modules = loaded
+    assert isinstance(version, str) and version
+    assert [name for name in modules if name.startswith("tracegrade")] == ["tracegrade"]
+
+
+def test_every_public_name_imports_as_the_object_its_module_defines() -> None:
+    names = [name for names in PUBLIC.values() for name in names]
+    found = fresh(
+        f"""
+        import importlib, json
+        import tracegrade
+        from tracegrade import {", ".join(names)}
+        from tracegrade import __version__
+
+        public = {PUBLIC!r}
+        here = dict(globals())
+        same = {{
+            name: here[name] is getattr(importlib.import_module(module), name)
+            and getattr(tracegrade, name) is here[name]
+            for module, names in public.items()
+            for name in names
+        }}
+        star = {{}}
+        exec("from tracegrade import *", star)
+        print(json.dumps({{
+            "same": same,
+            "all": sorted(tracegrade.__all__),
+            "star": sorted(name for name in star if name != "__builtins__"),
+            "dir": sorted(set(tracegrade.__all__) - set(dir(tracegrade))),
+            "version": __version__ == tracegrade.__version__,
+        }}))
+        """
+    )
+    assert found["same"] == dict.fromkeys(names, True)
+    assert found["all"] == sorted([*names, "__version__"])
+    assert found["star"] == found["all"]
+    assert found["dir"] == []
+    assert found["version"]
+
+
+def test_names_the_package_never_had_still_raise_attribute_error() -> None:
+    message = fresh(
+        """
+        import json
+        import tracegrade
+        try:
+            tracegrade.no_such_name
+        except AttributeError as error:
+            print(json.dumps(str(error)))
+        """
+    )
+    assert message == "module 'tracegrade' has no attribute 'no_such_name'"
+
+
+def test_submodules_stay_reachable_as_attributes_after_a_bare_import() -> None:
+    found = fresh(
+        """
+        import json
+        import tracegrade
+        import tracegrade.metrics.tool_calls as tool_calls
+        print(json.dumps([
+            tracegrade.metrics.tool_calls is tool_calls,
+            tracegrade.judge.base.Usage.__name__,
+            tracegrade.convert.convert_messages is tracegrade.convert_messages,
+        ]))
+        """
+    )
+    assert found == [True, "Usage", True]
+
+
+def test_the_converters_names_load_on_first_use() -> None:
+    found = fresh(
+        """
+        import json, sys
+        import tracegrade.convert as convert
+        before = sorted(name for name in sys.modules if name.startswith("tracegrade.convert."))
+        from tracegrade.convert import ConversionError, detect_source, to_openai
+        from tracegrade.convert import _base, detect, export
+        print(json.dumps([
+            before,
+            list(convert.SOURCES),
+            ConversionError is _base.ConversionError,
+            detect_source is detect.detect_source,
+            to_openai is export.to_openai,
+        ]))
+        """
+    )
+    before, sources, *same = found
+    assert before == []
+    assert sources[0] == "auto" and "langchain" in sources
+    assert same == [True, True, True]
+
+
+def test_string_similarity_loads_rapidfuzz_when_it_first_scores() -> None:
+    found = fresh(
+        """
+        import json, sys
+        from tracegrade import NonLLMStringSimilarity, SingleTurnSample
+        before = "rapidfuzz" in sys.modules
+        sample = SingleTurnSample(response="sitting", reference="kitten")
+        values = {
+            measure: NonLLMStringSimilarity(measure).score(sample).value
+            for measure in ("levenshtein", "hamming", "jaro", "jaro_winkler")
+        }
+        print(json.dumps([before, "rapidfuzz" in sys.modules, values]))
+        """
+    )
+    before, after, values = found
+    assert (before, after) == (False, True)
+    assert values == {
+        "levenshtein": 1 - Levenshtein.normalized_distance("kitten", "sitting"),
+        "hamming": 1 - Hamming.normalized_distance("kitten", "sitting"),
+        "jaro": 1 - Jaro.normalized_distance("kitten", "sitting"),
+        "jaro_winkler": 1 - JaroWinkler.normalized_distance("kitten", "sitting"),
+    }
+    assert abs(values["levenshtein"] - (1 - 3 / 7)) < 1e-9
+
+
+def test_the_library_entry_points_leave_heavy_modules_unloaded() -> None:
+    loaded = fresh(
+        """
+        import json, sys
+        from tracegrade import evaluate, iter_evaluate, ToolCallF1, TopicAdherenceScore
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    assert [name for name in [*HEAVY, "rich"] if name in loaded] == []
