@@ -10,6 +10,10 @@ PURE = "pure-Python loop"
 RAGAS = "ragas evaluate"
 
 
+IMPORT_TARGET = "tracegrade, with what a run uses"
+"""The import-time row that the < 0.3 s target reads."""
+
+
 def _rate(value: float) -> str:
     return f"{value:,.0f}"
 
@@ -89,11 +93,11 @@ class Report:
             )
             if largest < 1_000_000:
                 rows[-1][2] = "not measured at 1M in this run"
-        seconds = self.imports.get("tracegrade")
+        seconds = self.imports.get(IMPORT_TARGET)
         if seconds is not None:
             rows.append(
                 [
-                    "`import tracegrade` < 0.3 s",
+                    "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s",
                     f"{seconds:.3f} s",
                     _verdict(seconds < 0.3, f"by {seconds - 0.3:.3f} s"),
                 ]
@@ -202,7 +206,11 @@ class Report:
         return [
             "## Import time",
             "",
-            "Median seconds to import the package in a fresh interpreter:",
+            "Median seconds to import in a fresh interpreter (bytecode compiled, as an "
+            "installed package is). tracegrade loads its parts on first use, so it is also "
+            "timed with `from tracegrade import evaluate, ToolCallF1, ToolCallAccuracy, "
+            "ToolCorrectnessMetric`, and as the command line (`import tracegrade.cli`); the "
+            "others are `import ragas` and `import deepeval`:",
             "",
             *_table(["package", "seconds"], rows),
         ]

@@ -45,6 +45,9 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
     assert len(agreement) >= 9
     assert all(same == total for same, total in agreement)
     assert "| a cached rerun makes 0 judge calls | 0 | met |" in text
+    for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
+        assert label in text  # the import-time rows
+    assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text
 
 
 def test_generator_is_seeded_and_realistic(tmp_path: Path) -> None:
