@@ -282,3 +282,29 @@ def test_damaged_lines_read_alike(record: dict[str, Any], damage: bytes) -> None
     line = json.dumps(record).encode()
     cut = len(line) // 2
     _assert_same_reading(line[:cut] + damage + line[cut:])
+
+
+def _calls_line(*names: str) -> bytes:
+    calls = [{"name": name, "args": {"n": i}} for i, name in enumerate(names)]
+    record = {
+        "user_input": [
+            {"type": "human", "content": "go"},
+            {"type": "ai", "content": "", "tool_calls": calls[:1]},
+            {"type": "tool", "content": "ok"},
+            {"type": "ai", "content": "", "tool_calls": calls[1:]},
+        ],
+        "reference_tool_calls": [],
+    }
+    return json.dumps(record).encode()
+
+
+def test_predicted_calls_are_a_fresh_list_of_each_conversations_own_calls() -> None:
+    first = lean_conversation(_calls_line("a", "b", "c"))
+    second = lean_conversation(_calls_line("x", "y"))
+    assert first is not None and second is not None
+    for _ in range(2):  # asked in turn, each gets its own calls
+        assert [call.name for call in first.predicted_tool_calls()] == ["a", "b", "c"]
+        assert [call.name for call in second.predicted_tool_calls()] == ["x", "y"]
+    mine = first.predicted_tool_calls()
+    mine.clear()  # the caller's list to change
+    assert len(first.predicted_tool_calls()) == 3

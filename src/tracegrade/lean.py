@@ -73,12 +73,23 @@ class LeanConversation(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     reference_topics: list[str] | None = None
 
     def predicted_tool_calls(self) -> list[LeanToolCall]:
-        """Every tool call the agent made, from every AIMessage, in conversation order."""
-        calls: list[LeanToolCall] = []
-        for message in self.user_input:
-            if type(message) is LeanAIMessage and message.tool_calls:
-                calls += message.tool_calls
-        return calls
+        """Every tool call the agent made, from every AIMessage, in conversation order
+        (a new list each time; the calls of the conversation asked last are kept, as
+        every tool-call metric asks in turn)."""
+        global _last_asked
+        asked, calls = _last_asked
+        if asked is not self:
+            calls = []
+            for message in self.user_input:
+                if type(message) is LeanAIMessage and message.tool_calls:
+                    calls += message.tool_calls
+            _last_asked = (self, calls)
+        return calls.copy()
+
+
+_last_asked: tuple[LeanConversation | None, list[LeanToolCall]] = (None, [])
+"""The conversation whose predicted calls were asked for last, and those calls (one
+tuple, replaced whole, so a thread never sees the two halves disagree)."""
 
 
 _DECODER = msgspec.json.Decoder(LeanConversation)
