@@ -256,3 +256,13 @@ def test_a_spans_shared_lines_are_released_when_the_next_is_asked_for(tmp_path: 
         with pytest.raises(ValueError, match="released"):
             bytes(first.lines)
         scored.close()
+
+
+def test_the_pool_closes_while_a_span_is_still_held(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 60)
+    pool = WorkerPool(METRICS, workers=2)
+    scored = pool.score_file(path, span_bytes=500)
+    held = next(scored)
+    pool.close()  # the generator still holds its span's view
+    assert bytes(held.lines).endswith(b"\n")
+    scored.close()

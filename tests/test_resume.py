@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from tests.judge.server import JudgeServer, judge_env, judge_server  # noqa: F401
 from tests.metrics.judges import sensible_answer
 
+from tracegrade import store
 from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
 from tracegrade.results import SampleResult
 from tracegrade.store import IndexSet, ResultsFile, ResumeError, RunRecord
@@ -257,3 +259,51 @@ def test_index_set_update_equals_adding_one_by_one(seed: int) -> None:
         expected.update(indices)
     assert len(bulk) == len(single) == len(expected)
     assert [i for i in range(200) if i in bulk] == sorted(expected)
+
+
+def _record_for(path: Path) -> RunRecord:
+    data = path.with_suffix(".input")
+    data.write_text("{}\n")
+    return RunRecord.describe(data, "tracegrade", ["tool_call_f1"], None)
+
+
+def test_the_disk_sync_runs_beside_the_writing_and_last_at_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced_in: list[str] = []
+    real_fsync = os.fsync
+
+    def spying_fsync(descriptor: int) -> None:
+        synced_in.append(threading.current_thread().name)
+        real_fsync(descriptor)
+
+    results = ResultsFile(tmp_path / "out.jsonl")
+    results.start(_record_for(tmp_path / "out.jsonl"))
+    monkeypatch.setattr(store, "SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(store.os, "fsync", spying_fsync)
+    for index in range(50):
+        results.write_lines(b'{"index": %d}\n' % index, [index])
+    results.close()
+    assert "tracegrade-fsync" in synced_in  # while writing, in the background
+    assert synced_in[-1] == threading.main_thread().name  # the last, at close
+    assert (tmp_path / "out.jsonl").read_bytes().count(b"\n") == 50
+
+
+def test_a_failed_background_sync_is_raised_to_the_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing_fsync(descriptor: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    results = ResultsFile(tmp_path / "out.jsonl")
+    results.start(_record_for(tmp_path / "out.jsonl"))
+    monkeypatch.setattr(store, "SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(store.os, "fsync", failing_fsync)
+    with pytest.raises(OSError, match="Input/output error"):
+        for index in range(1000):
+            results.write_lines(b"{}\n", [index])
+            time.sleep(0.001)
+    with pytest.raises(OSError, match="Input/output error"):
+        results.close()  # the last sync fails too; the file is closed all the same
+    with pytest.raises(RuntimeError, match="before writing"):
+        results.write_lines(b"{}\n", [0])

@@ -16,6 +16,7 @@ written so far stay in the results file, ready for ``--resume``.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import multiprocessing
 import os
@@ -288,7 +289,10 @@ class WorkerPool:
         if self._view is not None:
             self._view.release()
         if self._slots is not None:
-            self._slots.close()
+            # A span still being looked at (its generator not closed) keeps the memory
+            # mapped; it is unmapped when that view goes.
+            with contextlib.suppress(BufferError):
+                self._slots.close()
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -2,17 +2,19 @@
 as rows complete, with a small run record beside it.
 
 Each row reaches the operating system as it is written, so a killed process loses no
-finished row, and the disk (fsync) at least every :data:`SYNC_SECONDS` and when the run
-ends, so a power cut loses at most the last moments' rows, which a resumed run scores
-again (a judged metric's answers then come from the judge cache). A line cut short by the kill is
-dropped on resume. The run record (``.NAME.run.json`` beside ``NAME``) says which
-input, format and metrics the rows belong to, so ``resume`` refuses to mix runs.
+finished row, and the disk (fsync) at least every :data:`SYNC_SECONDS`, in a background
+thread so that writing goes on meanwhile, and when the run ends, so a power cut loses at
+most the last moments' rows, which a resumed run scores again (a judged metric's answers
+then come from the judge cache). A line cut short by the kill is dropped on resume. The
+run record (``.NAME.run.json`` beside ``NAME``) says which input, format and metrics the
+rows belong to, so ``resume`` refuses to mix runs.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -152,6 +154,8 @@ class ResultsFile:
         self.done = IndexSet()
         self._handle: BinaryIO | None = None
         self._synced = time.monotonic()
+        self._syncing: threading.Thread | None = None
+        self._sync_error: OSError | None = None
 
     def start(self, run: RunRecord) -> None:
         """Begin an empty results file for ``run`` (replacing any old one)."""
@@ -215,18 +219,37 @@ class ResultsFile:
         """Append rows already written as JSON lines, of the records ``indices``."""
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
+        self._raise_sync_error()
         self._handle.write(lines)
         self._handle.flush()
         self.done.update(indices)
         now = time.monotonic()
-        if now - self._synced >= SYNC_SECONDS:
-            os.fsync(self._handle.fileno())
+        syncing = self._syncing is not None and self._syncing.is_alive()
+        if now - self._synced >= SYNC_SECONDS and not syncing:
             self._synced = now
+            self._syncing = threading.Thread(
+                target=self._sync, args=(self._handle.fileno(),), name="tracegrade-fsync"
+            )
+            self._syncing.start()
+
+    def _sync(self, descriptor: int) -> None:
+        try:
+            os.fsync(descriptor)
+        except OSError as error:  # raised in the writer's thread, at its next step
+            self._sync_error = error
+
+    def _raise_sync_error(self) -> None:
+        error, self._sync_error = self._sync_error, None
+        if error is not None:
+            raise error
 
     def close(self) -> None:
         """Write everything out to the disk and close the file."""
         if self._handle is not None:
             try:
+                if self._syncing is not None:
+                    self._syncing.join()
+                self._raise_sync_error()
                 self._handle.flush()
                 os.fsync(self._handle.fileno())
             finally:
