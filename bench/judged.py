@@ -12,12 +12,14 @@ Scenarios:
 - judge calls per sample, each judged metric alone (TopicAdherenceScore for 1, 5 and 20
   reference topics): requests the server saw / samples;
 - throughput at concurrency 1, 8 and 64, the three judged metrics together, no cache,
-  best of two runs. A sample's three calls run at once, and the judge lets
-  ``concurrency`` requests be in flight, so requests/s <= concurrency / latency (the
-  bound); samples/s <= that / calls per sample. Each run also reports the client's CPU
-  time per request (t_cpu) and, for diagnosis, what the run would reach if the requests
-  in flight moved in lockstep, each wave paying every request's CPU time on the
-  client's one event loop: concurrency / (latency + concurrency * t_cpu);
+  best of two runs, each about 100 latencies long (:data:`ROUNDS`) so that the
+  pipeline's filling and draining weigh little. A sample's three calls run at once,
+  and the judge lets ``concurrency`` requests be in flight, so requests/s <=
+  concurrency / latency (the bound); samples/s <= that / calls per sample. Each run
+  also reports the client's CPU time per request (t_cpu) and, for diagnosis, what the
+  run would reach if the requests in flight moved in lockstep, each wave paying every
+  request's CPU time on the client's one event loop:
+  concurrency / (latency + concurrency * t_cpu);
 - the judge cache: a run filling a fresh cache file, then the same samples again.
 
     python bench/judged.py [--latency 0.1] [--quick]
@@ -248,6 +250,17 @@ def cached_rerun(server: Server, count: int, concurrency: int) -> dict[str, Any]
     }
 
 
+ROUNDS = 100
+"""How many latencies a throughput run lasts at full pipeline: the pipeline fills at the
+start and drains at the end, each costing up to one round, so a run of a few rounds
+measures that, not throughput."""
+
+
+def _samples_for(rounds: int, concurrency: int) -> int:
+    """Samples whose requests (three each) fill ``rounds`` rounds of ``concurrency``."""
+    return -(-rounds * concurrency // len(METRICS))
+
+
 def run_judged(
     latency: float = 0.1, quick: bool = False, in_process: bool = False
 ) -> dict[str, Any]:
@@ -257,7 +270,8 @@ def run_judged(
         latency = min(latency, 0.01)
         sizes, per_metric, cache_count, repeats = {1: 3, 8: 16, 64: 32}, 4, 12, 1
     else:
-        sizes, per_metric, cache_count, repeats = {1: 12, 8: 100, 64: 600}, 64, 200, 2
+        sizes = {concurrency: _samples_for(ROUNDS, concurrency) for concurrency in (1, 8, 64)}
+        per_metric, cache_count, repeats = 64, 200, 2
     started = time.perf_counter()
     server: Server = JudgeServer(latency) if in_process else JudgeServerProcess(latency)
     with server:
@@ -272,6 +286,7 @@ def run_judged(
         "throughput_metrics": list(METRICS),
         "throughput_cache": "off (OpenAIJudge(cache=False))",
         "throughput_runs": "best of the repeats; every repeat's requests/s listed",
+        "throughput_rounds": ROUNDS if not quick else None,
         "bound": "requests/s <= in-flight limit / latency, the limit being the judge's "
         "max_concurrency = evaluate's concurrency; samples/s = that / calls per sample",
         "calls_per_sample": calls,

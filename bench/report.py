@@ -225,7 +225,7 @@ class Report:
             f"An OpenAI-compatible server on 127.0.0.1 answering every request after "
             f"{judged['latency_s'] * 1000:.0f} ms; {judged['bound']}. Throughput runs use "
             f"{', '.join(judged['throughput_metrics'])} together, cache "
-            f"{judged['throughput_cache']}.",
+            f"{judged['throughput_cache']}." + _rounds_note(judged.get("throughput_rounds")),
             "",
         ]
         rows = [
@@ -237,6 +237,7 @@ class Report:
                 f"{run['bound_requests_per_s']:.1f}",
                 f"{run['measured_over_bound']:.1%}",
                 str(run["max_in_flight"]),
+                _optional(run.get("client_cpu_ms_per_request"), "{:.2f}"),
             ]
             for run in judged["throughput"]
         ]
@@ -249,6 +250,7 @@ class Report:
                 "bound",
                 "share of bound",
                 "max in flight at the server",
+                "client CPU ms/request",
             ],
             rows,
         )
@@ -320,3 +322,16 @@ class Report:
             "it, which they report themselves).",
             "",
         ]
+
+
+def _rounds_note(rounds: int | None) -> str:
+    if not rounds:
+        return ""
+    return (
+        f" Each throughput run sends {rounds} x concurrency requests, about {rounds} "
+        "latencies at full pipeline, so filling and draining it at the ends weigh ~1%."
+    )
+
+
+def _optional(value: float | None, form: str) -> str:
+    return "" if value is None else form.format(value)

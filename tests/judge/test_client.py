@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import socket
 import threading
 import warnings
 from collections.abc import Callable
@@ -228,6 +229,27 @@ async def test_a_lasting_fault_ends_in_a_judge_error_after_max_attempts(
         await judge(question())
     assert judge_server.count == 3
     assert len(sleeps) == 2
+
+
+async def test_a_refused_connection_is_reported_as_one_not_as_a_timeout(
+    make_judge: MakeJudge, sleeps: Sleeps
+) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    judge = make_judge(base_url=f"http://127.0.0.1:{port}/v1", max_attempts=2)
+    with pytest.raises(JudgeError, match=r"after 2 attempts.*connection failed.*Refused") as caught:
+        await judge(question())
+    assert "no reply within" not in str(caught.value)
+    assert len(sleeps) == 1
+
+
+def test_the_aiohttp_transport_is_used_when_the_sdk_has_it() -> None:
+    from openai import DefaultAioHttpClient
+
+    from tracegrade.judge.client import _http_client
+
+    assert isinstance(_http_client(5.0), DefaultAioHttpClient)
 
 
 async def test_ask_records_a_lasting_fault_as_a_judge_error(

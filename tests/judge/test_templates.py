@@ -78,7 +78,7 @@ def test_conversation_text_shows_turns_tool_calls_and_results() -> None:
     )
     assert text == (
         "Human: Weather in Paris?\n  In Celsius.\n"
-        'AI calls tool weather [c1]: {"city": "Paris", "unit": "C"}\n'
+        'AI calls tool weather [c1]: {"city":"Paris","unit":"C"}\n'
         "Tool result [c1]: 18°C\n"
         "AI: It is 18°C.\n"
         "AI: Checking\n"

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from importlib import resources
 from string import Template
 from typing import Any
 
+from .._json import dumps
 from ..errors import TracegradeError
 from ..messages import AIMessage, HumanMessage, ToolMessage, parse_message
 from .base import JudgeRequest
@@ -48,7 +49,7 @@ class Prompt:
     schema: Mapping[str, Any]
     examples: tuple[Example, ...] = ()
 
-    @property
+    @cached_property
     def variables(self) -> frozenset[str]:
         """The names the user template expects."""
         found = set()
@@ -75,19 +76,26 @@ class Prompt:
         """The JudgeRequest asking this prompt about ``variables``: the system text, each
         example as a question and its answer, then the question. ``schema`` replaces the
         file's schema (e.g. narrowed to one sample's choices)."""
+        question = {"role": "user", "content": self.render(variables)}
+        return JudgeRequest(
+            prompt=self.name,
+            version=self.version,
+            # copies, so a judge that edits the messages it is sent changes no other request
+            messages=(*(dict(message) for message in self._opening), question),
+            schema=self.schema if schema is None else schema,
+            schema_name=self.name,
+        )
+
+    @cached_property
+    def _opening(self) -> tuple[Mapping[str, str], ...]:
+        """The turns every request starts with: the system text, then each example as a
+        question and its answer (the same every time, so rendered once)."""
         messages: list[Mapping[str, str]] = [{"role": "system", "content": self.system}]
         for example in self.examples:
             messages.append({"role": "user", "content": self.render(example.variables)})
             answer = json.dumps(example.answer, ensure_ascii=False)
             messages.append({"role": "assistant", "content": answer})
-        messages.append({"role": "user", "content": self.render(variables)})
-        return JudgeRequest(
-            prompt=self.name,
-            version=self.version,
-            messages=tuple(messages),
-            schema=self.schema if schema is None else schema,
-            schema_name=self.name,
-        )
+        return tuple(messages)
 
 
 def render_value(value: Any) -> str:
@@ -111,7 +119,7 @@ def _indent(text: str) -> str:
 
 def render_conversation(messages: Sequence[Any]) -> str:
     """A conversation as plain text for the judge: one line per human, AI and tool turn,
-    and one per tool call with its arguments as JSON. Continuation lines are indented."""
+    and one per tool call with its arguments as compact JSON. Continuation lines are indented."""
     lines: list[str] = []
     for item in messages:
         message = parse_message(item) if isinstance(item, Mapping) else item
@@ -124,7 +132,7 @@ def render_conversation(messages: Sequence[Any]) -> str:
                 args = (
                     call.unparsed_args
                     if call.unparsed_args is not None
-                    else json.dumps(call.args, ensure_ascii=False)
+                    else dumps(call.args).decode()
                 )
                 label = f" [{call.id}]" if call.id else ""
                 lines.append(f"AI calls tool {call.name}{label}: {args}")
