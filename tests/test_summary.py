@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ from tracegrade.metrics.base import Score
 from tracegrade.metrics.tool_calls import ToolCallF1
 from tracegrade.parallel import WorkerPool
 from tracegrade.results import RowTally, SampleResult, SummaryAccumulator
+from tracegrade.stats import BOOTSTRAP_PARTS
 
 NAMES = ["f1", "gate"]
 THRESHOLDS = {"f1": None, "gate": 0.5}
@@ -85,10 +86,25 @@ def test_intervals_prepared_side_by_side_are_the_ones_summary_computes() -> None
         return [function(item) for item in reversed(listed)][::-1]
 
     prepared.prepare_intervals(recording_map)
-    assert calls == [len(NAMES)]
+    assert calls == [len(NAMES) * BOOTSTRAP_PARTS]
     assert prepared.summary() == plain.summary()
     prepared.add(rows[0])  # a row counted after: the prepared intervals are stale
     plain.add(rows[0])
+    assert prepared.summary() == plain.summary()
+
+
+def test_meanwhile_runs_after_the_work_is_handed_out_and_before_it_is_read() -> None:
+    prepared, plain = _twins(_rows(500, 9))
+    events: list[str] = []
+
+    def lazy_map(function: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        events.append("started")
+        for item in items:
+            events.append("read")
+            yield function(item)
+
+    prepared.prepare_intervals(lazy_map, meanwhile=lambda: events.append("meanwhile"))
+    assert events == ["meanwhile", "started"] + ["read"] * len(NAMES) * BOOTSTRAP_PARTS
     assert prepared.summary() == plain.summary()
 
 

@@ -11,9 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
-from .cli_report import print_failures, print_samples, print_summary
 from .config import ProjectConfig, find_config, load_config
 from .errors import InputError, TracegradeError
 from .metrics.base import Metric
@@ -290,6 +287,11 @@ class _Run:
             self.results.write_lines(span.lines, span.indices)
         self.summary.add_tally(span.tally)
 
+    def close_results(self) -> None:
+        """Write out and close the results file (closing it again does nothing)."""
+        if self.results is not None:
+            self.results.close()
+
     def close(self, *, complete: bool = True) -> None:
         """Close the outputs; an incomplete run leaves any earlier Parquet file alone."""
         try:
@@ -305,20 +307,21 @@ class _Run:
 
 def run(settings: Settings) -> int:
     """Score the input, write and print the results; returns the exit code."""
-    errors = Console(stderr=True, highlight=False, soft_wrap=True)
+    # rich (for the report) is imported only after the workers have started: they do
+    # not need it, and the parent imports it while they score.
     if not Path(settings.data).is_file():
         print(f"tracegrade: no such dataset file: {settings.data}", file=sys.stderr)
         return EXIT_INPUT
     workers = worker_count(settings)
     for note in settings.notes:
-        errors.print(f"tracegrade: note: {note}", markup=False)
+        print(f"tracegrade: note: {note}", file=sys.stderr)
     try:
         judge = attach_judge(settings)
     except (TracegradeError, ValueError) as error:
-        errors.print(
+        print(
             f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
             "and --judge-base-url)",
-            markup=False,
+            file=sys.stderr,
         )
         return EXIT_USAGE
     outputs = _Run(settings)
@@ -359,7 +362,7 @@ def run(settings: Settings) -> int:
         )
         print(f"tracegrade: interrupted{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return _report(settings, outputs, errors)
+    return _report(settings, outputs)
 
 
 def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: IndexSet) -> None:
@@ -367,16 +370,26 @@ def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: Ind
         batches = pool.score_file(settings.data, skip=done)
         reporter = reporter_for(settings.data, None, done, settings.progress)
         with reporter, closing(batches):
-            for span in batches:
+            for number, span in enumerate(batches):
                 outputs.write_span(span)
                 for outcome, count in span.tally.statuses.items():
                     if count:
                         reporter.advance(outcome, count)
-        outputs.summary.prepare_intervals(pool.map)  # side by side, while the pool is up
+                if number == 0:  # the workers are forked and busy: import while they score
+                    import rich.console  # noqa: F401
+
+                    from . import cli_report  # noqa: F401
+        # side by side in the pool, while the results file is written out to the disk
+        outputs.summary.prepare_intervals(pool.map, meanwhile=outputs.close_results)
 
 
-def _report(settings: Settings, outputs: _Run, errors: Console) -> int:
+def _report(settings: Settings, outputs: _Run) -> int:
+    from rich.console import Console
+
+    from .cli_report import print_failures, print_samples, print_summary
+
     console = Console()
+    errors = Console(stderr=True, highlight=False, soft_wrap=True)
     summary = outputs.summary
     show = settings.samples
     if show or (show is None and summary.records <= SAMPLE_TABLE_LIMIT):

@@ -278,10 +278,13 @@ class WorkerPool:
             if slot is not None:
                 self._free_slot(slot)
 
-    def map(self, function: Callable[[_Item], _Result], items: Iterable[_Item]) -> list[_Result]:
+    def map(
+        self, function: Callable[[_Item], _Result], items: Iterable[_Item]
+    ) -> Iterator[_Result]:
         """``function`` of each item, worked out in the processes side by side
-        (``function`` and the items must pickle)."""
-        return list(self._executor.map(function, items))
+        (``function`` and the items must pickle): all handed out at once, the results
+        given in order as they are asked for."""
+        return self._executor.map(function, items)
 
     def close(self) -> None:
         """Stop the processes (work not yet started is dropped)."""

@@ -18,7 +18,14 @@ from .judge.base import Usage
 from .metrics.base import Metric, Score
 from .metrics.judged import JudgedMetric
 from .samples import SampleId
-from .stats import PassK, RunningStats, TrialStats, interval_of
+from .stats import (
+    BOOTSTRAP_PARTS,
+    PassK,
+    RunningStats,
+    TrialStats,
+    percentile_interval,
+    resample_share,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -355,16 +362,26 @@ class SummaryAccumulator:
         bootstrap that :meth:`summary` runs."""
         return self._stats[name].mean
 
-    def prepare_intervals(self, map_function: Callable[..., Iterable[Any]] = map) -> None:
+    def prepare_intervals(
+        self,
+        map_function: Callable[..., Iterable[Any]] = map,
+        meanwhile: Callable[[], None] | None = None,
+    ) -> None:
         """Work out every metric's bootstrap interval now, through ``map_function`` (a
-        process pool's ``map`` works them out side by side); :meth:`summary` uses them
-        until another row is counted."""
+        process pool's ``map`` draws the shares of every metric's resamples side by
+        side); :meth:`summary` uses them until another row is counted. ``meanwhile`` is
+        called once the work is handed to ``map_function`` and before its results are
+        read (with a pool that starts work at once, it runs alongside)."""
         stats = [self._stats[name] for name in self.metric_names]
-        found = map_function(interval_of, stats)
-        self._intervals = {
-            name: (each.count, interval)
-            for name, each, interval in zip(self.metric_names, stats, found, strict=True)
-        }
+        work = [(each, part) for each in stats for part in range(BOOTSTRAP_PARTS)]
+        shares = iter(map_function(resample_share, work))
+        if meanwhile is not None:
+            meanwhile()
+        intervals = {}
+        for name, each in zip(self.metric_names, stats, strict=True):
+            means = [mean for _ in range(BOOTSTRAP_PARTS) for mean in next(shares)]
+            intervals[name] = (each.count, percentile_interval(means) if means else None)
+        self._intervals = intervals
 
     def summary(self) -> dict[str, MetricSummary]:
         """Each metric's aggregate so far, by name."""

@@ -25,6 +25,11 @@ __all__ = [
     "pass_hat_k",
 ]
 
+BOOTSTRAP_PARTS = 2
+"""The resamples of a bootstrap are drawn in this many equal shares (see
+:meth:`RunningStats.resample_means`), so that a process pool can share out the work of a
+run's intervals evenly."""
+
 DEFAULT_RESERVOIR_SIZE = 2048
 """Values a :class:`RunningStats` keeps for its bootstrap (16 KiB as doubles).
 
@@ -182,14 +187,22 @@ class RunningStats:
             raise ValueError(f"resamples must be at least 1, got {resamples}")
         if not self._count:
             return None
-        rng = Random(self._seed)
+        means = []
+        for part in range(BOOTSTRAP_PARTS):
+            means += self.resample_means(part, resamples)
+        return percentile_interval(means, confidence)
+
+    def resample_means(self, part: int, resamples: int = 1000) -> list[float]:
+        """Share ``part`` (of :data:`BOOTSTRAP_PARTS`) of the ``resamples`` resample means
+        :meth:`bootstrap_ci` takes its interval from, each share from a random stream of
+        its own, so the shares can be drawn in separate processes, side by side."""
+        if not self._count:
+            return []
+        share = resamples // BOOTSTRAP_PARTS + (part < resamples % BOOTSTRAP_PARTS)
+        rng = Random(self._seed * BOOTSTRAP_PARTS + part)
         if self._tally is not None:
-            means = self._tally_resample_means(rng, resamples)
-        else:
-            means = self._reservoir_resample_means(rng, resamples)
-        means.sort()
-        tail = (1.0 - confidence) / 2.0
-        return _quantile(means, tail), _quantile(means, 1.0 - tail)
+            return self._tally_resample_means(rng, share)
+        return self._reservoir_resample_means(rng, share)
 
     def __repr__(self) -> str:
         return f"RunningStats(count={self._count}, mean={self.mean}, std={self.std})"
@@ -258,6 +271,13 @@ def _merge_tallies(
     for value, count in theirs.items():
         merged[value] = merged.get(value, 0) + count
     return merged if len(merged) <= _MAX_DISTINCT else None
+
+
+def percentile_interval(means: list[float], confidence: float = 0.95) -> tuple[float, float]:
+    """The central ``confidence`` interval of resample means (sorted in place)."""
+    means.sort()
+    tail = (1.0 - confidence) / 2.0
+    return _quantile(means, tail), _quantile(means, 1.0 - tail)
 
 
 def _quantile(ordered: Sequence[float], p: float) -> float:
@@ -494,6 +514,8 @@ class TrialStats:
         return PassK(k, total / tasks, tasks)
 
 
-def interval_of(stats: RunningStats) -> tuple[float, float] | None:
-    """``stats.bootstrap_ci()``, as a function that a process pool can run."""
-    return stats.bootstrap_ci()
+def resample_share(work: tuple[RunningStats, int]) -> list[float]:
+    """``stats.resample_means(part)`` for ``(stats, part)``, as a function that a process
+    pool can run."""
+    stats, part = work
+    return stats.resample_means(part)
