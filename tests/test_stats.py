@@ -473,3 +473,35 @@ def test_merging_trial_stats_equals_adding_everything(
     for k in range(1, 15):
         assert merged.pass_at(k) == whole.pass_at(k)
         assert merged.pass_hat(k) == whole.pass_hat(k)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [0.5, 1.0, 0.0, 0.25] * 40,  # few distinct values: the tally is kept
+        uniform(300, seed=11),  # many: the tally is dropped part way
+        [float(index % 7) for index in range(1000)],
+    ],
+    ids=["tally", "no tally", "past the reservoir"],
+)
+def test_extend_is_add_value_by_value(values: list[float]) -> None:
+    one_by_one = filled(values, reservoir_size=64, seed=5)
+    at_once = RunningStats(64, seed=5)
+    at_once.extend(values[:17])
+    at_once.extend(values[17:])
+    assert (at_once.count, at_once.mean, at_once.std) == (
+        one_by_one.count,
+        one_by_one.mean,
+        one_by_one.std,
+    )
+    assert at_once.reservoir == one_by_one.reservoir
+    assert at_once.bootstrap_ci() == one_by_one.bootstrap_ci()
+
+
+def test_extend_stops_at_a_value_that_is_not_finite_keeping_those_before() -> None:
+    stats = RunningStats()
+    with pytest.raises(ValueError, match="finite"):
+        stats.extend([1.0, 2.0, math.inf, 4.0])
+    assert (stats.count, stats.mean, stats.reservoir) == (2, 1.5, (1.0, 2.0))
+    stats.extend([3.0])
+    assert (stats.count, stats.mean) == (3, 2.0)

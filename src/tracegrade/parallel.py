@@ -22,7 +22,16 @@ import multiprocessing
 import os
 import signal
 from collections import deque
-from collections.abc import Callable, Container, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Container,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+    Sized,
+)
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -239,10 +248,14 @@ class WorkerPool:
         written) and their tally. Records whose index is in ``skip`` are passed over."""
         name = str(path)
         pending: deque[_Pending] = deque()
+        # a fresh run skips nothing: no need to ask about every index
+        nothing_skipped = isinstance(skip, Sized) and not len(skip)
         try:
             for span in spans(Path(path), span_bytes):
                 every = range(span.first_index, span.first_index + span.records)
-                skipped = frozenset(i for i in every if i in skip)
+                skipped = (
+                    frozenset() if nothing_skipped else frozenset(i for i in every if i in skip)
+                )
                 if span.records == 0 or len(skipped) == span.records:
                     continue
                 indices = [i for i in every if i not in skipped] if skipped else every

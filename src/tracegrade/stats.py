@@ -116,10 +116,31 @@ class RunningStats:
             self._replace(value)
 
     def extend(self, values: Iterable[float]) -> None:
-        """:meth:`add` each of ``values`` in turn."""
-        add = self.add
-        for value in values:
-            add(value)
+        """:meth:`add` each of ``values`` in turn (the same arithmetic, in one loop)."""
+        count, mean, m2, tally = self._count, self._mean, self._m2, self._tally
+        size, reservoir = self.reservoir_size, self._reservoir
+        try:
+            for value in values:
+                delta = value - mean
+                moved = mean + delta / (count + 1)
+                if not -math.inf < moved < math.inf:
+                    raise ValueError(f"RunningStats takes finite values, got {value!r}")
+                count += 1
+                mean = moved
+                m2 += delta * (value - mean)
+                if tally is not None:
+                    tally[value] = tally.get(value, 0) + 1
+                    if len(tally) > _MAX_DISTINCT:
+                        tally = None
+                if count <= size:
+                    reservoir.append(value)
+                    if count == size:
+                        self._count = count
+                        self._arm_replacement()
+                elif count == self._next_replace:
+                    self._replace(value)
+        finally:
+            self._count, self._mean, self._m2, self._tally = count, mean, m2, tally
 
     @property
     def count(self) -> int:
