@@ -28,7 +28,7 @@ from collections.abc import (
 from contextlib import aclosing, closing
 from os import PathLike
 from pathlib import Path
-from typing import Any, Union, cast
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from .dataset import (
     EvaluationDataset,
@@ -46,6 +46,9 @@ from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMet
 from .progress import ProgressMode, ProgressReporter
 from .results import EvaluationResult, SampleResult
 from .samples import SAMPLE_TYPES, Sample
+
+if TYPE_CHECKING:
+    import asyncio
 
 Data = Union[EvaluationDataset, Iterable[Sample | Mapping[str, Any]], str, "PathLike[str]"]
 
@@ -218,6 +221,9 @@ async def _judged_rows(
     judged = _judged(metrics)
     plain = [metric for metric in metrics if metric not in judged]
     pending: set[asyncio.Task[SampleResult]] = set()
+    # Each task puts itself here when it ends: waiting for the next one to end costs the
+    # same however many are in flight (asyncio.wait would visit every pending task).
+    finished: asyncio.Queue[asyncio.Task[SampleResult]] = asyncio.Queue()
     try:
         for index, outcome in enumerate(records):
             if outcome is None:
@@ -231,15 +237,13 @@ async def _judged_rows(
                 yield row
                 continue
             while len(pending) >= concurrency:
-                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                for task in done:
-                    yield task.result()
+                yield await _next_finished(finished, pending)
             asking = _ask_judges(cast(Sample, sample), row, judged, raise_exceptions)
-            pending.add(asyncio.create_task(asking))
+            task = asyncio.create_task(asking)
+            task.add_done_callback(finished.put_nowait)
+            pending.add(task)
         while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in done:
-                yield task.result()
+            yield await _next_finished(finished, pending)
     finally:
         for task in pending:
             task.cancel()
@@ -247,6 +251,15 @@ async def _judged_rows(
         for metric in judged:
             assert isinstance(metric, JudgedMetric)
             await metric.release()
+
+
+async def _next_finished(
+    finished: asyncio.Queue[asyncio.Task[SampleResult]], pending: set[asyncio.Task[SampleResult]]
+) -> SampleResult:
+    """The row of the next task to finish, which leaves ``pending``."""
+    task = await finished.get()
+    pending.discard(task)
+    return task.result()
 
 
 async def _ask_judges(
