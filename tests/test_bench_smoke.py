@@ -76,3 +76,42 @@ def test_generator_is_seeded_and_realistic(tmp_path: Path) -> None:
     assert 0.3 * len(set(reference)) < len(shared) < len(set(reference))
     assert any(isinstance(v, dict) for _, a in predicted for v in eval(a).values())
     assert any(isinstance(v, list) for _, a in predicted for v in eval(a).values())
+
+
+def test_the_memory_sampler_counts_the_whole_process_tree() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import measure
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    # a child that starts a grandchild holding 64 MB, then waits for it
+    script = (
+        "import subprocess, sys\n"
+        'holder = \'b = bytearray(64 << 20); import sys; sys.stdout.write("ready\\\\n"); '
+        "sys.stdout.flush(); sys.stdin.read()'\n"
+        "child = subprocess.Popen([sys.executable, '-c', holder], stdin=subprocess.PIPE, "
+        "stdout=subprocess.PIPE, text=True)\n"
+        "child.stdout.readline()\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.read()\n"
+        "child.stdin.close(); child.wait()\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert parent.stdout is not None and parent.stdout.readline() == "ready\n"
+        own = measure._rss_kb(parent.pid)
+        whole = measure.tree_rss_kb(parent.pid)
+        assert whole >= own + 64 * 1024
+        if measure._CHILDREN_FILES:  # the light walk and the full scan agree
+            measure._CHILDREN_FILES = False
+            try:
+                scanned = measure.tree_rss_kb(parent.pid)
+            finally:
+                measure._CHILDREN_FILES = True
+            assert abs(scanned - whole) < 4096
+    finally:
+        assert parent.stdin is not None
+        parent.stdin.close()
+        parent.wait(30)
