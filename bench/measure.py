@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PROC = Path("/proc")
+SAMPLE_SECONDS = 0.01
+"""How often the memory of a running command is sampled."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ def run(
     done = threading.Event()
 
     def sample() -> None:
-        while not done.wait(0.01):
+        while not done.wait(SAMPLE_SECONDS):
             peak[0] = max(peak[0], tree_rss_kb(process.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)

@@ -16,8 +16,9 @@ import pytest
 from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, iter_evaluate
 from tracegrade._json import dumps
 from tracegrade.cli import EXIT_INPUT, main
+from tracegrade.errors import InputError
 from tracegrade.metrics.base import Metric, Score
-from tracegrade.parallel import ScoredSpan, WorkerPool, score_file, spans
+from tracegrade.parallel import ScoredSpan, Span, WorkerPool, score_file, score_span, spans
 from tracegrade.results import SampleResult, SummaryAccumulator
 from tracegrade.samples import Sample
 
@@ -266,3 +267,20 @@ def test_the_pool_closes_while_a_span_is_still_held(tmp_path: Path) -> None:
     pool.close()  # the generator still holds its span's view
     assert bytes(held.lines).endswith(b"\n")
     scored.close()
+
+
+def test_a_file_cut_short_while_it_is_spanned_is_an_input_error(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 200)
+    found = spans(path, 500)
+    first = next(found)
+    with open(path, "r+b") as handle:  # another process cuts the file short
+        handle.truncate(first.end + 10)
+    with pytest.raises(InputError, match="cut short during the run"):
+        list(found)
+
+
+def test_a_worker_reading_past_the_end_of_the_file_is_an_input_error(tmp_path: Path) -> None:
+    path = _messy_file(tmp_path / "data.jsonl", 20)
+    size = path.stat().st_size
+    with pytest.raises(InputError, match=f"{size + 50} bytes at the start, now {size}"):
+        score_span(str(path), Span(0, size + 50, 1, 0, 21), frozenset())

@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 
 from ._json import dumps, numbered_lines, without_bom
 from .dataset import lean_line_outcome, line_outcome
+from .errors import InputError
 from .metrics.base import Metric
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, read_lean, score_inline
@@ -109,11 +110,22 @@ def spans(path: Path, size: int = SPAN_BYTES, most_lines: int = SPAN_LINES) -> I
         with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as view:
             offset, line, index = 0, 1, 0
             while offset < length:
+                # Reading a mapped page past a file's end is fatal (SIGBUS): a file cut
+                # short during the run is an error instead.
+                _check_unchanged(path, length, os.fstat(handle.fileno()).st_size)
                 step = min(size, max((length - offset) // _TAIL_SHARE, _SMALLEST_SPAN))
                 end, lines, records = _whole_lines(view, offset, step, most_lines)
                 yield Span(offset, end, line, index, records)
                 _let_go(view, offset, end)
                 offset, line, index = end, line + lines, index + records
+
+
+def _check_unchanged(path: str | Path, expected: int, size: int) -> None:
+    if size < expected:
+        raise InputError(
+            f"{path} was cut short during the run ({expected} bytes at the start, now "
+            f"{size}): the rows written so far stay; run again on the whole file"
+        )
 
 
 def _whole_lines(view: mmap.mmap, start: int, size: int, most_lines: int) -> tuple[int, int, int]:
@@ -178,6 +190,7 @@ def score_span(
     with open(path, "rb") as handle:
         handle.seek(span.start)
         data = handle.read(span.end - span.start)
+    _check_unchanged(path, span.end, span.start + len(data))
     written: list[bytes] = []
     tally = RowTally(_worker_thresholds, keep_values=True)
     index = span.first_index
