@@ -19,6 +19,7 @@ from tracegrade.stats import (
     _Resampler,
     pass_at_k,
     pass_hat_k,
+    resample_shares,
 )
 
 finite = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
@@ -157,9 +158,28 @@ def test_a_merged_reservoir_is_a_uniform_sample_of_both_streams() -> None:
 def test_resampling_draws_exactly_the_asked_number_of_values(size: int) -> None:
     # Sizes that do not divide 2**16 reject some random indices (up to half of them
     # for 32769): each rejected draw must be drawn again.
-    resampler = _Resampler([1.0] * size, random.Random(1))
-    assert [resampler.draw_sum(size) for _ in range(5)] == [float(size)] * 5
-    assert resampler.draw_sum(1) == 1.0
+    resampler = _Resampler([[1.0] * size, [2.0] * size], random.Random(1))
+    assert [resampler.draw_sums(size) for _ in range(5)] == [[size, 2.0 * size]] * 5
+    assert resampler.draw_sums(1) == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("part", [0, 1])
+def test_streams_resampled_together_give_the_means_each_gives_alone(part: int) -> None:
+    # Full reservoirs of one size and seed share their index draws; a stream with few
+    # distinct values, one with another seed, a short one and an empty one do not.
+    streams = [
+        filled(uniform(5000, seed=1)),
+        filled([value**3 for value in uniform(3000, seed=2)]),
+        filled([0.0, 0.5, 1.0] * 900),
+        filled(uniform(4000, seed=3), seed=4),
+        filled(uniform(700, seed=5)),
+        filled(uniform(2500, seed=6), reservoir_size=1000),
+        RunningStats(),
+    ]
+    together = resample_shares((streams, part))
+    assert together == [stream.resample_means(part) for stream in streams]
+    assert [len(means) for means in together] == [500] * 6 + [0]
+    assert together[0] != together[1] and together[0] != together[3]
 
 
 # RunningStats: merging

@@ -12,10 +12,10 @@ from tracegrade.metrics.base import Score
 from tracegrade.metrics.tool_calls import ToolCallF1
 from tracegrade.parallel import WorkerPool
 from tracegrade.results import RowTally, SampleResult, SummaryAccumulator
-from tracegrade.stats import BOOTSTRAP_PARTS
+from tracegrade.stats import BOOTSTRAP_PARTS, RunningStats
 
-NAMES = ["f1", "gate"]
-THRESHOLDS = {"f1": None, "gate": 0.5}
+NAMES = ["f1", "recall", "gate"]
+THRESHOLDS = {"f1": None, "recall": None, "gate": 0.5}
 
 
 def _rows(count: int, seed: int) -> list[SampleResult]:
@@ -25,7 +25,7 @@ def _rows(count: int, seed: int) -> list[SampleResult]:
         if rng.random() < 0.02:
             rows.append(SampleResult(index, None, rejected="bad JSON", place=f"line {index}"))
             continue
-        scores = {"f1": Score(rng.random())}
+        scores = {"f1": Score(rng.random()), "recall": Score(rng.random() ** 2)}
         errors = {}
         if rng.random() < 0.05:
             errors["gate"] = f"{rng.choice(['ValueError', 'KeyError'])}: at {index}"
@@ -75,7 +75,16 @@ def _twins(rows: list[SampleResult]) -> tuple[SummaryAccumulator, SummaryAccumul
     return first, second
 
 
-def test_intervals_prepared_side_by_side_are_the_ones_summary_computes() -> None:
+def _alone(rows: list[SampleResult], name: str) -> tuple[float, float] | None:
+    """The metric's interval from a RunningStats of its own (no draws shared)."""
+    stats = RunningStats()
+    for row in rows:
+        if name in row.scores:
+            stats.add(row.scores[name].value)
+    return stats.bootstrap_ci()
+
+
+def test_intervals_prepared_side_by_side_are_the_ones_each_metric_draws_alone() -> None:
     rows = _rows(3000, 7)
     prepared, plain = _twins(rows)
     calls: list[int] = []
@@ -86,11 +95,12 @@ def test_intervals_prepared_side_by_side_are_the_ones_summary_computes() -> None
         return [function(item) for item in reversed(listed)][::-1]
 
     prepared.prepare_intervals(recording_map)
-    assert calls == [len(NAMES) * BOOTSTRAP_PARTS]
-    assert prepared.summary() == plain.summary()
+    assert calls == [BOOTSTRAP_PARTS]  # one task per share, every metric in it
+    summary = prepared.summary()
+    assert [summary[name].ci for name in NAMES] == [_alone(rows, name) for name in NAMES]
+    assert summary == plain.summary()
     prepared.add(rows[0])  # a row counted after: the prepared intervals are stale
-    plain.add(rows[0])
-    assert prepared.summary() == plain.summary()
+    assert prepared.summary()["f1"].ci == _alone([*rows, rows[0]], "f1") != summary["f1"].ci
 
 
 def test_meanwhile_runs_after_the_work_is_handed_out_and_before_it_is_read() -> None:
@@ -104,7 +114,7 @@ def test_meanwhile_runs_after_the_work_is_handed_out_and_before_it_is_read() -> 
             yield function(item)
 
     prepared.prepare_intervals(lazy_map, meanwhile=lambda: events.append("meanwhile"))
-    assert events == ["meanwhile", "started"] + ["read"] * len(NAMES) * BOOTSTRAP_PARTS
+    assert events == ["meanwhile", "started"] + ["read"] * BOOTSTRAP_PARTS
     assert prepared.summary() == plain.summary()
 
 

@@ -24,7 +24,7 @@ from .stats import (
     RunningStats,
     TrialStats,
     percentile_interval,
-    resample_share,
+    resample_shares,
 )
 
 if TYPE_CHECKING:
@@ -373,28 +373,35 @@ class SummaryAccumulator:
         called once the work is handed to ``map_function`` and before its results are
         read (with a pool that starts work at once, it runs alongside)."""
         stats = [self._stats[name] for name in self.metric_names]
-        work = [(each, part) for each in stats for part in range(BOOTSTRAP_PARTS)]
-        shares = iter(map_function(resample_share, work))
+        # Each share is drawn for every metric at once: metrics resampling the same number
+        # of values share its random index draws (the values come out as drawn alone).
+        work = [(stats, part) for part in range(BOOTSTRAP_PARTS)]
+        shares = iter(map_function(resample_shares, work))
         if meanwhile is not None:
             meanwhile()
-        intervals = {}
-        for name, each in zip(self.metric_names, stats, strict=True):
-            means = [mean for _ in range(BOOTSTRAP_PARTS) for mean in next(shares)]
-            intervals[name] = (each.count, percentile_interval(means) if means else None)
-        self._intervals = intervals
+        means: list[list[float]] = [[] for _ in stats]
+        for _ in range(BOOTSTRAP_PARTS):
+            for kept, share in zip(means, next(shares), strict=True):
+                kept += share
+        self._intervals = {
+            name: (each.count, percentile_interval(drawn) if drawn else None)
+            for name, each, drawn in zip(self.metric_names, stats, means, strict=True)
+        }
 
     def summary(self) -> dict[str, MetricSummary]:
-        """Each metric's aggregate so far, by name."""
+        """Each metric's aggregate so far, by name (the intervals are worked out here
+        unless :meth:`prepare_intervals` already did since the last row)."""
+        intervals = self._intervals
+        for name in self.metric_names:
+            if name not in intervals or intervals[name][0] != self._stats[name].count:
+                self.prepare_intervals()
+                break
         return {name: self._summarise(name) for name in self.metric_names}
 
     def _summarise(self, name: str) -> MetricSummary:
         tally = self._tally
         stats, trials = self._stats[name], tally.trials[name]
-        prepared = self._intervals.get(name)
-        if prepared is not None and prepared[0] == stats.count:
-            interval = prepared[1]
-        else:
-            interval = stats.bootstrap_ci()
+        interval = self._intervals[name][1]
         ks = self.pass_k if self.pass_k is not None else trials.ks()
         pass_at = {k: found for k in ks if (found := trials.pass_at(k)) is not None}
         pass_hat = {k: found for k in ks if (found := trials.pass_hat(k)) is not None}

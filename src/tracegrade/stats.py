@@ -217,13 +217,7 @@ class RunningStats:
         """Share ``part`` (of :data:`BOOTSTRAP_PARTS`) of the ``resamples`` resample means
         :meth:`bootstrap_ci` takes its interval from, each share from a random stream of
         its own, so the shares can be drawn in separate processes, side by side."""
-        if not self._count:
-            return []
-        share = resamples // BOOTSTRAP_PARTS + (part < resamples % BOOTSTRAP_PARTS)
-        rng = Random(self._seed * BOOTSTRAP_PARTS + part)
-        if self._tally is not None:
-            return self._tally_resample_means(rng, share)
-        return self._reservoir_resample_means(rng, share)
+        return resample_shares(((self,), part), resamples)[0]
 
     def __repr__(self) -> str:
         return f"RunningStats(count={self._count}, mean={self.mean}, std={self.std})"
@@ -274,13 +268,63 @@ class RunningStats:
             means.append(self._mean + shift / total)
         return means
 
-    def _reservoir_resample_means(self, rng: Random, resamples: int) -> list[float]:
-        values = self._reservoir.tolist()
-        size = len(values)
-        base = sum(values)
-        scale = math.sqrt(size / self._count) / size
-        resampler = _Resampler(values, rng)
-        return [self._mean + scale * (resampler.draw_sum(size) - base) for _ in range(resamples)]
+    def _share_random(self, part: int) -> Random:
+        return Random(self._seed * BOOTSTRAP_PARTS + part)
+
+    def _draw_key(self) -> tuple[int, int] | None:
+        """What decides the index draws of this stream's resamples (its seed and how many
+        values it resamples), or ``None`` when it resamples counts instead of values."""
+        if self._tally is not None or not self._count:
+            return None
+        return self._seed, len(self._reservoir)
+
+
+def _reservoir_resample_means(
+    streams: Sequence[RunningStats], rng: Random, resamples: int
+) -> list[list[float]]:
+    """The resample means of streams that resample the same number of values, from one
+    series of index draws (the draws each stream would make alone with ``rng``)."""
+    tables = [each._reservoir.tolist() for each in streams]
+    size = len(tables[0])
+    bases = [sum(values) for values in tables]
+    scales = [math.sqrt(size / each._count) / size for each in streams]
+    means: list[list[float]] = [[] for _ in streams]
+    resampler = _Resampler(tables, rng)
+    centres = [each._mean for each in streams]
+    for _ in range(resamples):
+        sums = resampler.draw_sums(size)
+        for kept, centre, total, base, factor in zip(
+            means, centres, sums, bases, scales, strict=True
+        ):
+            kept.append(centre + factor * (total - base))
+    return means
+
+
+def resample_shares(
+    work: tuple[Sequence[RunningStats], int], resamples: int = 1000
+) -> list[list[float]]:
+    """Share ``part`` of each stream's resample means, for ``(streams, part)``: what
+    ``stream.resample_means(part)`` gives, as a function a process pool can run. Streams
+    whose index draws would be the same (the same seed and number of values kept) make
+    them once and gather each their own values with them."""
+    streams, part = work
+    share = resamples // BOOTSTRAP_PARTS + (part < resamples % BOOTSTRAP_PARTS)
+    found: list[list[float] | None] = [None] * len(streams)
+    together: dict[tuple[int, int], list[int]] = {}
+    for position, each in enumerate(streams):
+        key = each._draw_key()
+        if key is not None:
+            together.setdefault(key, []).append(position)
+        elif each._count:
+            found[position] = each._tally_resample_means(each._share_random(part), share)
+        else:
+            found[position] = []
+    for positions in together.values():
+        group = [streams[position] for position in positions]
+        drawn = _reservoir_resample_means(group, group[0]._share_random(part), share)
+        for position, means in zip(positions, drawn, strict=True):
+            found[position] = means
+    return [means if means is not None else [] for means in found]
 
 
 def _merge_tallies(
@@ -312,7 +356,8 @@ def _quantile(ordered: Sequence[float], p: float) -> float:
 
 
 class _Resampler:
-    """Sums of draws with replacement from a list of values, exactly uniform.
+    """Sums of draws with replacement from lists of values, exactly uniform; every list
+    (all of one length) is drawn from at the same positions.
 
     A 16-bit random index picks from a table that repeats the values ``copies`` times;
     indices past the last whole copy are rejected and drawn again. Drawing all of a
@@ -320,27 +365,32 @@ class _Resampler:
     ``itemgetter`` keeps the per-value work in C.
     """
 
-    def __init__(self, values: list[float], rng: Random) -> None:
-        copies = _INDEX_SPACE // len(values)
-        self._usable = len(values) * copies
+    def __init__(self, lists: Sequence[list[float]], rng: Random) -> None:
+        length = len(lists[0])
+        copies = _INDEX_SPACE // length
+        self._usable = length * copies
         # Rejected slots hold 0.0 so that they add nothing to a sum.
-        self._table = values * copies + [0.0] * (_INDEX_SPACE - self._usable)
+        padding = [0.0] * (_INDEX_SPACE - self._usable)
+        self._tables = [values * copies + padding for values in lists]
         self._rng = rng
         self._edge_high, self._edge_low = divmod(self._usable, 256)
         self._not_above_edge = bytes(range(min(self._edge_high + 1, 256)))
 
-    def draw_sum(self, draws: int) -> float:
-        """Sum of ``draws`` values drawn uniformly with replacement."""
-        total = 0.0
+    def draw_sums(self, draws: int) -> list[float]:
+        """For each list, the sum of ``draws`` values drawn uniformly with replacement."""
+        totals = [0.0] * len(self._tables)
         while draws:
             raw = self._rng.getrandbits(16 * draws).to_bytes(2 * draws, "little")
             indices = struct.unpack(f"<{draws}H", raw)
             if draws == 1:
-                total += self._table[indices[0]]
+                for place, table in enumerate(self._tables):
+                    totals[place] += table[indices[0]]
             else:
-                total += sum(itemgetter(*indices)(self._table))
+                gather = itemgetter(*indices)
+                for place, table in enumerate(self._tables):
+                    totals[place] += sum(gather(table))
             draws = self._rejected(raw)
-        return total
+        return totals
 
     def _rejected(self, raw: bytes) -> int:
         """How many of the little-endian 16-bit indices in ``raw`` are past the table."""
@@ -533,10 +583,3 @@ class TrialStats:
             times * estimator(*divmod(packed, _ONE_TRIAL), k) for packed, times in groups.items()
         )
         return PassK(k, total / tasks, tasks)
-
-
-def resample_share(work: tuple[RunningStats, int]) -> list[float]:
-    """``stats.resample_means(part)`` for ``(stats, part)``, as a function that a process
-    pool can run."""
-    stats, part = work
-    return stats.resample_means(part)
