@@ -88,6 +88,7 @@ async def test_an_answer_with_its_usage_and_what_was_sent(
     [sent] = judge_server.requests
     assert sent.path == "/v1/chat/completions"
     assert sent.headers["authorization"] == f"Bearer {SECRET}"
+    assert sent.headers["content-type"] == "application/json"
     assert sent.body["model"] == "test-judge"
     assert sent.body["temperature"] == 0.0
     assert sent.body["response_format"] == {

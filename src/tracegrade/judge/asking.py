@@ -4,13 +4,35 @@ error, and a second failure is a JudgeError."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
 from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
+
+_T = TypeVar("_T")
+
+_SCHEMAS_KEPT = 64
+
+
+def per_schema(work: Callable[[Mapping[str, Any]], _T]) -> Callable[[Mapping[str, Any]], _T]:
+    """``work(schema)`` worked out once per schema object and kept (for the last
+    :data:`_SCHEMAS_KEPT` schemas): a prompt's schema is one object for a whole run."""
+    kept: dict[int, tuple[Mapping[str, Any], _T]] = {}
+
+    def once(schema: Mapping[str, Any]) -> _T:
+        found = kept.get(id(schema))
+        if found is not None and found[0] is schema:  # the schema is kept, so its id is too
+            return found[1]
+        value = work(schema)
+        if len(kept) >= _SCHEMAS_KEPT:
+            kept.clear()
+        kept[id(schema)] = (schema, value)
+        return value
+
+    return once
 
 
 def _normalise(reply: Any) -> JudgeAnswer:
@@ -28,11 +50,16 @@ def _normalise(reply: Any) -> JudgeAnswer:
     raise ValueError(f"a judge must return a dict or JSON text, got {type(reply).__name__}")
 
 
-def problem_with(answer: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
-    """What makes ``answer`` break ``schema``, or None when it follows it."""
+@per_schema
+def _validator(schema: Mapping[str, Any]) -> Any:
     from jsonschema import Draft202012Validator
 
-    error = next(iter(Draft202012Validator(schema).iter_errors(answer)), None)
+    return Draft202012Validator(schema)
+
+
+def problem_with(answer: Mapping[str, Any], schema: Mapping[str, Any]) -> str | None:
+    """What makes ``answer`` break ``schema``, or None when it follows it."""
+    error = next(iter(_validator(schema).iter_errors(answer)), None)
     if error is None:
         return None
     where = "/".join(str(part) for part in error.absolute_path) or "the answer"
