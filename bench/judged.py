@@ -12,7 +12,7 @@ Scenarios:
 - judge calls per sample, each judged metric alone (TopicAdherenceScore for 1, 5 and 20
   reference topics): requests the server saw / samples;
 - throughput at concurrency 1, 8 and 64, the three judged metrics together, no cache,
-  best of two runs, each about 100 latencies long (:data:`ROUNDS`) so that the
+  best of three runs, each about 100 latencies long (:data:`ROUNDS`) so that the
   pipeline's filling and draining weigh little. A sample's three calls run at once,
   and the judge lets ``concurrency`` requests be in flight, so requests/s <=
   concurrency / latency (the bound); samples/s <= that / calls per sample. Each run
@@ -271,7 +271,7 @@ def run_judged(
         sizes, per_metric, cache_count, repeats = {1: 3, 8: 16, 64: 32}, 4, 12, 1
     else:
         sizes = {concurrency: _samples_for(ROUNDS, concurrency) for concurrency in (1, 8, 64)}
-        per_metric, cache_count, repeats = 64, 200, 2
+        per_metric, cache_count, repeats = 64, 200, 3
     started = time.perf_counter()
     server: Server = JudgeServer(latency) if in_process else JudgeServerProcess(latency)
     with server:
@@ -286,6 +286,7 @@ def run_judged(
         "throughput_metrics": list(METRICS),
         "throughput_cache": "off (OpenAIJudge(cache=False))",
         "throughput_runs": "best of the repeats; every repeat's requests/s listed",
+        "throughput_repeats": repeats,
         "throughput_rounds": ROUNDS if not quick else None,
         "bound": "requests/s <= in-flight limit / latency, the limit being the judge's "
         "max_concurrency = evaluate's concurrency; samples/s = that / calls per sample",

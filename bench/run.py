@@ -249,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=BENCH / ".work")
     parser.add_argument("--venvs", type=Path, default=BENCH / ".venvs")
     parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument(
         "--largest-repetitions", type=int, default=1, help="repetitions at the largest size"
     )
