@@ -28,6 +28,22 @@ def _verdict(met: bool, shortfall: str = "") -> str:
     return "met" if met else f"**missed** {shortfall}".rstrip()
 
 
+def _times(ratio: float, target: float, digits: int) -> str:
+    """``ratio`` as ``1.23x``, with more decimals where a miss would round to the target."""
+    while ratio < target and f"{ratio:.{digits}f}" == f"{target:.{digits}f}" and digits < 6:
+        digits += 1
+    return f"{ratio:.{digits}f}x"
+
+
+def _reaches(ratio: float, target: float) -> str:
+    """How much of the target a missed ratio reaches, never shown as 100%."""
+    share = ratio / target
+    digits = 0
+    while float(f"{share * 100:.{digits}f}") >= 100 and digits < 4:
+        digits += 1
+    return f"(reaches {share:.{digits}%} of it)"
+
+
 @dataclass
 class Report:
     """What the run measured; :meth:`markdown` writes it up."""
@@ -66,8 +82,8 @@ class Report:
                 rows.append(
                     [
                         f"end to end ≥ 50x `ragas.evaluate` ({size:,} conversations)",
-                        f"{ratio:.1f}x",
-                        _verdict(ratio >= 50, f"(reaches {ratio / 50:.0%} of it)"),
+                        _times(ratio, 50, 1),
+                        _verdict(ratio >= 50, _reaches(ratio, 50)),
                     ]
                 )
             if PURE in ratios:
@@ -75,8 +91,8 @@ class Report:
                 rows.append(
                     [
                         f"end to end ≥ 2x the pure-Python loop ({size:,})",
-                        f"{ratio:.2f}x",
-                        _verdict(ratio >= 2, f"(reaches {ratio / 2:.0%} of it)"),
+                        _times(ratio, 2, 2),
+                        _verdict(ratio >= 2, _reaches(ratio, 2)),
                     ]
                 )
         if largest:

@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument(
-        "--largest-repetitions", type=int, default=1, help="repetitions at the largest size"
+        "--largest-repetitions", type=int, default=2, help="repetitions at the largest size"
     )
     parser.add_argument("--competitor-size", type=int, default=10000)
     parser.add_argument("--latency", type=float, default=0.1)

@@ -115,3 +115,16 @@ def test_the_memory_sampler_counts_the_whole_process_tree() -> None:
         assert parent.stdin is not None
         parent.stdin.close()
         parent.wait(30)
+
+
+def test_a_missed_target_never_reads_as_met() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    assert report._times(1.995, 2, 2) == "1.995x"  # not "2.00x"
+    assert report._reaches(1.995, 2) == "(reaches 99.8% of it)"  # not "100%"
+    assert report._times(2.004, 2, 2) == "2.00x"  # met: rounding down is fine
+    assert report._times(48.66, 50, 1) == "48.7x"
+    assert report._reaches(48.66, 50) == "(reaches 97% of it)"
