@@ -309,7 +309,7 @@ def resample_shares(
     them once and gather each their own values with them."""
     streams, part = work
     share = resamples // BOOTSTRAP_PARTS + (part < resamples % BOOTSTRAP_PARTS)
-    found: list[list[float] | None] = [None] * len(streams)
+    found: list[list[float]] = [[] for _ in streams]  # an empty stream draws nothing
     together: dict[tuple[int, int], list[int]] = {}
     for position, each in enumerate(streams):
         key = each._draw_key()
@@ -317,14 +317,12 @@ def resample_shares(
             together.setdefault(key, []).append(position)
         elif each._count:
             found[position] = each._tally_resample_means(each._share_random(part), share)
-        else:
-            found[position] = []
     for positions in together.values():
         group = [streams[position] for position in positions]
         drawn = _reservoir_resample_means(group, group[0]._share_random(part), share)
         for position, means in zip(positions, drawn, strict=True):
             found[position] = means
-    return [means if means is not None else [] for means in found]
+    return found
 
 
 def _merge_tallies(

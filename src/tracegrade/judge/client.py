@@ -505,11 +505,6 @@ def _response_format(request: JudgeRequest, mode: StructuredOutput) -> dict[str,
     return None
 
 
-@per_schema
-def _strict_schema(schema: Mapping[str, Any]) -> bool:
-    return _strict_ready(schema)
-
-
 def _strict_ready(schema: Any) -> bool:
     """Whether OpenAI's strict mode accepts ``schema``: every object closed
     (``additionalProperties: false``) and all its properties required."""
@@ -524,6 +519,10 @@ def _strict_ready(schema: Any) -> bool:
         if set(schema.get("required", ())) != set(properties):
             return False
     return all(_strict_ready(value) for value in schema.values())
+
+
+_strict_schema = per_schema(_strict_ready)
+"""_strict_ready, worked out once per schema object."""
 
 
 def _parse_completion(body: bytes) -> _Completion:
