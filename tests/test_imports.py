@@ -55,6 +55,8 @@ PUBLIC = {
 
 # Modules the deterministic ``evaluate`` path has no use for.
 HEAVY = ["asyncio", "rapidfuzz", "rich.progress", "tomllib"]
+# What validating a record needs, and a run that reads only lean conversations does not.
+MODELS = ["pydantic", "pydantic_core", "tracegrade.samples", "tracegrade.messages"]
 
 
 def fresh(code: str) -> Any:
@@ -78,7 +80,7 @@ def test_the_command_line_loads_only_what_a_deterministic_run_needs() -> None:
         print(json.dumps(sorted(sys.modules)))
         """
     )
-    assert [name for name in HEAVY if name in loaded] == []
+    assert [name for name in [*HEAVY, *MODELS] if name in loaded] == []
     # the converters load for --source and convert; naming SOURCES for --help loads none
     assert [name for name in loaded if name.startswith("tracegrade.convert.")] == []
     assert [name for name in loaded if name.startswith("tracegrade.judge.")] == [
@@ -221,3 +223,64 @@ def test_the_library_entry_points_leave_heavy_modules_unloaded() -> None:
         """
     )
     assert [name for name in [*HEAVY, "rich"] if name in loaded] == []
+
+
+CONVERSATION = {
+    "id": "c1",
+    "user_input": [
+        {"type": "human", "content": "Weather in Oslo?"},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [{"name": "weather", "args": {"city": "Oslo", "days": [1, 2]}}],
+        },
+        {"type": "tool", "content": "cold"},
+        {"type": "ai", "content": "Cold."},
+    ],
+    "reference_tool_calls": [{"name": "weather", "args": {"city": "Oslo", "days": [1]}}],
+}
+# A ToolMessage opening the conversation breaks a rule the lean reader leaves to pydantic.
+BROKEN = {
+    "user_input": [{"type": "tool", "content": "x"}],
+    "reference_tool_calls": [],
+}
+TOOL_METRICS = ["tool_call_f1", "tool_call_accuracy", "tool_correctness"]
+
+
+def _cli_run(tmp_path: Any, records: list[dict[str, Any]], workers: str) -> Any:
+    """A CLI run over ``records`` in a fresh interpreter: its exit code, which of
+    MODELS it loaded, and its rows."""
+    data, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    data.write_text("".join(json.dumps(record) + "\n" for record in records))
+    metrics = [part for name in TOOL_METRICS for part in ("--metric", name)]
+    argv = ["evaluate", str(data), *metrics, "--out", str(out), "--progress", "off"]
+    argv += ["--no-config", "--workers", workers]
+    code, loaded = fresh(
+        f"""
+        import contextlib, io, json, sys
+        from tracegrade.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = main({argv!r})
+        print(json.dumps([code, [name for name in {MODELS!r} if name in sys.modules]]))
+        """
+    )
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    return code, loaded, rows
+
+
+def test_a_run_of_lean_conversations_never_loads_the_data_models(tmp_path: Any) -> None:
+    for workers in ("1", "2"):
+        code, loaded, rows = _cli_run(tmp_path, [CONVERSATION] * 3, workers)
+        assert (code, loaded) == (0, [])
+        assert [row["status"] for row in rows] == ["scored"] * 3
+        f1 = rows[0]["metrics"]["tool_call_f1"]
+        assert f1["value"] == 0.0 and "missing: weather(city='Oslo', days=[1])" in f1["reason"]
+        assert rows[0]["metrics"]["tool_correctness"]["value"] == 1.0
+
+
+def test_a_record_the_lean_reader_refuses_is_validated_as_ever(tmp_path: Any) -> None:
+    code, loaded, rows = _cli_run(tmp_path, [CONVERSATION, BROKEN], "1")
+    assert code == 3 and "pydantic" in loaded
+    assert [row["status"] for row in rows] == ["scored", "rejected"]
+    assert "user_input[0]" in rows[1]["rejected"]
+    assert "a ToolMessage must follow an AIMessage that called tools" in rows[1]["rejected"]

@@ -1,6 +1,6 @@
 """JSON lines in and out. Reading uses pydantic-core's parser, which keeps integers of any
-size exact; writing uses orjson for speed and the standard library for integers beyond 64
-bits, which orjson cannot write."""
+size exact (loaded on first use: a lean run never needs it); writing uses orjson for speed
+and the standard library for integers beyond 64 bits, which orjson cannot write."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from os import PathLike
 from typing import Any
 
 import orjson
-from pydantic_core import from_json
 
 BOM = b"\xef\xbb\xbf"
 
@@ -18,6 +17,8 @@ BOM = b"\xef\xbb\xbf"
 def loads(line: bytes) -> Any:
     """Parse one JSON document exactly: big integers stay integers; NaN and Infinity,
     which JSON lacks, are errors."""
+    from pydantic_core import from_json
+
     return from_json(line, allow_inf_nan=False)
 
 

@@ -14,35 +14,38 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
-from pydantic import BaseModel, ValidationError
-
 from ._json import dumps, loads, raw_lines
-from ._validation import problems, type_name
 from .errors import RecordError
-from .lean import LeanConversation, lean_conversation
-from .messages import PARSED_JSON
-from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+from .lean import lean_conversation
 
+# pydantic and the sample models are imported where a record is validated: a run that
+# reads every record as a lean conversation never loads them.
 if TYPE_CHECKING:
     import pandas as pd
+    from pydantic import BaseModel
+
+    from .lean import LeanConversation
+    from .samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+
+    SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
+    # A record read from a source: its sample, or the error that rejects it.
+    Outcome = Sample | RecordError
+    # A record read for scoring: a lean conversation stands in for its sample where
+    # every metric of the run reads one (see tracegrade.lean).
+    LineOutcome = Outcome | LeanConversation
 
 PathArg = Union[str, "PathLike[str]"]
-SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
-Outcome = Sample | RecordError
-"""A record read from a source: its sample, or the error that rejects it."""
-LineOutcome = Outcome | LeanConversation
-"""A record read for scoring: a lean conversation stands in for its sample where every
-metric of the run reads one (see :mod:`tracegrade.lean`)."""
 
 _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
 
 
 _MULTI_TURN_KEYS = ("reference_tool_calls", "reference_topics")
-_FROM_JSON = {PARSED_JSON: True}
 
 
 def infer_sample_type(record: Mapping[str, Any]) -> SampleType | None:
     """Which sample kind a record's keys describe, or ``None`` when they fit none."""
+    from .samples import EvalTestCase, MultiTurnSample, SingleTurnSample
+
     user_input = record.get("user_input")
     if isinstance(user_input, list) or any(key in record for key in _MULTI_TURN_KEYS):
         return MultiTurnSample
@@ -67,6 +70,12 @@ def parse_record(
     """Validate one record (a dict, or a sample already built) into a sample.
     ``parsed_json`` says the record was just parsed from JSON text, which spares the
     check that its tool arguments are JSON values."""
+    from pydantic import ValidationError
+
+    from ._validation import problems, type_name
+    from .messages import PARSED_JSON
+    from .samples import SAMPLE_TYPES
+
     if isinstance(record, SAMPLE_TYPES):
         return record  # type: ignore[return-value]
     if not isinstance(record, Mapping):
@@ -90,7 +99,8 @@ def parse_record(
             kind=kind,
         )
     try:
-        return model.model_validate(record, context=_FROM_JSON if parsed_json else None)
+        context = {PARSED_JSON: True} if parsed_json else None
+        return model.model_validate(record, context=context)
     except ValidationError as error:
         found = problems(error)
         field, rule = found[0]

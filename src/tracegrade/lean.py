@@ -17,7 +17,7 @@ from typing import Annotated, Any, ClassVar
 
 import msgspec
 
-from .messages import pretty_call
+from ._call_text import pretty_call
 
 
 class LeanToolCall(msgspec.Struct, forbid_unknown_fields=True, gc=False):

@@ -3,7 +3,7 @@
 Three message kinds, told apart by ``type``: :class:`HumanMessage` (``"human"``),
 :class:`AIMessage` (``"ai"``, possibly calling tools) and :class:`ToolMessage`
 (``"tool"``, a tool's result). Each accepts its plain dict form and round-trips
-through JSON. This module imports nothing else from the package.
+through JSON.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationInfo, field_validator
+
+from ._call_text import pretty_call
 
 Metadata = dict[str, Any] | None
 
@@ -42,14 +44,6 @@ def _non_json_value(value: Any, path: str) -> str | None:
     if kind in _JSON_SCALARS or isinstance(value, _JSON_SCALARS):
         return None
     return f"{path} is a {kind.__name__}, which is not a JSON value"
-
-
-def pretty_call(name: str, args: dict[str, Any], unparsed_args: str | None = None) -> str:
-    """A tool call as it reads in code: ``search(query='python', limit=5)``."""
-    if unparsed_args is not None:
-        return f"{name}(<unparsed {unparsed_args!r}>)"
-    inner = ", ".join([f"{key}={value!r}" for key, value in args.items()])
-    return f"{name}({inner})"
 
 
 class _Strict(BaseModel):

@@ -17,7 +17,6 @@ from ._json import dumps
 from .judge.base import Usage
 from .metrics.base import Metric, Score
 from .metrics.judged import JudgedMetric
-from .samples import SampleId
 from .stats import (
     BOOTSTRAP_PARTS,
     PassK,
@@ -29,6 +28,8 @@ from .stats import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .samples import SampleId
 
 Status = Literal["scored", "failed", "rejected"]
 

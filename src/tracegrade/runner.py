@@ -30,14 +30,8 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, cast
 
-from .dataset import (
-    EvaluationDataset,
-    LineOutcome,
-    Outcome,
-    jsonl_outcomes,
-    lean_jsonl_outcomes,
-    parse_record,
-)
+from ._sample_kinds import is_sample
+from .dataset import EvaluationDataset, jsonl_outcomes, lean_jsonl_outcomes, parse_record
 from .errors import RecordError
 from .lean import LeanConversation
 from .metrics.base import Metric, Score
@@ -45,12 +39,14 @@ from .metrics.judged import JudgedMetric
 from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
 from .progress import ProgressMode, ProgressReporter
 from .results import EvaluationResult, SampleResult
-from .samples import SAMPLE_TYPES, Sample
 
 if TYPE_CHECKING:
     import asyncio
 
-Data = Union[EvaluationDataset, Iterable[Sample | Mapping[str, Any]], str, "PathLike[str]"]
+    from .dataset import LineOutcome, Outcome
+    from .samples import Sample
+
+Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
 
 DEFAULT_CONCURRENCY = 8
 """How many samples wait on the judge at once unless ``concurrency=`` says otherwise."""
@@ -79,7 +75,7 @@ def read_records(
     a JSONL of samples, are not even validated. With ``lean`` a JSONL of samples gives
     lean conversations where it can (for metrics that :func:`read_lean`).
     """
-    if isinstance(data, SAMPLE_TYPES):
+    if is_sample(data):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
     if isinstance(data, (str, PathLike)):
         path = Path(data)
@@ -187,7 +183,7 @@ def score_inline(
     only goes to metrics that :func:`read_lean`."""
     for metric in metrics:
         try:
-            score = metric.score(cast(Sample, sample))
+            score = metric.score(cast("Sample", sample))
         except Exception as error:
             _record_failure(row, metric, error, raise_exceptions)
         else:
@@ -238,7 +234,7 @@ async def _judged_rows(
                 continue
             while len(pending) >= concurrency:
                 yield await _next_finished(finished, pending)
-            asking = _ask_judges(cast(Sample, sample), row, judged, raise_exceptions)
+            asking = _ask_judges(cast("Sample", sample), row, judged, raise_exceptions)
             task = asyncio.create_task(asking)
             task.add_done_callback(finished.put_nowait)
             pending.add(task)

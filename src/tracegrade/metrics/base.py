@@ -12,12 +12,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._sample_kinds import reads_kind
 from ..errors import MissingFieldError
 from ..lean import LeanConversation
-from ..samples import MultiTurnSample, Sample
 
 if TYPE_CHECKING:
     from ..judge.base import Usage
+    from ..samples import Sample
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +86,7 @@ class Metric(ABC):
     def check(self, sample: Sample | LeanConversation) -> None:
         """Raise :class:`MissingFieldError` unless this metric can read ``sample`` (a lean
         conversation passes where a MultiTurnSample would)."""
-        lean = type(sample) is LeanConversation and MultiTurnSample in self.sample_types
+        lean = type(sample) is LeanConversation and reads_kind(type(self), "MultiTurnSample")
         if not lean and not isinstance(sample, self.sample_types):
             kinds = " or ".join(kind.__name__ for kind in self.sample_types)
             raise MissingFieldError(

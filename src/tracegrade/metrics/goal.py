@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..samples import MultiTurnSample
+from .._sample_kinds import SampleKinds
 from .judged import JudgedMetric
 
 if TYPE_CHECKING:
-    from ..samples import Sample
+    from ..samples import MultiTurnSample, Sample
     from .base import Score
 
 
 class _GoalAccuracy(JudgedMetric):
-    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    sample_types = SampleKinds("MultiTurnSample")
     prompt: ClassVar[str]
 
     def _variables(self, sample: MultiTurnSample) -> dict[str, Any]:
@@ -26,6 +26,7 @@ class _GoalAccuracy(JudgedMetric):
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.templates import load_prompt
+        from ..samples import MultiTurnSample
 
         self.check(sample)
         assert isinstance(sample, MultiTurnSample)

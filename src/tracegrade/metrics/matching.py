@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..messages import ToolCall, pretty_call
+from .._call_text import pretty_call
+
+if TYPE_CHECKING:
+    from ..messages import ToolCall
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 

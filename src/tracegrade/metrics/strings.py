@@ -9,16 +9,19 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable
 from enum import Enum
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from ..samples import Sample, SingleTurnSample
+from .._sample_kinds import SampleKinds
 from .base import Metric, Score
+
+if TYPE_CHECKING:
+    from ..samples import Sample, SingleTurnSample
 
 
 class StringMetric(Metric):
     """A metric that maps (response, reference) strings to a value in [0, 1]."""
 
-    sample_types: ClassVar[tuple[type, ...]] = (SingleTurnSample,)
+    sample_types = SampleKinds("SingleTurnSample")
     required_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
 
     @abstractmethod
@@ -27,6 +30,8 @@ class StringMetric(Metric):
 
     def score(self, sample: Sample) -> Score:
         self.check(sample)
+        from ..samples import SingleTurnSample
+
         assert isinstance(sample, SingleTurnSample)
         response, reference = sample.response or "", sample.reference or ""
         value = self.similarity(response, reference)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from .._sample_kinds import SampleKinds
 from ..errors import TracegradeWarning
 from ..lean import LeanConversation
-from ..messages import ToolCall
-from ..samples import EvalTestCase, MultiTurnSample, Sample, tool_names
 from .base import Metric, Score
 from .matching import (
     ArgumentScore,
@@ -26,6 +25,10 @@ from .matching import (
     same_call_indices,
 )
 from .strings import ExactMatch
+
+if TYPE_CHECKING:
+    from ..messages import ToolCall
+    from ..samples import MultiTurnSample, Sample
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -93,7 +96,9 @@ def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], li
     if type(sample) is LeanConversation:
         assert sample.reference_tool_calls is not None
         lean = sample.predicted_tool_calls(), sample.reference_tool_calls
-        return cast(tuple[list[ToolCall], list[ToolCall]], lean)
+        return cast("tuple[list[ToolCall], list[ToolCall]]", lean)
+    from ..samples import MultiTurnSample
+
     assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
     return sample.predicted_tool_calls(), sample.reference_tool_calls
 
@@ -121,7 +126,7 @@ class ToolCallF1(Metric):
     """
 
     name = "tool_call_f1"
-    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    sample_types = SampleKinds("MultiTurnSample")
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
 
     def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
@@ -202,7 +207,7 @@ class ToolCallAccuracy(Metric):
     """
 
     name = "tool_call_accuracy"
-    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    sample_types = SampleKinds("MultiTurnSample")
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
 
     def __init__(
@@ -411,7 +416,7 @@ class ToolCorrectnessMetric(Metric):
     """
 
     name = "tool_correctness"
-    sample_types: ClassVar[tuple[type, ...]] = (EvalTestCase, MultiTurnSample)
+    sample_types = SampleKinds("EvalTestCase", "MultiTurnSample")
 
     def __init__(
         self,
@@ -425,17 +430,20 @@ class ToolCorrectnessMetric(Metric):
         self.exact_match = exact_match
         self.check_ordering = check_ordering
 
-    def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
+    def _tool_lists(self, sample: Sample | LeanConversation) -> tuple[list[str], list[str]]:
         self.check(sample)
-        if isinstance(sample, (MultiTurnSample, LeanConversation)):
-            self.require(sample, "reference_tool_calls")
-            assert sample.reference_tool_calls is not None
-            called = [call.name for call in sample.predicted_tool_calls()]
-            return called, [call.name for call in sample.reference_tool_calls]
-        assert isinstance(sample, EvalTestCase)
-        self.require(sample, "tools_called", "expected_tools")
-        assert sample.tools_called is not None and sample.expected_tools is not None
-        return tool_names(sample.tools_called), tool_names(sample.expected_tools)
+        if type(sample) is not LeanConversation:
+            from ..samples import EvalTestCase, tool_names
+
+            if isinstance(sample, EvalTestCase):
+                self.require(sample, "tools_called", "expected_tools")
+                assert sample.tools_called is not None and sample.expected_tools is not None
+                return tool_names(sample.tools_called), tool_names(sample.expected_tools)
+        conversation = cast("MultiTurnSample | LeanConversation", sample)  # as checked
+        self.require(conversation, "reference_tool_calls")
+        assert conversation.reference_tool_calls is not None
+        called = [call.name for call in conversation.predicted_tool_calls()]
+        return called, [call.name for call in conversation.reference_tool_calls]
 
     def score(self, sample: Sample) -> Score:
         called, expected = self._tool_lists(sample)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from ..samples import MultiTurnSample
+from .._sample_kinds import SampleKinds
 from .judged import JudgedMetric
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ class TopicAdherenceScore(JudgedMetric):
     """
 
     name = "topic_adherence"
-    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+    sample_types = SampleKinds("MultiTurnSample")
     required_fields: ClassVar[tuple[str, ...]] = ("user_input", "reference_topics")
 
     def __init__(
@@ -82,6 +82,7 @@ class TopicAdherenceScore(JudgedMetric):
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.templates import load_prompt
+        from ..samples import MultiTurnSample
 
         self.check(sample)
         assert isinstance(sample, MultiTurnSample) and sample.reference_topics is not None
