@@ -236,7 +236,11 @@ def exact_argument_score(
         actual = predicted.get(key, MISSING)
         if actual is MISSING:
             verdicts.append({"key": key, "reference": expected, "missing": True, "score": 0.0})
-        elif str(actual) == str(expected) or render_value(actual) == render_value(expected):
+        elif (
+            actual == expected  # two strings render as themselves
+            if type(actual) is str and type(expected) is str
+            else str(actual) == str(expected) or render_value(actual) == render_value(expected)
+        ):
             alike += 1
             verdicts.append({"key": key, "score": 1.0})
         else:
