@@ -155,7 +155,7 @@ class Report:
             "equivalents) over the same generated conversations, from process start to "
             "the last result line written: each tool reads the file, scores every "
             "conversation and writes one JSON line per conversation. `tracegrade CLI` is "
-            "`tracegrade evaluate --workers auto` (one process per CPU on files of 32 MB "
+            "`tracegrade evaluate --workers auto` (one process per CPU on files of 1 MiB "
             "and more); peak memory is the whole process tree's.",
             "",
         ]

@@ -992,3 +992,36 @@ def test_messages_on_stderr_are_not_wrapped(
     assert capsys.readouterr().err.splitlines()[0] == (
         "tracegrade: note: the config's gate for tool_call_f1 does not apply: it is not in this run"
     )
+
+
+def _settings_for(data: Path, specs: list[str], **chosen: Any) -> Any:
+    from tracegrade.cli_run import Settings
+    from tracegrade.metrics.registry import build_metric
+
+    return Settings(str(data), specs, [build_metric(spec) for spec in specs], **chosen)
+
+
+def test_workers_auto_uses_every_cpu_from_a_megabyte_of_input(tmp_path: Path) -> None:
+    from tracegrade.cli_run import AUTO_WORKERS_BYTES, available_cpus, worker_count
+
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_bytes(b"\n" * (AUTO_WORKERS_BYTES - 1))
+    large.write_bytes(b"\n" * AUTO_WORKERS_BYTES)
+    assert AUTO_WORKERS_BYTES == 1 << 20
+    assert worker_count(_settings_for(small, ["tool_call_f1"])) == 1
+    assert worker_count(_settings_for(large, ["tool_call_f1"])) == available_cpus()
+    assert worker_count(_settings_for(small, ["tool_call_f1"], workers=3)) == 3
+
+
+def test_runs_that_need_one_process_say_why_when_workers_were_asked_for(tmp_path: Path) -> None:
+    from tracegrade.cli_run import AUTO_WORKERS_BYTES, worker_count
+
+    large = tmp_path / "large.jsonl"
+    large.write_bytes(b"\n" * AUTO_WORKERS_BYTES)
+    samples = _settings_for(large, ["tool_call_f1"], samples=True, workers=4)
+    assert worker_count(samples) == 1
+    assert samples.notes == [
+        "--workers 4 not used: --parquet and --samples need every row's reasons in one process"
+    ]
+    source = _settings_for(large, ["tool_call_f1"], source="langchain")
+    assert (worker_count(source), source.notes) == (1, [])  # not asked for, no note

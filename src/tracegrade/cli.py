@@ -120,7 +120,7 @@ def _add_evaluate(commands: Any) -> None:
         type=_workers,
         metavar="N|auto",
         help="processes scoring deterministic metrics (default auto: every CPU for a "
-        "tracegrade JSONL file of 32 MB or more, else 1)",
+        "tracegrade JSONL file of 1 MiB or more, else 1)",
     )
     run.add_argument(
         "--out", "-o", metavar="RESULTS.jsonl", help="write one result row per input record"
