@@ -26,8 +26,9 @@ class Measured:
     seconds: float
     peak_rss_mb: float
     """The largest sum of resident memory over the command and its descendants, sampled
-    every 10 ms (so a peak shorter than that can be missed), or the command's own peak
-    when the tree cannot be read."""
+    every 10 ms (so a peak shorter than that can be missed), and at least the command's
+    own high-water mark as last read. Where /proc cannot be read, the command's own peak
+    as the OS reports it."""
     stdout: str
     returncode: int
 
@@ -82,6 +83,19 @@ def _rss_kb(pid: int) -> int:
         return 0
 
 
+def high_water_kb(pid: int) -> int:
+    """The most resident memory ``pid`` has held since it started its program (VmHWM),
+    in KB; 0 once it has exited."""
+    try:
+        with open(PROC / str(pid) / "status", "rb") as status:
+            for line in status:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0
+
+
 def tree_rss_kb(root: int) -> int:
     """Resident memory of ``root`` and all its descendants, in KB.
 
@@ -119,7 +133,7 @@ def run(
 
     def sample() -> None:
         while not done.wait(SAMPLE_SECONDS):
-            peak[0] = max(peak[0], tree_rss_kb(process.pid))
+            peak[0] = max(peak[0], tree_rss_kb(process.pid), high_water_kb(process.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     if PROC.is_dir():
@@ -132,8 +146,12 @@ def run(
     if sampler.is_alive():
         sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
+    if PROC.is_dir():
+        # Not ru_maxrss: a child's counts the memory of this process at the fork, before
+        # the command's own program replaced it, so it read as this process's size.
+        return Measured(seconds, peak[0] / 1024, stdout, process.returncode)
     own_peak_kb = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss // 1024
-    return Measured(seconds, max(peak[0], own_peak_kb) / 1024, stdout, process.returncode)
+    return Measured(seconds, own_peak_kb / 1024, stdout, process.returncode)
 
 
 def median(values: list[float]) -> float:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -115,6 +117,27 @@ def test_the_memory_sampler_counts_the_whole_process_tree() -> None:
         assert parent.stdin is not None
         parent.stdin.close()
         parent.wait(30)
+
+
+def test_a_measured_peak_is_the_commands_own_not_the_benchmarks() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import measure
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    if not measure.PROC.is_dir():
+        pytest.skip("the peak is read from /proc")
+    held = b"x" * (256 << 20)  # this process grows well past what the commands use
+    try:
+        # a brief 96 MB spike, let go long before the command ends
+        spike = "b = b'x' * (96 << 20); del b; import time; time.sleep(0.3)"
+        spiked = measure.run([sys.executable, "-c", spike])
+        quiet = measure.run([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    finally:
+        del held
+    assert (spiked.returncode, quiet.returncode) == (0, 0)
+    assert 96 <= spiked.peak_rss_mb < 200
+    assert quiet.peak_rss_mb < 64
 
 
 def test_a_missed_target_never_reads_as_met() -> None:
