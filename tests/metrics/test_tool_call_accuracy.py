@@ -90,10 +90,28 @@ def test_empty_sides() -> None:
 
 
 def test_different_lengths_score_zero_with_a_warning() -> None:
-    with pytest.warns(TracegradeWarning, match="made 2 tool calls, the reference has 1"):
+    with pytest.warns(TracegradeWarning, match="another number of tool calls than the ref"):
         score = ToolCallAccuracy().score(conversation([call("a"), call("b")], [call("a")]))
     assert score.value == 0.0
+    assert score.reason == "the agent made 2 tool calls, the reference has 1; extra: b"
     assert score.details["extra"] == ["b"]
+
+
+def test_a_large_run_warns_once_per_kind_under_the_default_filter() -> None:
+    metric = ToolCallAccuracy()
+    samples = [conversation([call(f"t{n}")] * (n % 4 + 2), [call(f"t{n}")]) for n in range(40)] + [
+        conversation([], [call(f"u{n}")] * (n + 1)) for n in range(10)
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        reasons = {metric.score(sample).reason for sample in samples}
+    assert len(reasons) == 50  # every sample's reason is its own
+    assert [str(warning.message) for warning in caught] == [
+        "tool_call_accuracy: the agent made another number of tool calls than the "
+        "reference; scored 0.0 (the score's reason says more)",
+        "tool_call_accuracy: the agent made no tool calls but the reference has some; "
+        "scored 0.0 (the score's reason says more)",
+    ]
 
 
 def test_strings_render_like_python_str() -> None:

@@ -243,9 +243,12 @@ class ToolCallAccuracy(Metric):
             )
         self._comparator = StringArgumentComparator(metric)
 
-    def _zero(self, reason: str, details: dict[str, Any], warn: bool = False) -> Score:
-        if warn:
-            warnings.warn(f"{self.name}: {reason}", TracegradeWarning, stacklevel=3)
+    def _zero(self, reason: str, details: dict[str, Any], warning: str | None = None) -> Score:
+        if warning is not None:
+            # One message per kind (the numbers and names are in the reason), so Python's
+            # default filter shows it once, not once for every sample of a large run.
+            message = f"{self.name}: {warning}; scored 0.0 (the score's reason says more)"
+            warnings.warn(message, TracegradeWarning, stacklevel=3)
         return self.result(0.0, reason, details)
 
     def score(self, sample: Sample) -> Score:
@@ -259,15 +262,18 @@ class ToolCallAccuracy(Metric):
         if not predicted or not reference or len(predicted) != len(reference):
             differences = _name_differences(predicted_names, reference_names, details)
             if not predicted:
+                warning = "the agent made no tool calls but the reference has some"
                 reason = f"the agent made no tool calls; the reference has {len(reference)}"
             elif not reference:
+                warning = "the reference has no tool calls but the agent made some"
                 reason = f"the reference has no tool calls but the agent made {len(predicted)}"
             else:
+                warning = "the agent made another number of tool calls than the reference"
                 reason = (
                     f"the agent made {len(predicted)} tool calls, the reference has "
                     f"{len(reference)}" + differences
                 )
-            return self._zero(reason, details, warn=True)
+            return self._zero(reason, details, warning)
         if self.strict_order:
             if predicted_names != reference_names:
                 wrong = [
