@@ -149,6 +149,28 @@ def test_threads_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     assert len(cache) == 400
 
 
+def test_a_writer_holding_a_new_file_is_waited_for(tmp_path: Path) -> None:
+    # While another connection holds the write lock of a database still in rollback
+    # mode, switching it to WAL fails at once rather than waiting: the cache retries.
+    path = tmp_path / "cache.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE other (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT INTO other VALUES (1)")
+    release = threading.Timer(0.3, holder.execute, args=("COMMIT",))
+    release.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            key = store(JudgeCache(path), "waited")
+    finally:
+        release.join()
+        holder.close()
+    hit = JudgeCache(path).get(key)
+    assert hit is not None
+    assert hit.data["text"] == "waited"
+
+
 def _write_from_a_process(path: str, worker: int, count: int) -> None:
     cache = JudgeCache(path)
     for n in range(count):

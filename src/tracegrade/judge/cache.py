@@ -66,6 +66,27 @@ def cache_key(request: JudgeRequest, model: str, structured_output: str) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
+def _switch_to_wal(connection: sqlite3.Connection) -> None:
+    """Put the database in WAL mode, waiting up to the busy timeout for other writers.
+
+    SQLite answers "database is locked" at once, without its busy handler, when a
+    database still in rollback mode is switched while another connection holds its
+    write lock (as when several processes open a new cache together), so the switch is
+    retried here.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    pause = 0.002
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
+
+
 class JudgeCache:
     """Judge answers stored in the SQLite file at ``path`` (created with its folder on
     first use).
@@ -160,7 +181,7 @@ class JudgeCache:
         connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000)
         try:
             connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
+            _switch_to_wal(connection)
             connection.execute("PRAGMA synchronous = NORMAL")
             with connection:
                 connection.execute(_SCHEMA)
