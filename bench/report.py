@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from measure import SAMPLE_SECONDS
+
 TRACEGRADE = "tracegrade CLI"
 PURE = "pure-Python loop"
 RAGAS = "ragas evaluate"
@@ -156,7 +158,9 @@ class Report:
             "the last result line written: each tool reads the file, scores every "
             "conversation and writes one JSON line per conversation. `tracegrade CLI` is "
             "`tracegrade evaluate --workers auto` (one process per CPU on files of 1 MiB "
-            "and more); peak memory is the whole process tree's.",
+            "and more); peak memory is the whole process tree's, sampled every "
+            f"{SAMPLE_SECONDS * 1000:.0f} ms during the timed runs (sparingly: sampling "
+            "takes CPU that a command using every CPU would miss).",
             "",
         ]
         for size, (runs, ratios) in sorted(self.sizes.items()):
