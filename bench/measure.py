@@ -184,3 +184,31 @@ def machine() -> dict[str, str]:
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
     }
+
+
+_SPIN = """
+import time
+started = time.perf_counter()
+total = 0
+for number in range({count}):
+    total += number * number
+print(time.perf_counter() - started)
+"""
+
+
+def parallel_scaling(processes: int, count: int = 6_000_000, repetitions: int = 3) -> float:
+    """How many times the work of one process ``processes`` processes get done at once
+    on this machine, for a pure-Python CPU-bound loop: the most any program that shares
+    its work among them can gain over one process (``processes`` on an ideal machine).
+    Each process times its own loop; the median over ``repetitions`` is taken."""
+    code = _SPIN.format(count=count)
+
+    def loop_seconds(at_once: int) -> float:
+        children = [
+            subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+            for _ in range(at_once)
+        ]
+        return max(float(child.communicate()[0]) for child in children)
+
+    ratios = [processes * loop_seconds(1) / loop_seconds(processes) for _ in range(repetitions)]
+    return median(ratios)

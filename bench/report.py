@@ -58,6 +58,8 @@ class Report:
     agreement: dict[int, dict[str, dict[str, tuple[int, int]]]] = field(default_factory=dict)
     api: tuple[int, dict[str, Any]] | None = None
     judged: dict[str, Any] = field(default_factory=dict)
+    scaling: tuple[int, float] | None = None
+    """(CPUs, how many times one process's work that many processes get done at once)."""
     seconds: float = 0.0
     when: str = ""
 
@@ -147,7 +149,20 @@ class Report:
                     _verdict(cache["met"]),
                 ]
             )
-        return ["## Targets", "", *_table(["target", "measured", "verdict"], rows)]
+        lines = ["## Targets", "", *_table(["target", "measured", "verdict"], rows)]
+        missed = any(ratios[PURE] < 2 for _runs, ratios in self.sizes.values() if PURE in ratios)
+        if missed and self.scaling is not None:
+            cpus, scaling = self.scaling
+            lines += [
+                "",
+                f"The pure-Python loop runs in one process, tracegrade in one per CPU. On "
+                f"this machine {cpus} processes of a CPU-bound Python loop get "
+                f"{scaling:.2f}x the work of one done, not {cpus}x (see Machine): beating "
+                "the loop by 2x with its CPUs takes tracegrade's work per conversation, "
+                "checks and explanations included, below the loop's own, and start-up and "
+                "the end of the run weigh most at the smallest size.",
+            ]
+        return lines
 
     def _end_to_end(self) -> list[str]:
         lines = [
@@ -320,6 +335,11 @@ class Report:
 
     def _machine(self) -> list[str]:
         rows = [[key, value] for key, value in self.machine.items()]
+        if self.scaling is not None:
+            cpus, scaling = self.scaling
+            rows.append(
+                [f"{cpus} processes of a CPU-bound loop at once", f"{scaling:.2f}x one's work"]
+            )
         rows += [[f"{name} version", version] for name, version in self.versions.items()]
         return ["## Machine", "", *_table(["", ""], rows)]
 

@@ -4,10 +4,12 @@ completes, the report has every section, and the tools agree on every value."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -50,6 +52,10 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
     for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
         assert label in text  # the import-time rows
     assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text
+    if len(os.sched_getaffinity(0)) > 1:  # how far processes at once scale, measured
+        found = re.search(r"\| (\d+) processes of a CPU-bound loop at once \| ([\d.]+)x", text)
+        assert found is not None
+        assert 0.5 < float(found[2]) <= int(found[1]) + 0.5
 
 
 def test_generator_is_seeded_and_realistic(tmp_path: Path) -> None:
@@ -138,6 +144,24 @@ def test_a_measured_peak_is_the_commands_own_not_the_benchmarks() -> None:
     assert (spiked.returncode, quiet.returncode) == (0, 0)
     assert 96 <= spiked.peak_rss_mb < 200
     assert quiet.peak_rss_mb < 64
+
+
+def test_a_missed_loop_target_is_set_beside_how_far_processes_scale() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    runs = {report.TRACEGRADE: SimpleNamespace(peak_mb=90.0)}
+
+    def targets(ratio: float, scaling: tuple[int, float] | None) -> str:
+        sizes = {10_000: (runs, {report.PURE: ratio})}
+        made = report.Report({"cpu": "x"}, sizes=sizes, scaling=scaling)
+        return "\n".join(made._targets())
+
+    assert "get 1.90x the work of one done, not 2x" in targets(1.7, (2, 1.9))
+    assert "CPU-bound" not in targets(2.1, (2, 1.9))  # met: nothing to explain
+    assert "CPU-bound" not in targets(1.7, None)  # one CPU: nothing measured
 
 
 def test_a_missed_target_never_reads_as_met() -> None:
