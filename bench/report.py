@@ -154,13 +154,13 @@ class Report:
         if missed and self.scaling is not None:
             cpus, scaling = self.scaling
             lines += [
-                "",
                 f"The pure-Python loop runs in one process, tracegrade in one per CPU. On "
                 f"this machine {cpus} processes of a CPU-bound Python loop get "
                 f"{scaling:.2f}x the work of one done, not {cpus}x (see Machine): beating "
                 "the loop by 2x with its CPUs takes tracegrade's work per conversation, "
                 "checks and explanations included, below the loop's own, and start-up and "
                 "the end of the run weigh most at the smallest size.",
+                "",
             ]
         return lines
 
