@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +15,10 @@ from tracegrade import (
     MultiTurnSample,
     RecordError,
     SingleTurnSample,
+    dataset,
     iter_jsonl,
 )
+from tracegrade.dataset import jsonl_outcomes
 
 GOOD = {
     "id": "r1",
@@ -220,11 +224,13 @@ def test_reading_is_incremental(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     first_read = threading.Event()
 
+    waited: list[bool] = []
+
     def writer() -> None:
         with open(fifo, "w") as handle:
             handle.write(json.dumps(GOOD) + "\n")
             handle.flush()
-            first_read.wait(timeout=10)
+            waited.append(first_read.wait(timeout=10))
             handle.write(json.dumps(dict(GOOD, id="r2")) + "\n")
 
     thread = threading.Thread(target=writer)
@@ -234,3 +240,84 @@ def test_reading_is_incremental(tmp_path: Path) -> None:
     first_read.set()
     assert next(stream).id == "r2"
     thread.join(timeout=10)
+    assert waited == [True]  # r1 came while the writer still waited, not after it gave up
+
+
+MESSY = [
+    json.dumps(dict(GOOD, id="a")),
+    "",
+    "{broken",
+    json.dumps(dict(GOOD, id="b")),
+    "   ",
+    json.dumps({"input": "q", "tools_called": [5], "expected_tools": ["a"]}),
+    json.dumps(dict(GOOD, id="c")),
+    json.dumps({"response": "x", "reference": "x", "id": "d"}),
+    json.dumps(dict(GOOD, id="e", surprise=1)),
+    json.dumps(dict(GOOD, id="f")),
+]
+
+
+def _described(outcomes: Iterable[Any]) -> list[Any]:
+    return [
+        outcome
+        if outcome is None
+        else str(outcome)
+        if isinstance(outcome, RecordError)
+        else outcome.model_dump()
+        for outcome in outcomes
+    ]
+
+
+def test_a_file_read_in_batches_gives_what_reading_line_by_line_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write_lines(tmp_path / "messy.jsonl", MESSY)
+    skip = {2, 4}  # records b and c (blank lines are not records)
+    monkeypatch.setattr(dataset, "_BATCH_LINES", 1)
+    one_by_one = _described(jsonl_outcomes(path, skip=skip))
+    assert len(one_by_one) == 8  # the non-blank lines
+    assert sum(isinstance(outcome, str) for outcome in one_by_one) == 3  # the bad ones
+    for size in (2, 3, 8, 128):
+        monkeypatch.setattr(dataset, "_BATCH_LINES", size)
+        assert _described(jsonl_outcomes(path, skip=skip)) == one_by_one
+
+
+def test_the_collector_is_paused_only_while_a_batch_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dataset, "_BATCH_LINES", 2)
+    path = write_lines(tmp_path / "d.jsonl", [json.dumps(GOOD)] * 5)
+    while_reading: list[bool] = []
+
+    def read(line: bytes, number: int, name: str) -> int:
+        while_reading.append(gc.isenabled())
+        return number
+
+    assert gc.isenabled()
+    by_the_caller = [(number, gc.isenabled()) for number in dataset._each_line(path, (), read)]
+    assert by_the_caller == [(n, True) for n in range(1, 6)]
+    assert while_reading == [False] * 5
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        assert list(dataset._each_line(path, (), read)) == [1, 2, 3, 4, 5]
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_an_error_within_a_batch_comes_after_the_records_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(dataset, "_BATCH_LINES", 4)
+    path = write_lines(tmp_path / "d.jsonl", [json.dumps(GOOD)] * 6)
+
+    def read(line: bytes, number: int, name: str) -> int:
+        if number == 3:
+            raise OSError("the disk went away")
+        return number
+
+    handed_over: list[int] = []
+    with pytest.raises(OSError, match="the disk went away"):
+        handed_over.extend(dataset._each_line(path, (), read))
+    assert handed_over == [1, 2]
+    assert gc.isenabled()

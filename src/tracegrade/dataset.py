@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from itertools import islice
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
+from ._gc import gc_paused
 from ._json import dumps, loads, raw_lines
 from .errors import RecordError
 from .lean import lean_conversation
@@ -135,12 +138,43 @@ def lean_jsonl_outcomes(
 _Read = TypeVar("_Read")
 
 
+_BATCH_LINES = 128
+"""Lines of a regular file read and validated together, with the garbage collector
+paused (see :func:`~tracegrade._gc.gc_paused`): loading 20,000 conversations into a list
+took a third less time than line by line. At most this many records are held ahead.
+A pipe is read a line at a time, so that each record is handed over as it arrives."""
+
+
+def _batch_lines(path: PathArg) -> int:
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = False  # opening it will say what is wrong
+    return _BATCH_LINES if regular else 1
+
+
 def _each_line(
     path: PathArg, skip: Container[int], read: Callable[[bytes, int, str], _Read]
 ) -> Iterator[_Read | None]:
+    """``read`` of each line, in order (``None`` for an index in ``skip``), worked out a
+    batch at a time. An error partway through a batch comes after the lines before it."""
     name = str(path)
-    for index, (number, line) in enumerate(raw_lines(path)):
-        yield None if index in skip else read(line, number, name)
+    size = _batch_lines(path)
+    lines = enumerate(raw_lines(path))
+    while True:
+        batch: list[_Read | None] = []
+        failure: Exception | None = None
+        with gc_paused():
+            try:
+                for index, (number, line) in islice(lines, size):
+                    batch.append(None if index in skip else read(line, number, name))
+            except Exception as error:  # the records read before it are handed over first
+                failure = error
+        yield from batch
+        if failure is not None:
+            raise failure
+        if len(batch) < size:
+            return
 
 
 def lean_line_outcome(line: bytes, number: int, source: str) -> LineOutcome:
