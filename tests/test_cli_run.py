@@ -424,13 +424,13 @@ def test_malformed_records_get_rows_and_exit_3(capsys: pytest.CaptureFixture[str
         (0, "good", "scored"),
         (1, None, "rejected"),
         (2, "noref", "failed"),
-        (3, None, "rejected"),
+        (3, "robot", "rejected"),  # named by its id: it has a valid one
         (4, 7, "scored"),
     ]
     assert rows[1]["rejected"].startswith("mixed.jsonl line 2: not valid JSON: ")
     assert rows[3] == {
         "index": 3,
-        "id": None,
+        "id": "robot",
         "status": "rejected",
         "rejected": f"mixed.jsonl line 5, {ROBOT_RULE}",
         "place": "line 5",

@@ -15,7 +15,9 @@ from tracegrade import (
     MultiTurnSample,
     RecordError,
     SingleTurnSample,
+    ToolCallF1,
     dataset,
+    iter_evaluate,
     iter_jsonl,
 )
 from tracegrade.dataset import jsonl_outcomes
@@ -241,6 +243,36 @@ def test_reading_is_incremental(tmp_path: Path) -> None:
     assert next(stream).id == "r2"
     thread.join(timeout=10)
     assert waited == [True]  # r1 came while the writer still waited, not after it gave up
+
+
+@pytest.mark.parametrize(
+    ("record_id", "kept"),
+    [("r7", "r7"), (7, 7), (True, None), (["r7"], None), (None, None), (7.0, None)],
+)
+def test_a_rejected_record_keeps_its_id_when_it_is_a_valid_one(
+    record_id: Any, kept: str | int | None
+) -> None:
+    bad = dict(GOOD, id=record_id, surprise=1)  # rejected for the unknown field
+    with pytest.raises(RecordError, match="surprise: unknown field") as caught:
+        EvaluationDataset.from_list([bad])
+    assert caught.value.record_id == kept
+    unknown_kind = {"id": record_id, "question": "?"}  # rejected before validation
+    with pytest.raises(RecordError, match="cannot tell what kind") as caught:
+        EvaluationDataset.from_list([unknown_kind])
+    assert caught.value.record_id == kept
+
+
+def test_a_rejected_row_is_named_by_the_records_id(tmp_path: Path) -> None:
+    path = write_lines(
+        tmp_path / "d.jsonl",
+        [json.dumps(dict(GOOD, id="r9", surprise=1)), '{"id": "cut", "user_input": [', "[1]"],
+    )
+    rows = list(iter_evaluate(path, [ToolCallF1()]))
+    assert [(row.id, row.status, row.place) for row in rows] == [
+        ("r9", "rejected", "line 1"),
+        (None, "rejected", "line 2"),  # not JSON: nothing can be read of it
+        (None, "rejected", "line 3"),
+    ]
 
 
 MESSY = [

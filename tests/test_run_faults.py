@@ -165,7 +165,7 @@ def test_the_command_line_writes_a_row_per_record_and_reports_each_problem(
         (0, "first", "scored"),
         (1, None, "rejected"),
         (2, "no-reference", "failed"),
-        (3, None, "rejected"),
+        (3, "wrong", "rejected"),  # its id is valid, so its row carries it
         (4, "judge-down", "failed"),
         (5, "last", "scored"),
     ]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from ._gc import gc_paused
 from ._json import dumps, loads, raw_lines
-from .errors import RecordError
+from .errors import RecordError, readable_id
 from .lean import lean_conversation
 
 # pydantic and the sample models are imported where a record is validated: a run that
@@ -89,6 +89,7 @@ def parse_record(
             f"a record must be a JSON object, got {type_name(record)}",
             kind=kind,
         )
+    record_id = readable_id(record)
     model = sample_type or infer_sample_type(record)
     if model is None:
         raise RecordError(
@@ -100,6 +101,7 @@ def parse_record(
             "or 'response'/'reference' (SingleTurnSample); keys found: "
             + (", ".join(sorted(map(str, record))) or "none"),
             kind=kind,
+            record_id=record_id,
         )
     try:
         context = {PARSED_JSON: True} if parsed_json else None
@@ -109,7 +111,9 @@ def parse_record(
         field, rule = found[0]
         if len(found) > 1:
             rule += "; also " + "; ".join(f"{path or 'record'}: {text}" for path, text in found[1:])
-        raise RecordError(source, position, field or None, rule, kind=kind) from None
+        raise RecordError(
+            source, position, field or None, rule, kind=kind, record_id=record_id
+        ) from None
 
 
 def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:

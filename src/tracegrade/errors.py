@@ -6,6 +6,8 @@ which rule it breaks, so a user can fix the data without guessing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class TracegradeError(Exception):
     """Base class of every error tracegrade raises on purpose."""
@@ -20,21 +22,40 @@ class RecordError(InputError):
 
     Attributes name the place: ``source`` (a file path or ``"records"``), ``position``
     (1-based line number for files, 0-based index otherwise), ``field`` (a path such as
-    ``user_input[3].tool_calls[0].args``, or ``None`` for the whole record) and ``rule``.
+    ``user_input[3].tool_calls[0].args``, or ``None`` for the whole record) and ``rule``;
+    ``record_id`` is the record's own ``id`` when it has a valid one (see
+    :func:`readable_id`), so that its row in the results can carry it.
     """
 
     def __init__(
-        self, source: str, position: int, field: str | None, rule: str, *, kind: str = "line"
+        self,
+        source: str,
+        position: int,
+        field: str | None,
+        rule: str,
+        *,
+        kind: str = "line",
+        record_id: int | str | None = None,
     ) -> None:
         self.source = source
         self.position = position
         self.kind = kind
         self.field = field
         self.rule = rule
+        self.record_id = record_id
         where = f"{source} {kind} {position}"
         if field:
             where += f", field {field}"
         super().__init__(f"{where}: {rule}")
+
+
+def readable_id(record: object) -> int | str | None:
+    """The ``id`` of a record (a mapping) when a sample would accept it (a string or an
+    integer, not a boolean), else ``None``: a rejected record is still named by it."""
+    if not isinstance(record, Mapping):
+        return None
+    value = record.get("id")
+    return value if type(value) is str or type(value) is int else None
 
 
 class MissingFieldError(InputError):

@@ -60,9 +60,10 @@ class SampleResult:
 
     @property
     def label(self) -> str:
-        """How a person finds the record: its id if it has one, else where it is in the
-        input (``line 5``) or its index."""
-        if self.id is not None:
+        """How a person finds the record: where it is in the input (``line 5``) if it was
+        rejected, as that is what needs fixing; else its id if it has one, else its
+        place or index."""
+        if self.id is not None and not (self.rejected is not None and self.place):
             return f"sample {self.id!r}"
         return self.place or f"record {self.index}"
 

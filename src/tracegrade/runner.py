@@ -169,7 +169,7 @@ def open_row(
         if raise_exceptions:
             raise outcome
         place = f"{outcome.kind} {outcome.position}"
-        return None, SampleResult(index, None, rejected=str(outcome), place=place)
+        return None, SampleResult(index, outcome.record_id, rejected=str(outcome), place=place)
     return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id)
 
 

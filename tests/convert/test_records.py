@@ -84,12 +84,16 @@ def test_dataset_from_records_mixes_sources_and_wrappers() -> None:
 def test_dataset_from_records_names_the_bad_record() -> None:
     with pytest.raises(
         RecordError, match=r"records index 1, field conversation: message 0: unknown role"
-    ):
+    ) as robot:
         EvaluationDataset.from_conversations(
-            [OPENAI_RUN, {"conversation": [{"role": "robot", "content": "x"}]}]
+            [OPENAI_RUN, {"id": 4, "conversation": [{"role": "robot", "content": "x"}]}]
         )
-    with pytest.raises(RecordError, match=r"index 0, field referense: not a sample field"):
-        EvaluationDataset.from_conversations([{"conversation": OPENAI_RUN, "referense": "x"}])
+    assert robot.value.record_id == 4
+    with pytest.raises(RecordError, match=r"index 0, field referense: not a sample field") as bad:
+        EvaluationDataset.from_conversations(
+            [{"id": "run-3", "conversation": OPENAI_RUN, "referense": "x"}]
+        )
+    assert bad.value.record_id == "run-3"  # a rejected wrapper is still named by its id
     with pytest.raises(
         RecordError, match=r"index 0, field user_input\[0\]: a ToolMessage must follow"
     ):

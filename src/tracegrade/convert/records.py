@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from .._json import json_lines, loads, without_bom
 from .._validation import problems
-from ..errors import RecordError
+from ..errors import RecordError, readable_id
 from ..samples import MultiTurnSample
 from . import convert_messages
 from ._base import ConversionError, InvalidArguments
@@ -75,6 +75,7 @@ def to_sample(
                 f"not a sample field; a record with '{WRAPPER_KEY}' may also hold only "
                 + ", ".join(sorted(SAMPLE_FIELDS)),
                 kind=kind,
+                record_id=readable_id(fields),
             )
         conversation = record[WRAPPER_KEY]
     try:
@@ -86,11 +87,15 @@ def to_sample(
         )
     except ConversionError as error:
         field = WRAPPER_KEY if fields or is_wrapper(record) else None
-        raise RecordError(origin, position, field, str(error), kind=kind) from None
+        raise RecordError(
+            origin, position, field, str(error), kind=kind, record_id=readable_id(fields)
+        ) from None
     try:
         return MultiTurnSample(user_input=messages, **fields)
     except (ValidationError, ValueError) as error:
-        raise RecordError(origin, position, *_first_problem(error), kind=kind) from None
+        raise RecordError(
+            origin, position, *_first_problem(error), kind=kind, record_id=readable_id(fields)
+        ) from None
 
 
 def _first_problem(error: ValueError) -> tuple[str | None, str]:
