@@ -159,7 +159,9 @@ def test_a_missed_loop_target_is_set_beside_how_far_processes_scale() -> None:
         made = report.Report({"cpu": "x"}, sizes=sizes, scaling=scaling)
         return "\n".join(made._targets())
 
-    assert "get 1.90x the work of one done, not 2x" in targets(1.7, (2, 1.9))
+    assert "get 1.90x the work of one done" in targets(1.7, (2, 1.9))
+    assert "at most 0.95 times the loop's" in targets(1.7, (2, 1.9))
+    assert "at most 3.80 times the loop's" in targets(1.7, (8, 7.6))  # the bound is scaling / 2
     assert "CPU-bound" not in targets(2.1, (2, 1.9))  # met: nothing to explain
     assert "CPU-bound" not in targets(1.7, None)  # one CPU: nothing measured
 

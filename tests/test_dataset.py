@@ -337,6 +337,24 @@ def test_the_collector_is_paused_only_while_a_batch_is_read(
         gc.enable()
 
 
+def test_a_batch_ends_at_its_byte_bound_so_large_records_are_not_held_128_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    line = json.dumps(GOOD)
+    path = write_lines(tmp_path / "d.jsonl", [line] * 10)
+    monkeypatch.setattr(dataset, "_BATCH_BYTES", 3 * len(line) - 1)  # reached by the 3rd
+    reads: list[int] = []
+
+    def read(line: bytes, number: int, name: str) -> int:
+        reads.append(number)
+        return number
+
+    stream = dataset._each_line(path, (), read)
+    assert next(stream) == 1
+    assert reads == [1, 2, 3]  # the first batch: three lines, not 128
+    assert list(stream) == list(range(2, 11))
+
+
 def test_an_error_within_a_batch_comes_after_the_records_before_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -11,7 +11,6 @@ import math
 import os
 import stat
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
-from itertools import islice
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
@@ -117,7 +116,8 @@ def parse_record(
 
 
 def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:
-    """Yield the samples of a JSONL file one line at a time (the file is never loaded whole)."""
+    """Yield the samples of a JSONL file as it is read (the file is never loaded whole; at
+    most 128 lines or 1 MiB of it are read ahead)."""
     return _raising(jsonl_outcomes(path, sample_type=sample_type))
 
 
@@ -145,8 +145,12 @@ _Read = TypeVar("_Read")
 _BATCH_LINES = 128
 """Lines of a regular file read and validated together, with the garbage collector
 paused (see :func:`~tracegrade._gc.gc_paused`): loading 20,000 conversations into a list
-took a third less time than line by line. At most this many records are held ahead.
-A pipe is read a line at a time, so that each record is handed over as it arrives."""
+took a third less time than line by line. A pipe is read a line at a time, so that each
+record is handed over as it arrives."""
+
+_BATCH_BYTES = 1 << 20
+"""A batch also ends once its lines hold this many bytes, so that large records are not
+held 128 at a time."""
 
 
 def _batch_lines(path: PathArg) -> int:
@@ -165,20 +169,25 @@ def _each_line(
     name = str(path)
     size = _batch_lines(path)
     lines = enumerate(raw_lines(path))
-    while True:
+    finished = False
+    while not finished:
         batch: list[_Read | None] = []
         failure: Exception | None = None
+        finished = True
         with gc_paused():
             try:
-                for index, (number, line) in islice(lines, size):
+                held = 0
+                for index, (number, line) in lines:
                     batch.append(None if index in skip else read(line, number, name))
+                    held += len(line)
+                    if len(batch) == size or held >= _BATCH_BYTES:
+                        finished = False
+                        break
             except Exception as error:  # the records read before it are handed over first
                 failure = error
         yield from batch
         if failure is not None:
             raise failure
-        if len(batch) < size:
-            return
 
 
 def lean_line_outcome(line: bytes, number: int, source: str) -> LineOutcome:

@@ -19,6 +19,8 @@ from tests.convert.shapes_otel import SOURCE_OF, WRITERS, Recorder, any_value, a
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.otel import TraceConversation, read_otlp
+from tracegrade.convert.records import ConversionSettings, convert_file
+from tracegrade.errors import RecordError
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -381,6 +383,19 @@ def test_several_traces_from_json_and_jsonl_files(tmp_path: Any) -> None:
     one = tmp_path / "one.jsonl"
     one.write_bytes(orjson.dumps(second.document()) + b"\n")
     assert convert_messages(one, source="otel") == STANDARD
+
+
+def test_a_rejected_trace_is_named_by_its_key(tmp_path: Any) -> None:
+    recorder = Recorder()
+    root = agent(recorder)
+    chat(recorder, root, [result("c1", "orphan")], [assistant("ok")])  # a result, no call
+    recorder.close(root)
+    path = tmp_path / "orphan.json"
+    path.write_bytes(orjson.dumps(recorder.document()))
+    (outcome,) = convert_file(path, ConversionSettings("otel"))
+    assert isinstance(outcome, RecordError) and "a ToolMessage must follow" in outcome.rule
+    (trace,) = read_otlp(path)
+    assert outcome.record_id == trace.key  # the id it would have had as a sample
 
 
 def test_group_by_conversation_id() -> None:

@@ -186,4 +186,11 @@ def _convert_otlp(path: str | PathLike[str], settings: ConversionSettings) -> It
             )
         except (ValidationError, ValueError) as error:
             field, rule = _first_problem(error)
-            yield RecordError(name, index, field, f"trace {conversation.key}: {rule}", kind="trace")
+            yield RecordError(
+                name,
+                index,
+                field,
+                f"trace {conversation.key}: {rule}",
+                kind="trace",
+                record_id=conversation.key,  # the id it would have had as a sample
+            )
