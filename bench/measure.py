@@ -162,6 +162,13 @@ def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def machine() -> dict[str, str]:
     """What the numbers were measured on."""
     cpu = platform.processor() or platform.machine()
@@ -176,10 +183,9 @@ def machine() -> dict[str, str]:
     if meminfo.exists():
         total_kb = int(meminfo.read_text().split()[1])
         memory = f"{total_kb / 1024 / 1024:.1f} GiB"
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return {
         "cpu": cpu,
-        "cpus usable": str(usable),
+        "cpus usable": str(usable_cpus()),
         "memory": memory,
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),

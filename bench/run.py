@@ -30,7 +30,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from generate import write_jsonl  # noqa: E402
-from measure import Measured, machine, median, parallel_scaling, run  # noqa: E402
+from measure import Measured, machine, median, parallel_scaling, run, usable_cpus  # noqa: E402
 from report import IMPORT_TARGET, Report  # noqa: E402
 
 METRICS = ["tool_call_f1", "tool_call_accuracy", "tool_correctness"]
@@ -264,8 +264,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report = Report(machine(), quick=options.quick)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if cpus and cpus > 1:
+    cpus = usable_cpus()
+    if cpus > 1:
         count, repetitions = (1_000_000, 1) if options.quick else (6_000_000, 3)
         report.scaling = (cpus, parallel_scaling(cpus, count, repetitions))
 

@@ -88,7 +88,6 @@ def parse_record(
             f"a record must be a JSON object, got {type_name(record)}",
             kind=kind,
         )
-    record_id = readable_id(record)
     model = sample_type or infer_sample_type(record)
     if model is None:
         raise RecordError(
@@ -100,7 +99,7 @@ def parse_record(
             "or 'response'/'reference' (SingleTurnSample); keys found: "
             + (", ".join(sorted(map(str, record))) or "none"),
             kind=kind,
-            record_id=record_id,
+            record_id=readable_id(record),
         )
     try:
         context = {PARSED_JSON: True} if parsed_json else None
@@ -111,7 +110,7 @@ def parse_record(
         if len(found) > 1:
             rule += "; also " + "; ".join(f"{path or 'record'}: {text}" for path, text in found[1:])
         raise RecordError(
-            source, position, field or None, rule, kind=kind, record_id=record_id
+            source, position, field or None, rule, kind=kind, record_id=readable_id(record)
         ) from None
 
 

@@ -63,7 +63,9 @@ class SampleResult:
         """How a person finds the record: where it is in the input (``line 5``) if it was
         rejected, as that is what needs fixing; else its id if it has one, else its
         place or index."""
-        if self.id is not None and not (self.rejected is not None and self.place):
+        if self.rejected is not None and self.place:
+            return self.place
+        if self.id is not None:
             return f"sample {self.id!r}"
         return self.place or f"record {self.index}"
 
