@@ -15,8 +15,8 @@ import time
 import warnings
 
 from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, evaluate
-from tracegrade.dataset import iter_jsonl
 from tracegrade.errors import TracegradeWarning
+from tracegrade.io.dataset import iter_jsonl
 
 
 def main(path: str) -> None:

@@ -45,7 +45,7 @@ from generate import conversations
 from judge_server import JudgeServer, JudgeServerProcess
 
 from tracegrade import evaluate
-from tracegrade.dataset import parse_record
+from tracegrade.io.dataset import parse_record
 from tracegrade.judge.client import OpenAIJudge
 from tracegrade.metrics.base import Metric
 from tracegrade.metrics.goal import (
@@ -53,7 +53,7 @@ from tracegrade.metrics.goal import (
     AgentGoalAccuracyWithReference,
 )
 from tracegrade.metrics.topic import TopicAdherenceScore
-from tracegrade.samples import MultiTurnSample
+from tracegrade.model.samples import MultiTurnSample
 
 MODEL = "bench-judge"
 PLACEHOLDER_KEY = "bench-no-key"  # never a real key, whatever the environment holds

@@ -28,11 +28,11 @@ from tracegrade.cli import (
     EXIT_USAGE,
     main,
 )
-from tracegrade.metrics.base import Metric, Score
+from tracegrade.metrics.base import Metric
 from tracegrade.metrics.registry import METRICS, options_of
-from tracegrade.results import SampleResult
-from tracegrade.runner import iter_evaluate
-from tracegrade.samples import EvalTestCase, MultiTurnSample, Sample
+from tracegrade.model.results import SampleResult, Score
+from tracegrade.model.samples import EvalTestCase, MultiTurnSample, Sample
+from tracegrade.run.runner import iter_evaluate
 
 Call = tuple[str, dict[str, Any]]
 
@@ -522,7 +522,7 @@ def test_an_interrupted_run_exits_130_keeping_its_rows_for_resume(
                 raise KeyboardInterrupt
             yield row
 
-    monkeypatch.setattr("tracegrade.cli_run.iter_evaluate", interrupted)
+    monkeypatch.setattr("tracegrade.cli.evaluate.iter_evaluate", interrupted)
     arguments = ["-m", "tool_call_f1", "--out", "r.jsonl", "--progress", "off"]
     assert evaluate("data.jsonl", *arguments) == EXIT_INTERRUPTED
     captured = capsys.readouterr()
@@ -532,7 +532,7 @@ def test_an_interrupted_run_exits_130_keeping_its_rows_for_resume(
     assert captured.out == ""
     assert [row["index"] for row in read_rows(Path("r.jsonl"))] == [0, 1]
 
-    monkeypatch.setattr("tracegrade.cli_run.iter_evaluate", iter_evaluate)
+    monkeypatch.setattr("tracegrade.cli.evaluate.iter_evaluate", iter_evaluate)
     assert evaluate("data.jsonl", *arguments, "--resume") == EXIT_OK
     assert [row["index"] for row in read_rows(Path("r.jsonl"))] == [0, 1, 2, 3]
     assert counts(capsys.readouterr().out) == (4, 4, 0, 0)
@@ -995,14 +995,14 @@ def test_messages_on_stderr_are_not_wrapped(
 
 
 def _settings_for(data: Path, specs: list[str], **chosen: Any) -> Any:
-    from tracegrade.cli_run import Settings
+    from tracegrade.cli.evaluate import Settings
     from tracegrade.metrics.registry import build_metric
 
     return Settings(str(data), specs, [build_metric(spec) for spec in specs], **chosen)
 
 
 def test_workers_auto_uses_every_cpu_from_a_megabyte_of_input(tmp_path: Path) -> None:
-    from tracegrade.cli_run import AUTO_WORKERS_BYTES, available_cpus, worker_count
+    from tracegrade.cli.evaluate import AUTO_WORKERS_BYTES, available_cpus, worker_count
 
     small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
     small.write_bytes(b"\n" * (AUTO_WORKERS_BYTES - 1))
@@ -1014,7 +1014,7 @@ def test_workers_auto_uses_every_cpu_from_a_megabyte_of_input(tmp_path: Path) ->
 
 
 def test_runs_that_need_one_process_say_why_when_workers_were_asked_for(tmp_path: Path) -> None:
-    from tracegrade.cli_run import AUTO_WORKERS_BYTES, worker_count
+    from tracegrade.cli.evaluate import AUTO_WORKERS_BYTES, worker_count
 
     large = tmp_path / "large.jsonl"
     large.write_bytes(b"\n" * AUTO_WORKERS_BYTES)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade.config import ConfigError, ProjectConfig, find_config, load_config
+from tracegrade.cli.config import ConfigError, ProjectConfig, find_config, load_config
 from tracegrade.convert import SOURCES
 from tracegrade.errors import TracegradeError
 

@@ -16,11 +16,11 @@ from tracegrade import (
     RecordError,
     SingleTurnSample,
     ToolCallF1,
-    dataset,
     iter_evaluate,
     iter_jsonl,
 )
-from tracegrade.dataset import jsonl_outcomes
+from tracegrade.io import dataset
+from tracegrade.io.dataset import jsonl_outcomes
 
 GOOD = {
     "id": "r1",

@@ -17,8 +17,13 @@ from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
 # Where each public name is defined: the modules ``tracegrade/__init__.py`` used to import
 # them from, written out here so the test does not take the package's word for it.
 PUBLIC = {
-    "tracegrade.convert": ["ConversionError", "convert_messages", "to_openai"],
-    "tracegrade.dataset": ["EvaluationDataset", "iter_jsonl"],
+    "tracegrade.convert": [
+        "ConversionError",
+        "convert_messages",
+        "sample_from_messages",
+        "to_openai",
+    ],
+    "tracegrade.io.dataset": ["EvaluationDataset", "iter_jsonl"],
     "tracegrade.errors": [
         "InputError",
         "MissingFieldError",
@@ -26,7 +31,7 @@ PUBLIC = {
         "TracegradeError",
         "TracegradeWarning",
     ],
-    "tracegrade.messages": [
+    "tracegrade.model.messages": [
         "AIMessage",
         "HumanMessage",
         "Message",
@@ -34,7 +39,7 @@ PUBLIC = {
         "ToolMessage",
         "parse_message",
     ],
-    "tracegrade.metrics.base": ["Metric", "Score"],
+    "tracegrade.metrics.base": ["Metric"],
     "tracegrade.metrics.goal": [
         "AgentGoalAccuracyWithReference",
         "AgentGoalAccuracyWithoutReference",
@@ -48,15 +53,16 @@ PUBLIC = {
     ],
     "tracegrade.metrics.tool_calls": ["ToolCallAccuracy", "ToolCallF1", "ToolCorrectnessMetric"],
     "tracegrade.metrics.topic": ["TopicAdherenceScore"],
-    "tracegrade.results": ["EvaluationResult", "MetricSummary", "SampleResult"],
-    "tracegrade.runner": ["aevaluate", "aiter_evaluate", "evaluate", "iter_evaluate"],
-    "tracegrade.samples": ["EvalTestCase", "MultiTurnSample", "Sample", "SingleTurnSample"],
+    "tracegrade.model.results": ["SampleResult", "Score"],
+    "tracegrade.run.results": ["EvaluationResult", "MetricSummary"],
+    "tracegrade.run.runner": ["aevaluate", "aiter_evaluate", "evaluate", "iter_evaluate"],
+    "tracegrade.model.samples": ["EvalTestCase", "MultiTurnSample", "Sample", "SingleTurnSample"],
 }
 
 # Modules the deterministic ``evaluate`` path has no use for.
 HEAVY = ["asyncio", "rapidfuzz", "rich.progress", "tomllib"]
 # What validating a record needs, and a run that reads only lean conversations does not.
-MODELS = ["pydantic", "pydantic_core", "tracegrade.samples", "tracegrade.messages"]
+MODELS = ["pydantic", "pydantic_core", "tracegrade.model.samples", "tracegrade.model.messages"]
 
 
 def fresh(code: str) -> Any:
@@ -83,9 +89,7 @@ def test_the_command_line_loads_only_what_a_deterministic_run_needs() -> None:
     assert [name for name in [*HEAVY, *MODELS] if name in loaded] == []
     # the converters load for --source and convert; naming SOURCES for --help loads none
     assert [name for name in loaded if name.startswith("tracegrade.convert.")] == []
-    assert [name for name in loaded if name.startswith("tracegrade.judge.")] == [
-        "tracegrade.judge.base"
-    ]
+    assert [name for name in loaded if name.startswith("tracegrade.judge")] == []
 
 
 def test_importing_the_package_loads_none_of_its_modules() -> None:

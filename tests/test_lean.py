@@ -15,13 +15,13 @@ from hypothesis import strategies as st
 
 from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, iter_evaluate
 from tracegrade._json import dumps
-from tracegrade.dataset import lean_line_outcome, line_outcome
 from tracegrade.errors import RecordError
-from tracegrade.lean import LeanConversation, lean_conversation
+from tracegrade.io.dataset import lean_line_outcome, line_outcome
 from tracegrade.metrics.base import Metric
 from tracegrade.metrics.strings import NonLLMStringSimilarity
-from tracegrade.runner import read_lean
-from tracegrade.samples import MultiTurnSample
+from tracegrade.model.lean import LeanConversation, lean_conversation
+from tracegrade.model.samples import MultiTurnSample
+from tracegrade.run.runner import read_lean
 
 METRICS: list[Metric] = [
     ToolCallF1(),

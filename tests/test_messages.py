@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage, parse_message
-from tracegrade.messages import PARSED_JSON
+from tracegrade.model.messages import PARSED_JSON
 
 
 def test_messages_carry_their_type_and_optional_metadata() -> None:

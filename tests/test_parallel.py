@@ -17,10 +17,11 @@ from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, iter
 from tracegrade._json import dumps
 from tracegrade.cli import EXIT_INPUT, main
 from tracegrade.errors import InputError
-from tracegrade.metrics.base import Metric, Score
-from tracegrade.parallel import ScoredSpan, Span, WorkerPool, score_file, score_span, spans
-from tracegrade.results import SampleResult, SummaryAccumulator
-from tracegrade.samples import Sample
+from tracegrade.metrics.base import Metric
+from tracegrade.model.results import SampleResult, Score
+from tracegrade.model.samples import Sample
+from tracegrade.run.results import SummaryAccumulator
+from tracegrade.run.workers import ScoredSpan, Span, WorkerPool, score_file, score_span, spans
 
 
 def _record(rng: random.Random, index: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import threading
 import pytest
 from rich.console import Console
 
-from tracegrade.progress import ProgressReporter
+from tracegrade.run.progress import ProgressReporter
 
 
 class FakeClock:

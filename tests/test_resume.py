@@ -20,10 +20,10 @@ import pytest
 from tests.judge.server import JudgeServer, judge_env, judge_server  # noqa: F401
 from tests.metrics.judges import sensible_answer
 
-from tracegrade import store
 from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
-from tracegrade.results import SampleResult
-from tracegrade.store import IndexSet, ResultsFile, ResumeError, RunRecord
+from tracegrade.io import store
+from tracegrade.io.store import IndexSet, ResultsFile, ResumeError, RunRecord
+from tracegrade.model.results import SampleResult
 
 RECORDS = 160
 CONCURRENCY = 4

@@ -22,7 +22,7 @@ from tracegrade import (
     evaluate,
 )
 from tracegrade.metrics.judged import JudgedMetric
-from tracegrade.samples import Sample
+from tracegrade.model.samples import Sample
 
 
 class Exploding(Metric):
@@ -131,7 +131,7 @@ def test_exports(tmp_path: Path) -> None:
 
 
 def test_iter_evaluate_yields_rows_as_samples_arrive() -> None:
-    from tracegrade.runner import iter_evaluate
+    from tracegrade.run.runner import iter_evaluate
 
     consumed = []
 
@@ -175,7 +175,7 @@ def test_pass_at_k_over_samples_sharing_a_task_id() -> None:
 
 
 def test_progress_lines_go_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
-    from tracegrade.runner import iter_evaluate
+    from tracegrade.run.runner import iter_evaluate
 
     rows = list(iter_evaluate(samples(), [ToolCallF1()], progress="lines"))
     assert len(rows) == 3
@@ -244,7 +244,7 @@ def test_a_metrics_cancellation_or_nan_is_that_metrics_failure() -> None:
 
 
 def test_ctrl_c_in_a_judged_run_stops_it_cleanly() -> None:
-    from tracegrade.runner import iter_evaluate
+    from tracegrade.run.runner import iter_evaluate
 
     Misbehaving.released = 0
     interrupting = [samples()[0].model_copy(update={"id": "interrupt"})]

@@ -17,10 +17,11 @@ from tracegrade import (
     ToolCorrectnessMetric,
     TopicAdherenceScore,
 )
-from tracegrade._sample_kinds import SampleKinds, is_sample, reads_kind
 from tracegrade.errors import MissingFieldError
-from tracegrade.lean import lean_conversation
-from tracegrade.metrics.base import Metric, Score
+from tracegrade.metrics.base import Metric
+from tracegrade.model._sample_kinds import SampleKinds, is_sample, reads_kind
+from tracegrade.model.lean import lean_conversation
+from tracegrade.model.results import Score
 
 LINE = (
     b'{"user_input": [{"type": "human", "content": "hi"}, {"type": "ai", "content": "",'

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tracegrade.stats import (
+from tracegrade.run.stats import (
     PassK,
     RunningStats,
     TrialStats,

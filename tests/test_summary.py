@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from tracegrade.metrics.base import Score
 from tracegrade.metrics.tool_calls import ToolCallF1
-from tracegrade.parallel import WorkerPool
-from tracegrade.results import RowTally, SampleResult, SummaryAccumulator
-from tracegrade.stats import BOOTSTRAP_PARTS, RunningStats
+from tracegrade.model.results import SampleResult, Score
+from tracegrade.run.results import RowTally, SummaryAccumulator
+from tracegrade.run.stats import BOOTSTRAP_PARTS, RunningStats
+from tracegrade.run.workers import WorkerPool
 
 NAMES = ["f1", "recall", "gate"]
 THRESHOLDS = {"f1": None, "recall": None, "gate": 0.5}

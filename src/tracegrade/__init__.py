@@ -12,8 +12,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
-    from .convert import ConversionError, convert_messages, to_openai
-    from .dataset import EvaluationDataset, iter_jsonl
+    from .convert import ConversionError, convert_messages, sample_from_messages, to_openai
     from .errors import (
         InputError,
         MissingFieldError,
@@ -21,8 +20,8 @@ if TYPE_CHECKING:
         TracegradeError,
         TracegradeWarning,
     )
-    from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage, parse_message
-    from .metrics.base import Metric, Score
+    from .io.dataset import EvaluationDataset, iter_jsonl
+    from .metrics.base import Metric
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.strings import (
         DistanceMeasure,
@@ -33,31 +32,41 @@ if TYPE_CHECKING:
     )
     from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
     from .metrics.topic import TopicAdherenceScore
-    from .results import EvaluationResult, MetricSummary, SampleResult
-    from .runner import aevaluate, aiter_evaluate, evaluate, iter_evaluate
-    from .samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+    from .model.messages import (
+        AIMessage,
+        HumanMessage,
+        Message,
+        ToolCall,
+        ToolMessage,
+        parse_message,
+    )
+    from .model.results import SampleResult, Score
+    from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+    from .run.results import EvaluationResult, MetricSummary
+    from .run.runner import aevaluate, aiter_evaluate, evaluate, iter_evaluate
 
 __version__ = "0.1.0"
 
 _MODULE_OF = {
     "ConversionError": "convert",
     "convert_messages": "convert",
+    "sample_from_messages": "convert",
     "to_openai": "convert",
-    "EvaluationDataset": "dataset",
-    "iter_jsonl": "dataset",
+    "EvaluationDataset": "io.dataset",
+    "iter_jsonl": "io.dataset",
     "InputError": "errors",
     "MissingFieldError": "errors",
     "RecordError": "errors",
     "TracegradeError": "errors",
     "TracegradeWarning": "errors",
-    "AIMessage": "messages",
-    "HumanMessage": "messages",
-    "Message": "messages",
-    "ToolCall": "messages",
-    "ToolMessage": "messages",
-    "parse_message": "messages",
+    "AIMessage": "model.messages",
+    "HumanMessage": "model.messages",
+    "Message": "model.messages",
+    "ToolCall": "model.messages",
+    "ToolMessage": "model.messages",
+    "parse_message": "model.messages",
     "Metric": "metrics.base",
-    "Score": "metrics.base",
+    "Score": "model.results",
     "AgentGoalAccuracyWithoutReference": "metrics.goal",
     "AgentGoalAccuracyWithReference": "metrics.goal",
     "DistanceMeasure": "metrics.strings",
@@ -69,36 +78,21 @@ _MODULE_OF = {
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TopicAdherenceScore": "metrics.topic",
-    "EvaluationResult": "results",
-    "MetricSummary": "results",
-    "SampleResult": "results",
-    "aevaluate": "runner",
-    "aiter_evaluate": "runner",
-    "evaluate": "runner",
-    "iter_evaluate": "runner",
-    "EvalTestCase": "samples",
-    "MultiTurnSample": "samples",
-    "Sample": "samples",
-    "SingleTurnSample": "samples",
+    "EvaluationResult": "run.results",
+    "MetricSummary": "run.results",
+    "SampleResult": "model.results",
+    "aevaluate": "run.runner",
+    "aiter_evaluate": "run.runner",
+    "evaluate": "run.runner",
+    "iter_evaluate": "run.runner",
+    "EvalTestCase": "model.samples",
+    "MultiTurnSample": "model.samples",
+    "Sample": "model.samples",
+    "SingleTurnSample": "model.samples",
 }
 """Each public name and the submodule that defines it."""
 
-_SUBMODULES = frozenset(
-    {
-        "convert",
-        "dataset",
-        "errors",
-        "judge",
-        "lean",
-        "messages",
-        "metrics",
-        "progress",
-        "results",
-        "runner",
-        "samples",
-        "stats",
-    }
-)
+_SUBMODULES = frozenset({"convert", "errors", "io", "judge", "metrics", "model", "run"})
 """Submodules that ``import tracegrade`` used to load. Reaching one as an attribute loads
 what that import did, so chains such as ``tracegrade.metrics.tool_calls`` still resolve."""
 
@@ -162,5 +156,6 @@ __all__ = [
     "iter_evaluate",
     "iter_jsonl",
     "parse_message",
+    "sample_from_messages",
     "to_openai",
 ]

@@ -16,7 +16,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
-    from .metrics.base import Score
+    from .model.results import Score
 
 
 @pytest.fixture(name="assert_score")

@@ -15,12 +15,13 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .messages import ToolCall
-from .metrics.base import Metric, Score
+from .metrics.base import Metric
 from .metrics.judged import JudgedMetric
 from .metrics.matching import best_pairing, render_value
 from .metrics.registry import build_metric
-from .samples import EvalTestCase, MultiTurnSample, Sample, tool_names
+from .model.messages import ToolCall
+from .model.results import Score
+from .model.samples import EvalTestCase, MultiTurnSample, Sample, tool_names
 
 __all__ = ["aassert_score", "assert_score", "sample_diff", "tool_call_diff"]
 

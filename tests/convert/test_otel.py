@@ -19,8 +19,9 @@ from tests.convert.shapes_otel import SOURCE_OF, WRITERS, Recorder, any_value, a
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.otel import TraceConversation, read_otlp
-from tracegrade.convert.records import ConversionSettings, convert_file
+from tracegrade.convert.records import ConversionSettings
 from tracegrade.errors import RecordError
+from tracegrade.io.conversations import convert_file
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -11,7 +11,7 @@ import pytest
 
 from tracegrade import EvaluationDataset, MultiTurnSample, ToolCall, ToolCallF1
 from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
-from tracegrade.convert import ConversionError
+from tracegrade.convert import ConversionError, sample_from_messages
 from tracegrade.errors import RecordError
 
 OPENAI_RUN = [
@@ -43,7 +43,7 @@ BOOK = ToolCall(name="book", args={"from": "BER", "to": "CDG"})
 
 
 def test_sample_from_messages_with_fields() -> None:
-    sample = MultiTurnSample.from_messages(OPENAI_RUN, reference_tool_calls=[BOOK], id="r1")
+    sample = sample_from_messages(OPENAI_RUN, reference_tool_calls=[BOOK], id="r1")
     assert sample.id == "r1"
     assert sample.predicted_tool_calls() == [BOOK.model_copy(update={"id": "c1"})]
     assert ToolCallF1().score(sample).value == 1.0
@@ -60,8 +60,8 @@ def test_sample_from_messages_passes_options_on() -> None:
         },
     ]
     with pytest.raises(ConversionError, match="invalid_arguments='keep'"):
-        MultiTurnSample.from_messages(broken, "openai")
-    kept = MultiTurnSample.from_messages(broken, "openai", invalid_arguments="keep", metadata=True)
+        sample_from_messages(broken, "openai")
+    kept = sample_from_messages(broken, "openai", invalid_arguments="keep", metadata=True)
     assert kept.predicted_tool_calls()[0].unparsed_args == "{"
 
 

@@ -15,7 +15,7 @@ from tracegrade import (
     evaluate,
 )
 from tracegrade.judge import JudgeAnswer, JudgeRequest
-from tracegrade.runner import DEFAULT_CONCURRENCY as CONCURRENT_SAMPLES
+from tracegrade.run.runner import DEFAULT_CONCURRENCY as CONCURRENT_SAMPLES
 
 
 def verdict(achieved: bool, reason: str = "because") -> dict[str, Any]:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import ModuleType
 
+    from ..model.samples import MultiTurnSample
     from ._base import AnyMessage, ConversionError, InvalidArguments, Options
     from .detect import detect_source
     from .export import to_openai
@@ -108,4 +109,27 @@ def convert_messages(
     return convert(items, options)
 
 
-__all__ = ["SOURCES", "ConversionError", "convert_messages", "detect_source", "to_openai"]
+def sample_from_messages(
+    messages: Any,
+    source: str = "auto",
+    *,
+    metadata: bool = False,
+    invalid_arguments: InvalidArguments = "raise",
+    **fields: Any,
+) -> MultiTurnSample:
+    """A MultiTurnSample of a framework's conversation (read as :func:`convert_messages`
+    reads it); ``fields`` are the sample's other fields, such as ``reference_tool_calls``."""
+    from ..model.samples import MultiTurnSample
+
+    converted = convert_messages(messages, source, metadata, invalid_arguments=invalid_arguments)
+    return MultiTurnSample(user_input=converted, **fields)
+
+
+__all__ = [
+    "SOURCES",
+    "ConversionError",
+    "convert_messages",
+    "detect_source",
+    "sample_from_messages",
+    "to_openai",
+]

@@ -13,9 +13,9 @@ from typing import Any, Literal, TypeVar
 import orjson
 from pydantic import ValidationError
 
-from .._validation import problems
 from ..errors import InputError
-from ..messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from ..model._validation import problems
+from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
 AnyMessage = HumanMessage | AIMessage | ToolMessage
 InvalidArguments = Literal["raise", "keep"]

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import orjson
 
-from ..messages import AIMessage, ToolCall, ToolMessage
+from ..model.messages import AIMessage, ToolCall, ToolMessage
 from ._base import (
     AnyMessage,
     Builder,

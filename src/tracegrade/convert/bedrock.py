@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import ToolCall
+from ..model.messages import ToolCall
 from ._base import (
     AnyMessage,
     Builder,

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import AIMessage, HumanMessage, ToolMessage
+from ..model.messages import AIMessage, HumanMessage, ToolMessage
 
 
 def to_openai(messages: Iterable[HumanMessage | AIMessage | ToolMessage]) -> list[dict[str, Any]]:

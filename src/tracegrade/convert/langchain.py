@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import ToolCall
+from ..model.messages import ToolCall
 from . import openai_chat
 from ._base import (
     AnyMessage,

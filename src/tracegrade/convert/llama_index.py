@@ -41,7 +41,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from ..messages import AIMessage, HumanMessage, ToolCall
+from ..model.messages import AIMessage, HumanMessage, ToolCall
 from ._base import (
     AnyMessage,
     Builder,

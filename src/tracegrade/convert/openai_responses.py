@@ -29,7 +29,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..messages import ToolCall
+from ..model.messages import ToolCall
 from ._base import (
     AnyMessage,
     Builder,

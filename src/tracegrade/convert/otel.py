@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..messages import ToolCall
+from ..model.messages import ToolCall
 from . import _otlp, _traces
 from ._base import (
     AnyMessage,

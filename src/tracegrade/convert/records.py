@@ -10,25 +10,20 @@ A wrapper is an object with a ``conversation`` key whose other keys are all samp
 fields (``id``, ``reference``, ``reference_tool_calls``, ``reference_topics``,
 ``metadata``); any other key there is an error, so a typo is never read as a sample.
 
-Files: ``.json`` holds one document: an array whose items are all arrays or wrappers is
-that many records, anything else is one record. Every other file is JSON Lines, one
-record per line. OpenTelemetry sources (``otel``, ``openinference``) read OTLP JSON
-files instead and give one record per trace or conversation id.
+Files of them are read by :mod:`tracegrade.io.conversations`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from os import PathLike, fspath
 from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from .._json import json_lines, loads, without_bom
-from .._validation import problems
 from ..errors import RecordError, readable_id
-from ..samples import MultiTurnSample
+from ..model._validation import problems
+from ..model.samples import MultiTurnSample
 from . import convert_messages
 from ._base import ConversionError, InvalidArguments
 
@@ -94,11 +89,12 @@ def to_sample(
         return MultiTurnSample(user_input=messages, **fields)
     except (ValidationError, ValueError) as error:
         raise RecordError(
-            origin, position, *_first_problem(error), kind=kind, record_id=readable_id(fields)
+            origin, position, *first_problem(error), kind=kind, record_id=readable_id(fields)
         ) from None
 
 
-def _first_problem(error: ValueError) -> tuple[str | None, str]:
+def first_problem(error: ValueError) -> tuple[str | None, str]:
+    """The field and rule of a sample the model refused."""
     if isinstance(error, ValidationError):
         found = problems(error)
         return found[0][0] or None, "; ".join(rule for _, rule in found)
@@ -108,89 +104,11 @@ def _first_problem(error: ValueError) -> tuple[str | None, str]:
 Outcome = MultiTurnSample | RecordError
 
 
-def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any]]:
-    """``(position, kind, record)`` for each record of a JSON or JSON Lines file; a line
-    that is not JSON yields a RecordError in place of the record."""
-    name = fspath(path)
-    if name.endswith(".json"):
-        with open(path, "rb") as handle:
-            data = without_bom(handle.read())
-        try:
-            document = loads(data)
-        except ValueError as error:
-            yield 1, "document", RecordError(name, 1, None, f"not valid JSON: {error}", kind="line")
-            return
-        if (
-            isinstance(document, list)
-            and document
-            and all(isinstance(item, list) or is_wrapper(item) for item in document)
-        ):
-            for index, item in enumerate(document):
-                yield index, "index", item
-        else:
-            yield 1, "document", document
-        return
-    for number, value in json_lines(path):
-        if isinstance(value, ValueError):
-            value = RecordError(name, number, None, f"not valid JSON: {value}")
-        yield number, "line", value
-
-
-def convert_file(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
-    """Each record of ``path`` as a sample or the RecordError that says why it is not one;
-    one bad record never stops the others."""
-    name = fspath(path)
-    if settings.source in OTLP_SOURCES:
-        yield from _convert_otlp(path, settings)
-        return
-    for position, kind, record in iter_file_records(path):
-        if isinstance(record, RecordError):
-            yield record
-            continue
-        try:
-            yield to_sample(record, position, settings, origin=name, kind=kind)
-        except RecordError as error:
-            yield error
-
-
 def convert_records(records: Iterable[Any], settings: ConversionSettings) -> Iterator[Outcome]:
-    """Like :func:`convert_file`, for records already in memory (positions are indexes)."""
+    """Each record as a sample or the RecordError that says why it is not one (positions
+    are indexes); one bad record never stops the others."""
     for index, record in enumerate(records):
         try:
             yield to_sample(record, index, settings, origin="records", kind="index")
         except RecordError as error:
             yield error
-
-
-def _convert_otlp(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
-    from .otel import read_otlp
-
-    name = fspath(path)
-    try:
-        conversations = read_otlp(
-            path,
-            format=settings.source,  # type: ignore[arg-type]  # one of OTLP_SOURCES
-            group_by=settings.group_by,
-            metadata=settings.metadata,
-            invalid_arguments=settings.invalid_arguments,
-        )
-    except ConversionError as error:
-        yield RecordError(name, 1, None, str(error), kind="document")
-        return
-    for index, conversation in enumerate(conversations):
-        try:
-            yield MultiTurnSample(
-                id=conversation.key,
-                user_input=conversation.messages,
-                metadata=conversation.metadata or None,
-            )
-        except (ValidationError, ValueError) as error:
-            field, rule = _first_problem(error)
-            yield RecordError(
-                name,
-                index,
-                field,
-                f"trace {conversation.key}: {rule}",
-                kind="trace",
-                record_id=conversation.key,  # the id it would have had as a sample
-            )

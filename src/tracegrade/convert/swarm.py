@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from ..messages import AIMessage, ToolMessage
+from ..model.messages import AIMessage, ToolMessage
 from . import openai_chat
 from ._base import AnyMessage, ConversionError, Options, plain
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes
-from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
+from ..model.results import Usage
+from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply
 
 if TYPE_CHECKING:
     from .asking import ask

@@ -10,7 +10,8 @@ from typing import Any, TypeVar
 
 import orjson
 
-from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
+from ..model.results import Usage
+from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply
 
 _T = TypeVar("_T")
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import TracegradeError
+from ..model.results import Usage
 
 
 class JudgeError(TracegradeError):
@@ -31,41 +32,6 @@ class JudgeRequest:
     schema: Mapping[str, Any]
     schema_name: str = "verdict"
     temperature: float = 0.0
-
-
-@dataclass(frozen=True)
-class Usage:
-    """What judging cost: tokens, money (when prices are known), requests sent to the
-    endpoint (retries included) and answers served from the cache."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost: float | None = None
-    requests: int = 0
-    cached: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        cost = (
-            None
-            if self.cost is None and other.cost is None
-            else ((self.cost or 0.0) + (other.cost or 0.0))
-        )
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            cost,
-            self.requests + other.requests,
-            self.cached + other.cached,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "cost": self.cost,
-            "requests": self.requests,
-            "cached": self.cached,
-        }
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 
 from ..errors import TracegradeWarning
-from .base import JudgeAnswer, JudgeRequest, Usage
+from ..model.results import Usage
+from .base import JudgeAnswer, JudgeRequest
 
 _KEY_FORMAT = 1
 _BUSY_TIMEOUT_MS = 30_000

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 
+from ..model.results import Usage
 from ._gate import Gate
 from .asking import per_schema, problem_with
-from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, Usage
+from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply
 from .cache import JudgeCache, cache_key, default_cache_path
 
 if TYPE_CHECKING:

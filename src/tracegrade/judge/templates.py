@@ -20,7 +20,7 @@ from typing import Any
 
 from .._json import dumps
 from ..errors import TracegradeError
-from ..messages import AIMessage, HumanMessage, ToolMessage, parse_message
+from ..model.messages import AIMessage, HumanMessage, ToolMessage, parse_message
 from .base import JudgeRequest
 
 PROMPT_FILES = "prompts"

@@ -9,36 +9,16 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._sample_kinds import reads_kind
 from ..errors import MissingFieldError
-from ..lean import LeanConversation
+from ..model._sample_kinds import reads_kind
+from ..model.lean import LeanConversation
+from ..model.results import Score
 
 if TYPE_CHECKING:
-    from ..judge.base import Usage
-    from ..samples import Sample
-
-
-@dataclass(frozen=True, slots=True)
-class Score:
-    """A metric's verdict on one sample.
-
-    ``value`` is the number; ``reason`` explains it to a person and ``details`` to a
-    program (matched, missing and extra calls, per-argument verdicts, ...). ``success``
-    is ``value >= threshold`` when the metric has a threshold, else ``None``. ``usage``
-    is what asking the judge cost, for judged metrics (``None`` for the others).
-    """
-
-    value: float
-    reason: str = ""
-    details: Mapping[str, Any] = field(default_factory=dict)
-    success: bool | None = None
-    usage: Usage | None = None
-
-    def __float__(self) -> float:
-        return self.value
+    from ..model.results import Usage
+    from ..model.samples import Sample
 
 
 class Metric(ABC):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._sample_kinds import SampleKinds
+from ..model._sample_kinds import SampleKinds
 from .judged import JudgedMetric
 
 if TYPE_CHECKING:
-    from ..samples import MultiTurnSample, Sample
-    from .base import Score
+    from ..model.results import Score
+    from ..model.samples import MultiTurnSample, Sample
 
 
 class _GoalAccuracy(JudgedMetric):
@@ -26,7 +26,7 @@ class _GoalAccuracy(JudgedMetric):
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.templates import load_prompt
-        from ..samples import MultiTurnSample
+        from ..model.samples import MultiTurnSample
 
         self.check(sample)
         assert isinstance(sample, MultiTurnSample)

@@ -15,8 +15,8 @@ from .base import Metric
 
 if TYPE_CHECKING:
     from ..judge.base import Judge, JudgeAnswer, JudgeRequest
-    from ..samples import Sample
-    from .base import Score
+    from ..model.results import Score
+    from ..model.samples import Sample
 
 
 class JudgedMetric(Metric):

@@ -15,10 +15,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._call_text import pretty_call
+from ..model._call_text import pretty_call
 
 if TYPE_CHECKING:
-    from ..messages import ToolCall
+    from ..model.messages import ToolCall
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
@@ -62,7 +62,7 @@ def same_call_indices(calls: Sequence[ToolCall]) -> list[int]:
     """For each call, the index of the first call in ``calls`` that is the same call by
     :func:`call_key`: its own index unless an equal call comes before it.
 
-    Arguments hold JSON values (as :class:`~tracegrade.messages.ToolCall` requires), and
+    Arguments hold JSON values (as :class:`~tracegrade.model.messages.ToolCall` requires), and
     for JSON values ``==`` is exactly the equality of their frozen forms: dict key order
     ignored, list order kept, scalars by Python equality, a NaN equal only to itself. So
     the calls of one tool are compared with ``==`` directly. (Values JSON cannot hold could

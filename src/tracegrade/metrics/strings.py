@@ -11,11 +11,12 @@ from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar
 
-from .._sample_kinds import SampleKinds
-from .base import Metric, Score
+from ..model._sample_kinds import SampleKinds
+from ..model.results import Score
+from .base import Metric
 
 if TYPE_CHECKING:
-    from ..samples import Sample, SingleTurnSample
+    from ..model.samples import Sample, SingleTurnSample
 
 
 class StringMetric(Metric):
@@ -30,7 +31,7 @@ class StringMetric(Metric):
 
     def score(self, sample: Sample) -> Score:
         self.check(sample)
-        from ..samples import SingleTurnSample
+        from ..model.samples import SingleTurnSample
 
         assert isinstance(sample, SingleTurnSample)
         response, reference = sample.response or "", sample.reference or ""

@@ -10,10 +10,11 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from .._sample_kinds import SampleKinds
 from ..errors import TracegradeWarning
-from ..lean import LeanConversation
-from .base import Metric, Score
+from ..model._sample_kinds import SampleKinds
+from ..model.lean import LeanConversation
+from ..model.results import Score
+from .base import Metric
 from .matching import (
     ArgumentScore,
     StringArgumentComparator,
@@ -27,8 +28,8 @@ from .matching import (
 from .strings import ExactMatch
 
 if TYPE_CHECKING:
-    from ..messages import ToolCall
-    from ..samples import MultiTurnSample, Sample
+    from ..model.messages import ToolCall
+    from ..model.samples import MultiTurnSample, Sample
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -97,7 +98,7 @@ def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], li
         assert sample.reference_tool_calls is not None
         lean = sample.predicted_tool_calls(), sample.reference_tool_calls
         return cast("tuple[list[ToolCall], list[ToolCall]]", lean)
-    from ..samples import MultiTurnSample
+    from ..model.samples import MultiTurnSample
 
     assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
     return sample.predicted_tool_calls(), sample.reference_tool_calls
@@ -439,7 +440,7 @@ class ToolCorrectnessMetric(Metric):
     def _tool_lists(self, sample: Sample | LeanConversation) -> tuple[list[str], list[str]]:
         self.check(sample)
         if type(sample) is not LeanConversation:
-            from ..samples import EvalTestCase, tool_names
+            from ..model.samples import EvalTestCase, tool_names
 
             if isinstance(sample, EvalTestCase):
                 self.require(sample, "tools_called", "expected_tools")

@@ -17,13 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from .._sample_kinds import SampleKinds
+from ..model._sample_kinds import SampleKinds
 from .judged import JudgedMetric
 
 if TYPE_CHECKING:
     from ..judge.base import Judge
-    from ..samples import Sample
-    from .base import Score
+    from ..model.results import Score
+    from ..model.samples import Sample
 
 TopicMode = Literal["f1", "precision", "recall"]
 PROMPT = "topic_adherence"
@@ -82,7 +82,7 @@ class TopicAdherenceScore(JudgedMetric):
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.templates import load_prompt
-        from ..samples import MultiTurnSample
+        from ..model.samples import MultiTurnSample
 
         self.check(sample)
         assert isinstance(sample, MultiTurnSample) and sample.reference_topics is not None

@@ -10,8 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .judge.base import Usage
-from .results import MetricSummary, SampleResult, SummaryAccumulator
+from ..model.results import SampleResult, Usage
+from ..run.results import MetricSummary, SummaryAccumulator
 
 
 def _records(count: int) -> str:

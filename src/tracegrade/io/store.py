@@ -22,9 +22,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
-from ._json import dumps, loads
-from .errors import TracegradeError
-from .results import SampleResult
+from .._json import dumps, loads
+from ..errors import TracegradeError
+from ..model.results import SampleResult
 
 SYNC_SECONDS = 2.0
 _FINGERPRINT_BYTES = 1 << 20

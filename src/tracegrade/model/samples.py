@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, model_validator
 
@@ -76,26 +76,6 @@ class MultiTurnSample(_Sample):
                     )
             previous = message
         return self
-
-    @classmethod
-    def from_messages(
-        cls,
-        messages: Any,
-        source: str = "auto",
-        *,
-        metadata: bool = False,
-        invalid_arguments: Literal["raise", "keep"] = "raise",
-        **fields: Any,
-    ) -> MultiTurnSample:
-        """A sample from a framework's conversation (see
-        :func:`tracegrade.convert.convert_messages`); ``fields`` are the other sample
-        fields, such as ``reference_tool_calls``."""
-        from .convert import convert_messages
-
-        converted = convert_messages(
-            messages, source, metadata, invalid_arguments=invalid_arguments
-        )
-        return cls(user_input=converted, **fields)
 
     def predicted_tool_calls(self) -> list[ToolCall]:
         """Every tool call the agent made, from every AIMessage, in conversation order."""

@@ -11,12 +11,13 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from ._json import dumps
-from .judge.base import Usage
-from .metrics.base import Metric, Score
-from .metrics.judged import JudgedMetric
+from .._json import dumps
+from ..io.table import flat_columns, flat_row
+from ..metrics.base import Metric
+from ..metrics.judged import JudgedMetric
+from ..model.results import SampleResult, Score, Status, Usage
 from .stats import (
     BOOTSTRAP_PARTS,
     PassK,
@@ -29,96 +30,9 @@ from .stats import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .samples import SampleId
-
-Status = Literal["scored", "failed", "rejected"]
 
 FAILURE_EXAMPLES = 5
 """How many places the end-of-run summary names per kind of failure."""
-
-
-@dataclass(slots=True)
-class SampleResult:
-    """One input record's outcome: a Score per metric that succeeded, an error per one
-    that failed, or why the record was rejected before any metric saw it."""
-
-    index: int
-    id: SampleId
-    scores: dict[str, Score] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    task_id: SampleId = None
-    rejected: str | None = None
-    place: str | None = None
-    """Where a rejected record is in the input (``line 5``), when known."""
-
-    @property
-    def status(self) -> Status:
-        """``rejected``, ``failed`` (some metric raised) or ``scored``."""
-        if self.rejected is not None:
-            return "rejected"
-        return "failed" if self.errors else "scored"
-
-    @property
-    def label(self) -> str:
-        """How a person finds the record: where it is in the input (``line 5``) if it was
-        rejected, as that is what needs fixing; else its id if it has one, else its
-        place or index."""
-        if self.rejected is not None and self.place:
-            return self.place
-        if self.id is not None:
-            return f"sample {self.id!r}"
-        return self.place or f"record {self.index}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
-        reason, details, ...}}}``, with ``task_id`` when set and ``rejected`` (the reason)
-        instead of ``metrics`` for a rejected record."""
-        row: dict[str, Any] = {"index": self.index, "id": self.id, "status": self.status}
-        if self.task_id is not None:
-            row["task_id"] = self.task_id
-        if self.rejected is not None:
-            row["rejected"] = self.rejected
-            if self.place is not None:
-                row["place"] = self.place
-            return row
-        metrics: dict[str, Any] = {}
-        for name, score in sorted(self.scores.items()):
-            entry: dict[str, Any] = {
-                "value": score.value,
-                "reason": score.reason,
-                "details": score.details,
-            }
-            if score.success is not None:
-                entry["success"] = score.success
-            if score.usage is not None:
-                entry["usage"] = score.usage.to_dict()
-            metrics[name] = entry
-        for name, error in sorted(self.errors.items()):
-            metrics[name] = {"value": None, "error": error}
-        row["metrics"] = metrics
-        return row
-
-    @classmethod
-    def from_dict(cls, row: Mapping[str, Any]) -> SampleResult:
-        """Read back a row written by :meth:`to_dict` (KeyError/TypeError when it is not one)."""
-        result = cls(row["index"], row["id"], task_id=row.get("task_id"))
-        if row.get("rejected") is not None:
-            result.rejected = row["rejected"]
-            result.place = row.get("place")
-            return result
-        for name, entry in row["metrics"].items():
-            if entry.get("error") is not None:
-                result.errors[name] = entry["error"]
-                continue
-            usage = entry.get("usage")
-            result.scores[name] = Score(
-                entry["value"],
-                entry["reason"],
-                entry["details"],
-                entry.get("success"),
-                Usage(**usage) if usage is not None else None,
-            )
-        return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -431,49 +345,6 @@ class SummaryAccumulator:
         return sum(used, Usage()) if used else None
 
 
-def flat_row(
-    row: SampleResult, names: Sequence[str], judged: Iterable[str], *, details_as_json: bool
-) -> dict[str, Any]:
-    """A row as one flat mapping (for tables): ``index``, ``id``, ``task_id``,
-    ``status``, ``rejected``, then per metric ``NAME``, ``NAME_reason``, ``NAME_error``,
-    ``NAME_details`` and, for judged metrics, ``NAME_input_tokens``,
-    ``NAME_output_tokens`` and ``NAME_cost``."""
-    flat: dict[str, Any] = {
-        "index": row.index,
-        "id": row.id,
-        "task_id": row.task_id,
-        "status": row.status,
-        "rejected": row.rejected,
-    }
-    judged = set(judged)
-    for name in names:
-        score = row.scores.get(name)
-        flat[name] = score.value if score else None
-        flat[f"{name}_reason"] = score.reason if score else None
-        flat[f"{name}_error"] = row.errors.get(name)
-        details = dict(score.details) if score else None
-        flat[f"{name}_details"] = (
-            dumps(details).decode() if details_as_json and details is not None else details
-        )
-        if name in judged:
-            usage = score.usage if score else None
-            flat[f"{name}_input_tokens"] = usage.input_tokens if usage else None
-            flat[f"{name}_output_tokens"] = usage.output_tokens if usage else None
-            flat[f"{name}_cost"] = usage.cost if usage else None
-    return flat
-
-
-def flat_columns(names: Sequence[str], judged: Iterable[str]) -> list[str]:
-    """The keys of :func:`flat_row`, in order."""
-    columns = ["index", "id", "task_id", "status", "rejected"]
-    judged = set(judged)
-    for name in names:
-        columns += [name, f"{name}_reason", f"{name}_error", f"{name}_details"]
-        if name in judged:
-            columns += [f"{name}_input_tokens", f"{name}_output_tokens", f"{name}_cost"]
-    return columns
-
-
 class EvaluationResult:
     """What :func:`tracegrade.evaluate` returns: one row per input record, in order.
 
@@ -564,7 +435,7 @@ class EvaluationResult:
     def to_parquet(self, path: str | PathLike[str]) -> None:
         """Write the :meth:`to_pandas` table as Parquet (details as JSON text, ids as
         text). Needs the ``parquet`` extra (pyarrow)."""
-        from .parquet import ParquetRows
+        from ..io.parquet import ParquetRows
 
         with ParquetRows(path, self.metric_names, self.judged_names) as out:
             for row in self.rows:

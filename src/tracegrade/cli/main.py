@@ -22,13 +22,14 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from ._json import dumps
-from .cli_run import (
-    EXIT_FAILURES,
-    EXIT_GATE,
+from .. import __version__
+from .._json import dumps
+from ..errors import InputError, TracegradeWarning
+from ..metrics.judged import JudgedMetric
+from ..metrics.registry import METRICS, MetricSpecError, options_of
+from .config import PROGRESS_MODES, ConfigError
+from .evaluate import (
     EXIT_INPUT,
-    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     SAMPLE_TABLE_LIMIT,
@@ -37,20 +38,6 @@ from .cli_run import (
     resolve,
     run,
 )
-from .config import PROGRESS_MODES, ConfigError
-from .errors import InputError, TracegradeWarning
-from .metrics.judged import JudgedMetric
-from .metrics.registry import METRICS, MetricSpecError, options_of
-
-__all__ = [
-    "EXIT_FAILURES",
-    "EXIT_GATE",
-    "EXIT_INPUT",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_USAGE",
-    "main",
-]
 
 
 def _workers(text: str) -> int | None:
@@ -87,7 +74,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_evaluate(commands: Any) -> None:
-    from .convert import SOURCES
+    from ..convert import SOURCES
 
     run = commands.add_parser(
         "evaluate",
@@ -177,7 +164,7 @@ def _add_evaluate(commands: Any) -> None:
 
 
 def _add_convert(commands: Any) -> None:
-    from .convert import SOURCES
+    from ..convert import SOURCES
 
     convert = commands.add_parser(
         "convert",
@@ -234,7 +221,8 @@ def _list_metrics() -> None:
 
 def _convert(arguments: argparse.Namespace) -> int:
     """Write the good records, report each bad one; exit 3 if any was bad."""
-    from .convert.records import ConversionSettings, convert_file
+    from ..convert.records import ConversionSettings
+    from ..io.conversations import convert_file
 
     settings = ConversionSettings(
         arguments.source,

@@ -38,10 +38,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ._json import dumps, numbered_lines, without_bom
-from .dataset import lean_line_outcome, line_outcome
-from .errors import InputError
-from .metrics.base import Metric
+from .._json import dumps, numbered_lines, without_bom
+from ..errors import InputError
+from ..io.dataset import lean_line_outcome, line_outcome
+from ..metrics.base import Metric
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, read_lean, score_inline
 
@@ -222,7 +222,7 @@ def _context() -> Any:
 
 class WorkerPool:
     """Processes that score tracegrade JSONL files with deterministic ``metrics``; pass
-    counts use ``thresholds`` as :class:`~tracegrade.results.SummaryAccumulator` does.
+    counts use ``thresholds`` as :class:`~tracegrade.run.results.SummaryAccumulator` does.
     A context manager: leaving it stops the processes."""
 
     def __init__(
@@ -257,7 +257,7 @@ class WorkerPool:
         span_bytes: int = SPAN_BYTES,
     ) -> Generator[ScoredSpan, None, None]:
         """Score every record of the file. Yields the spans in input order, each with
-        its rows as JSON lines (what :func:`~tracegrade.runner.iter_evaluate` gives,
+        its rows as JSON lines (what :func:`~tracegrade.run.runner.iter_evaluate` gives,
         written) and their tally. Records whose index is in ``skip`` are passed over."""
         name = str(path)
         pending: deque[_Pending] = deque()

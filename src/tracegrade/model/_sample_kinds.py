@@ -12,7 +12,7 @@ import sys
 from functools import cache
 from typing import Any
 
-_SAMPLES = "tracegrade.samples"
+_SAMPLES = "tracegrade.model.samples"
 
 
 class SampleKinds:

@@ -11,22 +11,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import ProjectConfig, find_config, load_config
-from .errors import InputError, TracegradeError
-from .metrics.base import Metric
-from .metrics.judged import JudgedMetric
-from .metrics.registry import build_metric
-from .parallel import ScoredSpan, WorkerPool
-from .progress import ProgressMode
-from .results import SampleResult, SummaryAccumulator
-from .runner import (
+from ..errors import InputError, TracegradeError
+from ..io.store import IndexSet, ResultsFile, ResumeError, RunRecord
+from ..metrics.base import Metric
+from ..metrics.judged import JudgedMetric
+from ..metrics.registry import build_metric
+from ..model.results import SampleResult
+from ..run.progress import ProgressMode
+from ..run.results import SummaryAccumulator
+from ..run.runner import (
     DEFAULT_CONCURRENCY,
     NATIVE_SOURCE,
     check_metrics,
     iter_evaluate,
     reporter_for,
 )
-from .store import IndexSet, ResultsFile, ResumeError, RunRecord
+from ..run.workers import ScoredSpan, WorkerPool
+from .config import ProjectConfig, find_config, load_config
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -224,7 +225,7 @@ def attach_judge(settings: Settings) -> str | None:
     judged = [metric for metric in settings.metrics if isinstance(metric, JudgedMetric)]
     if not judged:
         return None
-    from .judge.client import default_judge
+    from ..judge.client import default_judge
 
     judge = default_judge(
         model=settings.judge_model,
@@ -254,7 +255,7 @@ class _Run:
         """Open the outputs; returns the indices already done (a resumed run)."""
         settings = self.settings
         if settings.parquet is not None:
-            from .parquet import ParquetRows
+            from ..io.parquet import ParquetRows
 
             judged = [m.name for m in settings.metrics if isinstance(m, JudgedMetric)]
             self.parquet = ParquetRows(settings.parquet, self.names, judged)
@@ -379,7 +380,7 @@ def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: Ind
                 if number == 0:  # the workers are forked and busy: import while they score
                     import rich.console  # noqa: F401
 
-                    from . import cli_report  # noqa: F401
+                    from ..report import console as cli_report  # noqa: F401
         # side by side in the pool, while the results file is written out to the disk
         outputs.summary.prepare_intervals(pool.map, meanwhile=outputs.close_results)
 
@@ -387,7 +388,7 @@ def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: Ind
 def _report(settings: Settings, outputs: _Run) -> int:
     from rich.console import Console
 
-    from .cli_report import print_failures, print_samples, print_summary
+    from ..report.console import print_failures, print_samples, print_summary
 
     console = Console()
     errors = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -15,10 +15,10 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
-from ._gc import gc_paused
-from ._json import dumps, loads, raw_lines
-from .errors import RecordError, readable_id
-from .lean import lean_conversation
+from .._gc import gc_paused
+from .._json import dumps, loads, raw_lines
+from ..errors import RecordError, readable_id
+from ..model.lean import lean_conversation
 
 # pydantic and the sample models are imported where a record is validated: a run that
 # reads every record as a lean conversation never loads them.
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     import pandas as pd
     from pydantic import BaseModel
 
-    from .lean import LeanConversation
-    from .samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+    from ..model.lean import LeanConversation
+    from ..model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
     SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
     # A record read from a source: its sample, or the error that rejects it.
@@ -46,7 +46,7 @@ _MULTI_TURN_KEYS = ("reference_tool_calls", "reference_topics")
 
 def infer_sample_type(record: Mapping[str, Any]) -> SampleType | None:
     """Which sample kind a record's keys describe, or ``None`` when they fit none."""
-    from .samples import EvalTestCase, MultiTurnSample, SingleTurnSample
+    from ..model.samples import EvalTestCase, MultiTurnSample, SingleTurnSample
 
     user_input = record.get("user_input")
     if isinstance(user_input, list) or any(key in record for key in _MULTI_TURN_KEYS):
@@ -74,9 +74,9 @@ def parse_record(
     check that its tool arguments are JSON values."""
     from pydantic import ValidationError
 
-    from ._validation import problems, type_name
-    from .messages import PARSED_JSON
-    from .samples import SAMPLE_TYPES
+    from ..model._validation import problems, type_name
+    from ..model.messages import PARSED_JSON
+    from ..model.samples import SAMPLE_TYPES
 
     if isinstance(record, SAMPLE_TYPES):
         return record  # type: ignore[return-value]
@@ -295,7 +295,8 @@ class EvaluationDataset:
         ``{"conversation": ..., "reference_tool_calls": ...}``. The first bad record
         raises a RecordError naming it. See :mod:`tracegrade.convert.records`.
         """
-        from .convert.records import ConversionSettings, convert_file, convert_records
+        from ..convert.records import ConversionSettings, convert_records
+        from .conversations import convert_file
 
         settings = ConversionSettings(source, metadata, invalid_arguments, group_by)
         if isinstance(data, (str, PathLike)):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import TracegradeError
+from ..errors import TracegradeError
 
 CONFIG_NAME = "tracegrade.toml"
 PYPROJECT_NAME = "pyproject.toml"
@@ -192,7 +192,7 @@ def _fraction(value: Any, key: _Key) -> float:
 
 def _metrics(value: Any, key: _Key) -> list[str]:
     """Metric specs, each checked by building the metric it names."""
-    from .metrics.registry import MetricSpecError, build_metric
+    from ..metrics.registry import MetricSpecError, build_metric
 
     if not isinstance(value, list) or not value:
         raise key.error(
@@ -224,7 +224,7 @@ def _per_metric(value: Any, key: _Key) -> dict[str, float]:
 
 
 def _source(value: Any, key: _Key) -> str:
-    from .convert import SOURCES
+    from ..convert import SOURCES
 
     known = [OWN_SOURCE, *SOURCES]
     text = _text(value, key)
@@ -318,7 +318,7 @@ def _check_names(root: _Key, given: dict[str, str], values: dict[str, Any]) -> N
     """When the file lists metrics, its per-metric tables must name metrics from the list."""
     if "metrics" not in values:
         return
-    from .metrics.registry import build_metric
+    from ..metrics.registry import build_metric
 
     names = [build_metric(spec).name for spec in values["metrics"]]
     for field in ("fail_under", "thresholds"):

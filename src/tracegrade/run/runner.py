@@ -30,21 +30,22 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union, cast
 
-from ._sample_kinds import is_sample
-from .dataset import EvaluationDataset, jsonl_outcomes, lean_jsonl_outcomes, parse_record
-from .errors import RecordError
-from .lean import LeanConversation
-from .metrics.base import Metric, Score
-from .metrics.judged import JudgedMetric
-from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+from ..errors import RecordError
+from ..io.dataset import EvaluationDataset, jsonl_outcomes, lean_jsonl_outcomes, parse_record
+from ..metrics.base import Metric
+from ..metrics.judged import JudgedMetric
+from ..metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+from ..model._sample_kinds import is_sample
+from ..model.lean import LeanConversation
+from ..model.results import SampleResult, Score
 from .progress import ProgressMode, ProgressReporter
-from .results import EvaluationResult, SampleResult
+from .results import EvaluationResult
 
 if TYPE_CHECKING:
     import asyncio
 
-    from .dataset import LineOutcome, Outcome
-    from .samples import Sample
+    from ..io.dataset import LineOutcome, Outcome
+    from ..model.samples import Sample
 
 Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
 
@@ -83,7 +84,8 @@ def read_records(
             raise FileNotFoundError(f"no such dataset file: {path}")
         if source is None or source == NATIVE_SOURCE:
             return lean_jsonl_outcomes(path, skip=skip) if lean else jsonl_outcomes(path, skip=skip)
-        from .convert.records import ConversionSettings, convert_file
+        from ..convert.records import ConversionSettings
+        from ..io.conversations import convert_file
 
         return _skipping(convert_file(path, ConversionSettings(source)), skip)
     if source is not None and source != NATIVE_SOURCE:
@@ -349,7 +351,7 @@ def iter_evaluate(
 
     Nothing is kept, so memory stays flat however long the input. Records whose index
     is in ``skip`` are passed over (a resumed run). ``progress`` shows a progress bar or
-    lines on stderr (see :class:`tracegrade.progress.ProgressReporter`).
+    lines on stderr (see :class:`tracegrade.run.progress.ProgressReporter`).
     """
     records = _checked_records(data, metrics, concurrency, source, skip)
     _check_no_running_loop(metrics)

@@ -10,7 +10,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .results import SampleResult, flat_columns, flat_row
+from ..model.results import SampleResult
+from .table import flat_columns, flat_row
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,7 +52,7 @@ def _schema(names: Sequence[str], judged: Sequence[str]) -> pa.Schema:
 
 class ParquetRows:
     """Write :class:`SampleResult` rows to a Parquet file, a batch at a time; the
-    columns are those of :func:`tracegrade.results.flat_row` with details as JSON text and
+    columns are those of :func:`tracegrade.io.table.flat_row` with details as JSON text and
     ``id``/``task_id`` as text (a Parquet column has one type)."""
 
     def __init__(

@@ -1,0 +1,108 @@
+"""Files of conversations in a framework's own format, read into MultiTurnSamples.
+
+``.json`` holds one document: an array whose items are all arrays or wrappers is that
+many records, anything else is one record. Every other file is JSON Lines, one record
+per line. OpenTelemetry sources (``otel``, ``openinference``) read OTLP JSON files
+instead and give one record per trace or conversation id. What a record may be is said
+in :mod:`tracegrade.convert.records`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from os import PathLike, fspath
+from typing import Any
+
+from pydantic import ValidationError
+
+from .._json import json_lines, loads, without_bom
+from ..convert._base import ConversionError
+from ..convert.records import (
+    OTLP_SOURCES,
+    ConversionSettings,
+    Outcome,
+    first_problem,
+    is_wrapper,
+    to_sample,
+)
+from ..errors import RecordError
+from ..model.samples import MultiTurnSample
+
+
+def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any]]:
+    """``(position, kind, record)`` for each record of a JSON or JSON Lines file; a line
+    that is not JSON yields a RecordError in place of the record."""
+    name = fspath(path)
+    if name.endswith(".json"):
+        with open(path, "rb") as handle:
+            data = without_bom(handle.read())
+        try:
+            document = loads(data)
+        except ValueError as error:
+            yield 1, "document", RecordError(name, 1, None, f"not valid JSON: {error}", kind="line")
+            return
+        if (
+            isinstance(document, list)
+            and document
+            and all(isinstance(item, list) or is_wrapper(item) for item in document)
+        ):
+            for index, item in enumerate(document):
+                yield index, "index", item
+        else:
+            yield 1, "document", document
+        return
+    for number, value in json_lines(path):
+        if isinstance(value, ValueError):
+            value = RecordError(name, number, None, f"not valid JSON: {value}")
+        yield number, "line", value
+
+
+def convert_file(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
+    """Each record of ``path`` as a sample or the RecordError that says why it is not one;
+    one bad record never stops the others."""
+    name = fspath(path)
+    if settings.source in OTLP_SOURCES:
+        yield from _convert_otlp(path, settings)
+        return
+    for position, kind, record in iter_file_records(path):
+        if isinstance(record, RecordError):
+            yield record
+            continue
+        try:
+            yield to_sample(record, position, settings, origin=name, kind=kind)
+        except RecordError as error:
+            yield error
+
+
+def _convert_otlp(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
+    from ..convert.otel import read_otlp
+
+    name = fspath(path)
+    try:
+        conversations = read_otlp(
+            path,
+            format=settings.source,  # type: ignore[arg-type]  # one of OTLP_SOURCES
+            group_by=settings.group_by,
+            metadata=settings.metadata,
+            invalid_arguments=settings.invalid_arguments,
+        )
+    except ConversionError as error:
+        yield RecordError(name, 1, None, str(error), kind="document")
+        return
+    for index, conversation in enumerate(conversations):
+        try:
+            yield MultiTurnSample(
+                id=conversation.key,
+                user_input=conversation.messages,
+                metadata=conversation.metadata or None,
+            )
+        except (ValidationError, ValueError) as error:
+            field, rule = first_problem(error)
+            yield RecordError(
+                name,
+                index,
+                field,
+                f"trace {conversation.key}: {rule}",
+                kind="trace",
+                record_id=conversation.key,  # the id it would have had as a sample
+            )

@@ -1,0 +1,153 @@
+"""What scoring produces: a metric's :class:`Score` of one sample, what asking a judge
+cost (:class:`Usage`), and a record's :class:`SampleResult` row (scored, failed or
+rejected)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .samples import SampleId
+
+Status = Literal["scored", "failed", "rejected"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What judging cost: tokens, money (when prices are known), requests sent to the
+    endpoint (retries included) and answers served from the cache."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    requests: int = 0
+    cached: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = (
+            None
+            if self.cost is None and other.cost is None
+            else ((self.cost or 0.0) + (other.cost or 0.0))
+        )
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            cost,
+            self.requests + other.requests,
+            self.cached + other.cached,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost": self.cost,
+            "requests": self.requests,
+            "cached": self.cached,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A metric's verdict on one sample.
+
+    ``value`` is the number; ``reason`` explains it to a person and ``details`` to a
+    program (matched, missing and extra calls, per-argument verdicts, ...). ``success``
+    is ``value >= threshold`` when the metric has a threshold, else ``None``. ``usage``
+    is what asking the judge cost, for judged metrics (``None`` for the others).
+    """
+
+    value: float
+    reason: str = ""
+    details: Mapping[str, Any] = field(default_factory=dict)
+    success: bool | None = None
+    usage: Usage | None = None
+
+    def __float__(self) -> float:
+        return self.value
+
+
+@dataclass(slots=True)
+class SampleResult:
+    """One input record's outcome: a Score per metric that succeeded, an error per one
+    that failed, or why the record was rejected before any metric saw it."""
+
+    index: int
+    id: SampleId
+    scores: dict[str, Score] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    task_id: SampleId = None
+    rejected: str | None = None
+    place: str | None = None
+    """Where a rejected record is in the input (``line 5``), when known."""
+
+    @property
+    def status(self) -> Status:
+        """``rejected``, ``failed`` (some metric raised) or ``scored``."""
+        if self.rejected is not None:
+            return "rejected"
+        return "failed" if self.errors else "scored"
+
+    @property
+    def label(self) -> str:
+        """How a person finds the record: where it is in the input (``line 5``) if it was
+        rejected, as that is what needs fixing; else its id if it has one, else its
+        place or index."""
+        if self.rejected is not None and self.place:
+            return self.place
+        if self.id is not None:
+            return f"sample {self.id!r}"
+        return self.place or f"record {self.index}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
+        reason, details, ...}}}``, with ``task_id`` when set and ``rejected`` (the reason)
+        instead of ``metrics`` for a rejected record."""
+        row: dict[str, Any] = {"index": self.index, "id": self.id, "status": self.status}
+        if self.task_id is not None:
+            row["task_id"] = self.task_id
+        if self.rejected is not None:
+            row["rejected"] = self.rejected
+            if self.place is not None:
+                row["place"] = self.place
+            return row
+        metrics: dict[str, Any] = {}
+        for name, score in sorted(self.scores.items()):
+            entry: dict[str, Any] = {
+                "value": score.value,
+                "reason": score.reason,
+                "details": score.details,
+            }
+            if score.success is not None:
+                entry["success"] = score.success
+            if score.usage is not None:
+                entry["usage"] = score.usage.to_dict()
+            metrics[name] = entry
+        for name, error in sorted(self.errors.items()):
+            metrics[name] = {"value": None, "error": error}
+        row["metrics"] = metrics
+        return row
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> SampleResult:
+        """Read back a row written by :meth:`to_dict` (KeyError/TypeError when it is not one)."""
+        result = cls(row["index"], row["id"], task_id=row.get("task_id"))
+        if row.get("rejected") is not None:
+            result.rejected = row["rejected"]
+            result.place = row.get("place")
+            return result
+        for name, entry in row["metrics"].items():
+            if entry.get("error") is not None:
+                result.errors[name] = entry["error"]
+                continue
+            usage = entry.get("usage")
+            result.scores[name] = Score(
+                entry["value"],
+                entry["reason"],
+                entry["details"],
+                entry.get("success"),
+                Usage(**usage) if usage is not None else None,
+            )
+        return result
