@@ -295,7 +295,7 @@ def _described(outcomes: Iterable[Any]) -> list[Any]:
         if outcome is None
         else str(outcome)
         if isinstance(outcome, RecordError)
-        else outcome.model_dump()
+        else outcome.to_dict()
         for outcome in outcomes
     ]
 

@@ -165,7 +165,7 @@ def test_a_sample_whose_judge_fails_gets_an_error_and_the_run_goes_on(
 
 def _dataset(tmp_path: Path) -> Path:
     path = tmp_path / "runs.jsonl"
-    lines = [json.dumps(sample.model_dump(mode="json", exclude_none=True)) for sample in samples()]
+    lines = [json.dumps(sample.to_dict()) for sample in samples()]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 

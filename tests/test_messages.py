@@ -5,10 +5,10 @@ from datetime import date
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage, parse_message
-from tracegrade.model.messages import PARSED_JSON
+from tracegrade.errors import ValidationError
+from tracegrade.model._base import convert
 
 
 def test_messages_carry_their_type_and_optional_metadata() -> None:
@@ -39,7 +39,7 @@ def test_nested_arguments_round_trip_through_json() -> None:
     message = AIMessage(
         content="x", tool_calls=[ToolCall(name="find", args=args, id="7")], metadata={"m": [1]}
     )
-    again = AIMessage.model_validate_json(message.model_dump_json())
+    again = AIMessage.from_json(message.to_json())
     assert again == message
     assert again.tool_calls is not None and again.tool_calls[0].args == args
 
@@ -94,11 +94,11 @@ def test_tool_call_arguments_must_be_json_values(args: dict[str, Any], problem: 
 
 
 def test_arguments_parsed_from_json_are_not_checked_twice() -> None:
-    """The context a JSON reader passes skips the walk; plain construction does not."""
+    """Values a JSON reader parsed skip the walk; a dict from elsewhere does not."""
     odd = {"name": "f", "args": {"when": date(2026, 1, 2)}}
-    call = ToolCall.model_validate(odd, context={PARSED_JSON: True})
+    call = convert(odd, ToolCall, "json")
     assert call.args == {"when": date(2026, 1, 2)}
     with pytest.raises(ValidationError):
-        ToolCall.model_validate(odd)
+        ToolCall.from_dict(odd)
     nested = {"name": "f", "args": {"a": [1, {"b": None}], "c": 1.5, "d": True}}
-    assert ToolCall.model_validate(nested).args == nested["args"]
+    assert ToolCall.from_dict(nested).args == nested["args"]

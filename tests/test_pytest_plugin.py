@@ -135,14 +135,14 @@ def judge_saying(achieved):
 
 @pytest.mark.asyncio
 async def test_achieved(aassert_score):
-    sample = GOOD.model_copy(update={"reference": "a list"})
+    sample = GOOD.replace(reference="a list")
     metric = AgentGoalAccuracyWithReference(llm=judge_saying(True))
     assert (await aassert_score(sample, metric)).reason == "the judge's reason"
 
 
 @pytest.mark.asyncio
 async def test_not_achieved(aassert_score):
-    sample = GOOD.model_copy(update={"reference": "a list"})
+    sample = GOOD.replace(reference="a list")
     await aassert_score(sample, AgentGoalAccuracyWithReference(llm=judge_saying(False)))
 """,
     )

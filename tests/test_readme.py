@@ -30,5 +30,5 @@ def test_json_data_example_is_a_valid_sample() -> None:
     from tracegrade import MultiTurnSample, ToolCallF1
 
     block = re.findall(r"```json\n(.*?)```", README.read_text(encoding="utf-8"), re.S)[0]
-    sample = MultiTurnSample.model_validate(json.loads(block))
+    sample = MultiTurnSample.from_dict(json.loads(block))
     assert ToolCallF1().score(sample).value == 1.0

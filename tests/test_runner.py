@@ -41,7 +41,7 @@ def samples() -> list[MultiTurnSample]:
     perfect = conversation([call("a")], [call("a")])
     half = conversation([call("a")], [call("a"), call("b")])
     bad = conversation([call("a")], [call("a")])
-    return [perfect.model_copy(update={"id": "ok"}), half, bad.model_copy(update={"id": "bad"})]
+    return [perfect.replace(id="ok"), half, bad.replace(id="bad")]
 
 
 def test_scores_every_sample_with_every_metric() -> None:
@@ -156,8 +156,8 @@ def test_pass_at_k_over_samples_sharing_a_task_id() -> None:
     # task t1: trials scoring 1, 1, 0.5; task t2: 0.5, 0.5, 1 (full marks pass)
     values = {"t1": [True, True, False], "t2": [False, False, True]}
     records = [
-        conversation([call("a")], [call("a")] if passed else [call("a"), call("b")]).model_copy(
-            update={"task_id": task, "id": f"{task}-{trial}"}
+        conversation([call("a")], [call("a")] if passed else [call("a"), call("b")]).replace(
+            task_id=task, id=f"{task}-{trial}"
         )
         for task, outcomes in values.items()
         for trial, passed in enumerate(outcomes)
@@ -198,7 +198,7 @@ def test_concurrency_bounds_the_samples_at_the_judge(
     judge_server.respond(sensible_answer)
     judge_server.latency = 0.03
     judge = OpenAIJudge("test-judge", base_url=judge_server.url, cache=False, max_concurrency=64)
-    many = [sample.model_copy(update={"id": n}) for n, sample in enumerate(samples() * 4)]
+    many = [sample.replace(id=n) for n, sample in enumerate(samples() * 4)]
     result = evaluate(
         many, [ToolCallF1(), AgentGoalAccuracyWithoutReference(llm=judge)], concurrency=3
     )
@@ -229,10 +229,7 @@ class Misbehaving(JudgedMetric):
 
 
 def test_a_metrics_cancellation_or_nan_is_that_metrics_failure() -> None:
-    named = [
-        s.model_copy(update={"id": i})
-        for i, s in zip(["ok", "cancelled", "nan"], samples(), strict=True)
-    ]
+    named = [s.replace(id=i) for i, s in zip(["ok", "cancelled", "nan"], samples(), strict=True)]
     result = evaluate(named, [ToolCallF1(), Misbehaving()])
     assert [row.status for row in result] == ["scored", "failed", "failed"]
     assert result.rows[1].errors == {
@@ -247,7 +244,7 @@ def test_ctrl_c_in_a_judged_run_stops_it_cleanly() -> None:
     from tracegrade.run.runner import iter_evaluate
 
     Misbehaving.released = 0
-    interrupting = [samples()[0].model_copy(update={"id": "interrupt"})]
+    interrupting = [samples()[0].replace(id="interrupt")]
     with pytest.raises(KeyboardInterrupt):
         list(iter_evaluate(interrupting, [Misbehaving()]))
     assert Misbehaving.released == 1  # the judge was released, the loop closed

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
 from tracegrade import (
     AIMessage,
@@ -11,6 +10,7 @@ from tracegrade import (
     ToolCall,
     ToolMessage,
 )
+from tracegrade.errors import ValidationError
 
 
 def _calling() -> AIMessage:
@@ -87,7 +87,7 @@ def test_sample_accepts_dict_messages_and_round_trips_through_json() -> None:
         reference_topics=["travel"],
         id="s1",
     )
-    assert MultiTurnSample.model_validate_json(sample.model_dump_json()) == sample
+    assert MultiTurnSample.from_json(sample.to_json()) == sample
 
 
 def test_eval_test_case_takes_names_or_tool_calls() -> None:

@@ -214,7 +214,7 @@ def test_passing_returns_the_score() -> None:
 def test_failure_message_shows_score_reason_and_diff() -> None:
     sample = conversation(
         [call("search", query="python", limit=5)], [call("search", query="python", limit=10)]
-    ).model_copy(update={"id": "tutorials"})
+    ).replace(id="tutorials")
     assert failure(sample, "tool_call_accuracy") == (
         "tool_call_accuracy scored 0.5 on sample 'tutorials', below the threshold 1.0\n"
         "reason: 1 call(s) aligned in order; mean argument score 0.5; "
@@ -279,7 +279,7 @@ def test_metric_errors_propagate_unchanged() -> None:
 
 def test_no_diff_section_without_reference_calls() -> None:
     judge = ScriptedJudge(verdict(False, "nothing was booked"))
-    sample = chat("Book a table", "I could not.").model_copy(update={"reference": "Booked"})
+    sample = chat("Book a table", "I could not.").replace(reference="Booked")
     assert failure(sample, AgentGoalAccuracyWithReference(llm=judge)) == (
         "agent_goal_accuracy_with_reference scored 0.0, below the threshold 1.0\n"
         "reason: nothing was booked"
@@ -291,8 +291,8 @@ def verdict(achieved: bool, reason: str) -> dict[str, Any]:
 
 
 def booked() -> MultiTurnSample:
-    sample = chat("Book a table", "Booked.").model_copy(update={"reference": "Booked"})
-    return sample.model_copy(update={"reference_tool_calls": [call("book", party=2)]})
+    sample = chat("Book a table", "Booked.").replace(reference="Booked")
+    return sample.replace(reference_tool_calls=[call("book", party=2)])
 
 
 def test_judged_metric_from_sync_code() -> None:

@@ -58,6 +58,18 @@ def readable_id(record: object) -> int | str | None:
     return value if type(value) is str or type(value) is int else None
 
 
+class ValidationError(InputError):
+    """A model object (a message, tool call or sample) built from values that break its
+    types or rules. ``problems`` lists each as ``(field path, rule)``; the path is empty
+    when the problem is the value as a whole."""
+
+    def __init__(self, what: str, problems: list[tuple[str, str]]) -> None:
+        self.what = what
+        self.problems = problems
+        found = "; ".join(f"{path}: {rule}" if path else rule for path, rule in problems)
+        super().__init__(f"invalid {what}: {found}")
+
+
 class MissingFieldError(InputError):
     """A metric was given a sample that lacks a field the metric needs."""
 

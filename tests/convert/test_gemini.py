@@ -47,8 +47,8 @@ def _named_results(conversation: list[Any], keep_call_ids: bool) -> list[Any]:
                 )
             )
         elif isinstance(message, AIMessage) and message.tool_calls and not keep_call_ids:
-            calls = [c.model_copy(update={"id": None}) for c in message.tool_calls]
-            out.append(message.model_copy(update={"tool_calls": calls}))
+            calls = [c.replace(id=None) for c in message.tool_calls]
+            out.append(message.replace(tool_calls=calls))
         else:
             out.append(message)
     return out

@@ -159,7 +159,7 @@ USAGE = {
 
 def test_metadata_keeps_agents_handoffs_responses_and_reasoning() -> None:
     converted = agents(run_with_handoff(), metadata=True)
-    assert [m.model_copy(update={"metadata": None}) for m in converted] == EXPECTED
+    assert [m.replace(metadata=None) for m in converted] == EXPECTED
     human, routing, handoff, checking, oslo, _, final = converted
     assert human.metadata is None
     assert routing.metadata is not None

@@ -557,7 +557,7 @@ def test_agent_messages_are_used_only_without_inner_chat_messages() -> None:
     recorder.span("chat", {"gen_ai.operation.name": "chat"}, root)  # content not captured
     tool(recorder, root, "book", "c1", '{"from": "BER", "to": "CDG"}', "booked")
     recorder.close(root)
-    rebuilt = STANDARD[1].model_copy(update={"content": ""})
+    rebuilt = STANDARD[1].replace(content="")
     assert convert_messages(recorder.document(), source="otel") == [
         STANDARD[0],
         rebuilt,

@@ -45,7 +45,7 @@ BOOK = ToolCall(name="book", args={"from": "BER", "to": "CDG"})
 def test_sample_from_messages_with_fields() -> None:
     sample = sample_from_messages(OPENAI_RUN, reference_tool_calls=[BOOK], id="r1")
     assert sample.id == "r1"
-    assert sample.predicted_tool_calls() == [BOOK.model_copy(update={"id": "c1"})]
+    assert sample.predicted_tool_calls() == [BOOK.replace(id="c1")]
     assert ToolCallF1().score(sample).value == 1.0
 
 
@@ -68,7 +68,7 @@ def test_sample_from_messages_passes_options_on() -> None:
 def test_dataset_from_records_mixes_sources_and_wrappers() -> None:
     dataset = EvaluationDataset.from_conversations(
         [
-            {"id": "a", "conversation": OPENAI_RUN, "reference_tool_calls": [BOOK.model_dump()]},
+            {"id": "a", "conversation": OPENAI_RUN, "reference_tool_calls": [BOOK.to_dict()]},
             ANTHROPIC_RUN,
             {"messages": OPENAI_RUN},  # a LangGraph-style state is a conversation, not a wrapper
         ]
@@ -129,7 +129,7 @@ def test_json_document_is_one_conversation_or_a_list_of_them(tmp_path: Path) -> 
 def test_cli_convert_writes_samples_that_evaluate(tmp_path: Path) -> None:
     source = write_jsonl(
         tmp_path / "runs.jsonl",
-        [{"id": "r1", "conversation": OPENAI_RUN, "reference_tool_calls": [BOOK.model_dump()]}],
+        [{"id": "r1", "conversation": OPENAI_RUN, "reference_tool_calls": [BOOK.to_dict()]}],
     )
     out = tmp_path / "samples.jsonl"
     assert main(["convert", "--from", "openai", str(source), str(out)]) == EXIT_OK

@@ -28,9 +28,7 @@ def verdict(achieved: bool, reason: str = "because") -> dict[str, Any]:
 
 
 def booking(reference: str | None = "Table booked for 8pm") -> MultiTurnSample:
-    return chat("Book a table for 8pm", "Booked for 8pm.").model_copy(
-        update={"reference": reference}
-    )
+    return chat("Book a table for 8pm", "Booked for 8pm.").replace(reference=reference)
 
 
 @pytest.mark.parametrize(

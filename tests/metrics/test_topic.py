@@ -26,8 +26,8 @@ def topics(*entries: tuple[str, str | None, bool]) -> dict[str, Any]:
 
 
 def sample(reference_topics: list[str] | None = REFERENCE) -> MultiTurnSample:
-    return chat("What is a black hole?", "A region of spacetime ...").model_copy(
-        update={"reference_topics": reference_topics}
+    return chat("What is a black hole?", "A region of spacetime ...").replace(
+        reference_topics=reference_topics
     )
 
 
@@ -124,7 +124,7 @@ async def test_judge_calls_do_not_grow_with_the_topics(count: int) -> None:
     turns = []
     for number in range(count):
         turns += [f"question {number} about physics", f"answer {number}"]
-    conversation = chat(*turns).model_copy(update={"reference_topics": ["physics"]})
+    conversation = chat(*turns).replace(reference_topics=["physics"])
     answer = topics(*(("q", "physics", True) for _ in range(count)))
     judge = ScriptedJudge(answer)
     score = await TopicAdherenceScore(llm=judge).ascore(conversation)

@@ -240,7 +240,7 @@ def _convert(arguments: argparse.Namespace) -> int:
                     rejected += 1
                     print(f"tracegrade: {outcome}", file=sys.stderr)
                     continue
-                out.write(dumps(outcome.model_dump(mode="json", exclude_none=True)) + b"\n")
+                out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
         os.replace(partial, target)
     except OSError as error:

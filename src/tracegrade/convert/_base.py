@@ -11,10 +11,8 @@ from enum import Enum
 from typing import Any, Literal, TypeVar
 
 import orjson
-from pydantic import ValidationError
 
-from ..errors import InputError
-from ..model._validation import problems
+from ..errors import InputError, ValidationError
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
 AnyMessage = HumanMessage | AIMessage | ToolMessage
@@ -290,5 +288,5 @@ def checked(where: str, build: Callable[..., T], *args: Any, **kwargs: Any) -> T
     try:
         return build(*args, **kwargs)
     except ValidationError as error:
-        found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in problems(error))
+        found = "; ".join(f"{path or 'value'}: {rule}" for path, rule in error.problems)
         raise ConversionError(f"{where}: {found}") from None

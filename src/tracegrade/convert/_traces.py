@@ -259,7 +259,8 @@ def _canonical(value: Any) -> Any:
 def message_key(message: AnyMessage) -> Any:
     """What two records of one message must share: everything but metadata (and the
     non-text parts kept in it)."""
-    data = message.model_dump(exclude={"metadata"})
+    data = message.to_dict()
+    data.pop("metadata", None)
     data["content_parts"] = (message.metadata or {}).get("content_parts")
     return _canonical(data)
 

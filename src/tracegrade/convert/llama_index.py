@@ -387,7 +387,9 @@ def _signature(call: ToolCall) -> tuple[Any, ...]:
 
 def _key(message: AnyMessage) -> dict[str, Any]:
     """What two messages must share to be the same turn: everything but metadata."""
-    return message.model_dump(exclude={"metadata"})
+    data = message.to_dict()
+    data.pop("metadata", None)
+    return data
 
 
 def _overlap(have: list[Any], got: list[Any]) -> int:

@@ -19,10 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import ValidationError
-
-from ..errors import RecordError, readable_id
-from ..model._validation import problems
+from ..errors import RecordError, ValidationError, readable_id
 from ..model.samples import MultiTurnSample
 from . import convert_messages
 from ._base import ConversionError, InvalidArguments
@@ -87,18 +84,15 @@ def to_sample(
         ) from None
     try:
         return MultiTurnSample(user_input=messages, **fields)
-    except (ValidationError, ValueError) as error:
+    except ValidationError as error:
         raise RecordError(
             origin, position, *first_problem(error), kind=kind, record_id=readable_id(fields)
         ) from None
 
 
-def first_problem(error: ValueError) -> tuple[str | None, str]:
-    """The field and rule of a sample the model refused."""
-    if isinstance(error, ValidationError):
-        found = problems(error)
-        return found[0][0] or None, "; ".join(rule for _, rule in found)
-    return getattr(error, "field", None), getattr(error, "rule", str(error))
+def first_problem(error: ValidationError) -> tuple[str | None, str]:
+    """The field of a sample the model refused, and every rule it broke."""
+    return error.problems[0][0] or None, "; ".join(rule for _, rule in error.problems)
 
 
 Outcome = MultiTurnSample | RecordError

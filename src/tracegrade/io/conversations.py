@@ -13,8 +13,6 @@ from collections.abc import Iterator
 from os import PathLike, fspath
 from typing import Any
 
-from pydantic import ValidationError
-
 from .._json import json_lines, loads, without_bom
 from ..convert._base import ConversionError
 from ..convert.records import (
@@ -25,7 +23,7 @@ from ..convert.records import (
     is_wrapper,
     to_sample,
 )
-from ..errors import RecordError
+from ..errors import RecordError, ValidationError
 from ..model.samples import MultiTurnSample
 
 
@@ -96,7 +94,7 @@ def _convert_otlp(path: str | PathLike[str], settings: ConversionSettings) -> It
                 user_input=conversation.messages,
                 metadata=conversation.metadata or None,
             )
-        except (ValidationError, ValueError) as error:
+        except ValidationError as error:
             field, rule = first_problem(error)
             yield RecordError(
                 name,

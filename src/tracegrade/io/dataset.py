@@ -16,102 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from .._gc import gc_paused
-from .._json import dumps, loads, raw_lines
-from ..errors import RecordError, readable_id
-from ..model.lean import lean_conversation
+from .._json import dumps, raw_lines
+from ..errors import RecordError
+from ..model.decoding import LineReader, Outcome, SampleType, parse_record
+from ..model.samples import Sample
 
-# pydantic and the sample models are imported where a record is validated: a run that
-# reads every record as a lean conversation never loads them.
 if TYPE_CHECKING:
     import pandas as pd
-    from pydantic import BaseModel
-
-    from ..model.lean import LeanConversation
-    from ..model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
-
-    SampleType = type[MultiTurnSample | EvalTestCase | SingleTurnSample]
-    # A record read from a source: its sample, or the error that rejects it.
-    Outcome = Sample | RecordError
-    # A record read for scoring: a lean conversation stands in for its sample where
-    # every metric of the run reads one (see tracegrade.lean).
-    LineOutcome = Outcome | LeanConversation
 
 PathArg = Union[str, "PathLike[str]"]
-
-_TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
-
-
-_MULTI_TURN_KEYS = ("reference_tool_calls", "reference_topics")
-
-
-def infer_sample_type(record: Mapping[str, Any]) -> SampleType | None:
-    """Which sample kind a record's keys describe, or ``None`` when they fit none."""
-    from ..model.samples import EvalTestCase, MultiTurnSample, SingleTurnSample
-
-    user_input = record.get("user_input")
-    if isinstance(user_input, list) or any(key in record for key in _MULTI_TURN_KEYS):
-        return MultiTurnSample
-    if "user_input" in record and not isinstance(user_input, (str, type(None))):
-        return MultiTurnSample  # let validation say that user_input must be a list
-    if any(key in record for key in _TEST_CASE_KEYS):
-        return EvalTestCase
-    if "response" in record or "reference" in record or "user_input" in record:
-        return SingleTurnSample
-    return None
-
-
-def parse_record(
-    record: Any,
-    position: int,
-    *,
-    source: str = "records",
-    kind: str = "index",
-    sample_type: SampleType | None = None,
-    parsed_json: bool = False,
-) -> Sample:
-    """Validate one record (a dict, or a sample already built) into a sample.
-    ``parsed_json`` says the record was just parsed from JSON text, which spares the
-    check that its tool arguments are JSON values."""
-    from pydantic import ValidationError
-
-    from ..model._validation import problems, type_name
-    from ..model.messages import PARSED_JSON
-    from ..model.samples import SAMPLE_TYPES
-
-    if isinstance(record, SAMPLE_TYPES):
-        return record  # type: ignore[return-value]
-    if not isinstance(record, Mapping):
-        raise RecordError(
-            source,
-            position,
-            None,
-            f"a record must be a JSON object, got {type_name(record)}",
-            kind=kind,
-        )
-    model = sample_type or infer_sample_type(record)
-    if model is None:
-        raise RecordError(
-            source,
-            position,
-            None,
-            "cannot tell what kind of sample this is: expected 'user_input' as a list of "
-            "messages (MultiTurnSample), 'input'/'tools_called'/'expected_tools' (EvalTestCase) "
-            "or 'response'/'reference' (SingleTurnSample); keys found: "
-            + (", ".join(sorted(map(str, record))) or "none"),
-            kind=kind,
-            record_id=readable_id(record),
-        )
-    try:
-        context = {PARSED_JSON: True} if parsed_json else None
-        return model.model_validate(record, context=context)
-    except ValidationError as error:
-        found = problems(error)
-        field, rule = found[0]
-        if len(found) > 1:
-            rule += "; also " + "; ".join(f"{path or 'record'}: {text}" for path, text in found[1:])
-        raise RecordError(
-            source, position, field or None, rule, kind=kind, record_id=readable_id(record)
-        ) from None
 
 
 def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:
@@ -126,16 +39,7 @@ def jsonl_outcomes(
     """Each record of a JSONL file as its sample, or the RecordError that rejects it, so a
     caller can report a bad line and go on. Records whose 0-based index is in ``skip``
     are not validated; ``None`` stands in for them."""
-    return _each_line(
-        path, skip, lambda line, number, name: line_outcome(line, number, name, sample_type)
-    )
-
-
-def lean_jsonl_outcomes(
-    path: PathArg, *, skip: Container[int] = ()
-) -> Iterator[LineOutcome | None]:
-    """:func:`jsonl_outcomes`, with conversations read by :func:`lean_line_outcome`."""
-    return _each_line(path, skip, lean_line_outcome)
+    return _each_line(path, skip, LineReader(sample_type))
 
 
 _Read = TypeVar("_Read")
@@ -189,30 +93,6 @@ def _each_line(
             raise failure
 
 
-def lean_line_outcome(line: bytes, number: int, source: str) -> LineOutcome:
-    """:func:`line_outcome`, but a conversation the fast path takes comes as a
-    :class:`~tracegrade.lean.LeanConversation` (for runs whose metrics all read one)."""
-    conversation = lean_conversation(line)
-    return line_outcome(line, number, source) if conversation is None else conversation
-
-
-def line_outcome(
-    line: bytes, number: int, source: str, sample_type: SampleType | None = None
-) -> Outcome:
-    """One non-blank JSONL line (line ``number`` of ``source``) as its sample, or the
-    RecordError that rejects it."""
-    try:
-        record = loads(line)
-    except ValueError as error:  # the parser reports bad JSON as a ValueError
-        return RecordError(source, number, None, f"not valid JSON: {error}")
-    try:
-        return parse_record(
-            record, number, source=source, kind="line", sample_type=sample_type, parsed_json=True
-        )
-    except RecordError as error:
-        return error
-
-
 def _raising(outcomes: Iterator[Outcome | None]) -> Iterator[Sample]:
     for outcome in outcomes:
         if isinstance(outcome, RecordError):
@@ -230,8 +110,8 @@ def _without_nan(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _dump(sample: BaseModel) -> dict[str, Any]:
-    return sample.model_dump(mode="json", exclude_none=True)
+def _dump(sample: Sample) -> dict[str, Any]:
+    return sample.to_dict()
 
 
 class EvaluationDataset:

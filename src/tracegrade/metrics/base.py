@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import MissingFieldError
-from ..model._sample_kinds import reads_kind
-from ..model.lean import LeanConversation
 from ..model.results import Score
 
 if TYPE_CHECKING:
@@ -63,18 +61,16 @@ class Metric(ABC):
         """ragas-style, synchronous: the score's value alone."""
         return self.score(sample).value
 
-    def check(self, sample: Sample | LeanConversation) -> None:
-        """Raise :class:`MissingFieldError` unless this metric can read ``sample`` (a lean
-        conversation passes where a MultiTurnSample would)."""
-        lean = type(sample) is LeanConversation and reads_kind(type(self), "MultiTurnSample")
-        if not lean and not isinstance(sample, self.sample_types):
+    def check(self, sample: Sample) -> None:
+        """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""
+        if not isinstance(sample, self.sample_types):
             kinds = " or ".join(kind.__name__ for kind in self.sample_types)
             raise MissingFieldError(
                 f"{self.name} scores a {kinds}; this sample is a {type(sample).__name__}"
             )
         self.require(sample, *self.required_fields)
 
-    def require(self, sample: Sample | LeanConversation, *fields: str) -> None:
+    def require(self, sample: Sample, *fields: str) -> None:
         """Raise :class:`MissingFieldError` naming the first of ``fields`` that is not set."""
         for name in fields:
             if getattr(sample, name) is None:

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..model._sample_kinds import SampleKinds
+from ..model.samples import MultiTurnSample, Sample
 from .judged import JudgedMetric
 
 if TYPE_CHECKING:
     from ..model.results import Score
-    from ..model.samples import MultiTurnSample, Sample
 
 
 class _GoalAccuracy(JudgedMetric):
-    sample_types = SampleKinds("MultiTurnSample")
+    sample_types = (MultiTurnSample,)
     prompt: ClassVar[str]
 
     def _variables(self, sample: MultiTurnSample) -> dict[str, Any]:
@@ -26,7 +25,6 @@ class _GoalAccuracy(JudgedMetric):
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.templates import load_prompt
-        from ..model.samples import MultiTurnSample
 
         self.check(sample)
         assert isinstance(sample, MultiTurnSample)

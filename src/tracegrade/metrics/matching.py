@@ -15,7 +15,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model._call_text import pretty_call
+from ..model.messages import pretty_call
 
 if TYPE_CHECKING:
     from ..model.messages import ToolCall

@@ -9,20 +9,17 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
-from ..model._sample_kinds import SampleKinds
 from ..model.results import Score
+from ..model.samples import Sample, SingleTurnSample
 from .base import Metric
-
-if TYPE_CHECKING:
-    from ..model.samples import Sample, SingleTurnSample
 
 
 class StringMetric(Metric):
     """A metric that maps (response, reference) strings to a value in [0, 1]."""
 
-    sample_types = SampleKinds("SingleTurnSample")
+    sample_types = (SingleTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
 
     @abstractmethod
@@ -31,8 +28,6 @@ class StringMetric(Metric):
 
     def score(self, sample: Sample) -> Score:
         self.check(sample)
-        from ..model.samples import SingleTurnSample
-
         assert isinstance(sample, SingleTurnSample)
         response, reference = sample.response or "", sample.reference or ""
         value = self.similarity(response, reference)

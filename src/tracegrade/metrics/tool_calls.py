@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from ..errors import TracegradeWarning
-from ..model._sample_kinds import SampleKinds
-from ..model.lean import LeanConversation
+from ..model.messages import ToolCall
 from ..model.results import Score
+from ..model.samples import EvalTestCase, MultiTurnSample, Sample, tool_names
 from .base import Metric
 from .matching import (
     ArgumentScore,
@@ -26,10 +26,6 @@ from .matching import (
     same_call_indices,
 )
 from .strings import ExactMatch
-
-if TYPE_CHECKING:
-    from ..model.messages import ToolCall
-    from ..model.samples import MultiTurnSample, Sample
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -92,14 +88,8 @@ def _name_differences(predicted: list[str], reference: list[str], details: dict[
     return _differences(missing, extra)
 
 
-def _conversation(sample: Sample | LeanConversation) -> tuple[list[ToolCall], list[ToolCall]]:
-    """The predicted and reference calls; a lean conversation's calls are read alike."""
-    if type(sample) is LeanConversation:
-        assert sample.reference_tool_calls is not None
-        lean = sample.predicted_tool_calls(), sample.reference_tool_calls
-        return cast("tuple[list[ToolCall], list[ToolCall]]", lean)
-    from ..model.samples import MultiTurnSample
-
+def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
+    """The predicted and reference calls of a conversation (checked to have both)."""
     assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
     return sample.predicted_tool_calls(), sample.reference_tool_calls
 
@@ -127,7 +117,7 @@ class ToolCallF1(Metric):
     """
 
     name = "tool_call_f1"
-    sample_types = SampleKinds("MultiTurnSample")
+    sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
 
     def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
@@ -208,7 +198,7 @@ class ToolCallAccuracy(Metric):
     """
 
     name = "tool_call_accuracy"
-    sample_types = SampleKinds("MultiTurnSample")
+    sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
 
     def __init__(
@@ -423,7 +413,7 @@ class ToolCorrectnessMetric(Metric):
     """
 
     name = "tool_correctness"
-    sample_types = SampleKinds("EvalTestCase", "MultiTurnSample")
+    sample_types = (EvalTestCase, MultiTurnSample)
 
     def __init__(
         self,
@@ -437,16 +427,14 @@ class ToolCorrectnessMetric(Metric):
         self.exact_match = exact_match
         self.check_ordering = check_ordering
 
-    def _tool_lists(self, sample: Sample | LeanConversation) -> tuple[list[str], list[str]]:
+    def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
         self.check(sample)
-        if type(sample) is not LeanConversation:
-            from ..model.samples import EvalTestCase, tool_names
-
-            if isinstance(sample, EvalTestCase):
-                self.require(sample, "tools_called", "expected_tools")
-                assert sample.tools_called is not None and sample.expected_tools is not None
-                return tool_names(sample.tools_called), tool_names(sample.expected_tools)
-        conversation = cast("MultiTurnSample | LeanConversation", sample)  # as checked
+        if isinstance(sample, EvalTestCase):
+            self.require(sample, "tools_called", "expected_tools")
+            assert sample.tools_called is not None and sample.expected_tools is not None
+            return tool_names(sample.tools_called), tool_names(sample.expected_tools)
+        conversation = sample
+        assert isinstance(conversation, MultiTurnSample)  # as checked
         self.require(conversation, "reference_tool_calls")
         assert conversation.reference_tool_calls is not None
         called = [call.name for call in conversation.predicted_tool_calls()]

@@ -17,13 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
-from ..model._sample_kinds import SampleKinds
+from ..model.samples import MultiTurnSample, Sample
 from .judged import JudgedMetric
 
 if TYPE_CHECKING:
     from ..judge.base import Judge
     from ..model.results import Score
-    from ..model.samples import Sample
 
 TopicMode = Literal["f1", "precision", "recall"]
 PROMPT = "topic_adherence"
@@ -64,7 +63,7 @@ class TopicAdherenceScore(JudgedMetric):
     """
 
     name = "topic_adherence"
-    sample_types = SampleKinds("MultiTurnSample")
+    sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("user_input", "reference_topics")
 
     def __init__(
@@ -82,7 +81,6 @@ class TopicAdherenceScore(JudgedMetric):
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.templates import load_prompt
-        from ..model.samples import MultiTurnSample
 
         self.check(sample)
         assert isinstance(sample, MultiTurnSample) and sample.reference_topics is not None

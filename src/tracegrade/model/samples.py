@@ -9,26 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, model_validator
-
+from ._base import Model
+from ._origin import RuleError, origin
 from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
 
+SampleId = str | int | None
+"""A sample's ``id`` or ``task_id``: a string or an integer (never a boolean)."""
 
-class ConversationRuleError(ValueError):
+
+class ConversationRuleError(RuleError):
     """A conversation breaks an ordering rule; ``field`` names the message."""
 
-    def __init__(self, field: str, rule: str) -> None:
-        self.field = field
-        self.rule = rule
-        super().__init__(f"{field}: {rule}")
 
-
-SampleId = StrictStr | StrictInt | None
-
-
-class _Sample(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
+class _Sample(Model, kw_only=True):
     id: SampleId = None
     """An identifier the user chose; results carry it beside the sample's index."""
     task_id: SampleId = None
@@ -38,16 +31,17 @@ class _Sample(BaseModel):
 
 
 def _describe(message: HumanMessage | AIMessage | ToolMessage, index: int) -> str:
-    if isinstance(message, AIMessage):
+    if type(message) is AIMessage:
         return f"an AIMessage without tool calls (user_input[{index}])"
     return f"a {type(message).__name__} (user_input[{index}])"
 
 
-class MultiTurnSample(_Sample):
+class MultiTurnSample(_Sample, kw_only=True):
     """A conversation and what it should have achieved.
 
-    ``user_input`` is the whole conversation, in order. A ToolMessage must follow an
-    AIMessage that called tools, or another ToolMessage.
+    ``user_input`` is the whole conversation, in order (messages, or their dict forms
+    when built by keyword). A ToolMessage must follow an AIMessage that called tools, or
+    another ToolMessage.
     """
 
     user_input: list[Message]
@@ -55,38 +49,43 @@ class MultiTurnSample(_Sample):
     reference_tool_calls: list[ToolCall] | None = None
     reference_topics: list[str] | None = None
 
-    @model_validator(mode="after")
-    def _tool_messages_follow_calls(self) -> MultiTurnSample:
-        previous: HumanMessage | AIMessage | ToolMessage | None = None
-        for index, message in enumerate(self.user_input):
-            if isinstance(message, ToolMessage):
-                follows_call = isinstance(previous, ToolMessage) or (
-                    isinstance(previous, AIMessage) and bool(previous.tool_calls)
-                )
-                if not follows_call:
-                    after = (
-                        "it opens the conversation"
-                        if previous is None
-                        else f"it follows {_describe(previous, index - 1)}"
-                    )
-                    raise ConversationRuleError(
-                        f"user_input[{index}]",
-                        "a ToolMessage must follow an AIMessage that called tools, "
-                        f"or another ToolMessage; {after}",
-                    )
-            previous = message
-        return self
+    def __post_init__(self) -> None:
+        if origin.get() == "python":
+            self._check_fields()  # converts again, which checks the order too
+        else:
+            _check_order(self.user_input)
 
     def predicted_tool_calls(self) -> list[ToolCall]:
         """Every tool call the agent made, from every AIMessage, in conversation order."""
         calls: list[ToolCall] = []
         for message in self.user_input:
-            if message.type == "ai" and message.tool_calls:
+            if type(message) is AIMessage and message.tool_calls:
                 calls += message.tool_calls
         return calls
 
 
-class EvalTestCase(_Sample):
+def _check_order(messages: list[HumanMessage | AIMessage | ToolMessage]) -> None:
+    """Raise ConversationRuleError unless every ToolMessage follows an AIMessage that
+    called tools, or another ToolMessage."""
+    previous: HumanMessage | AIMessage | ToolMessage | None = None
+    for index, message in enumerate(messages):
+        if type(message) is ToolMessage and not (
+            type(previous) is ToolMessage or (type(previous) is AIMessage and previous.tool_calls)
+        ):
+            after = (
+                "it opens the conversation"
+                if previous is None
+                else f"it follows {_describe(previous, index - 1)}"
+            )
+            raise ConversationRuleError(
+                f"user_input[{index}]",
+                "a ToolMessage must follow an AIMessage that called tools, "
+                f"or another ToolMessage; {after}",
+            )
+        previous = message
+
+
+class EvalTestCase(_Sample, kw_only=True):
     """A test case in the tool-correctness style.
 
     Tools are given by name or as :class:`ToolCall` objects (compared by name).
@@ -99,7 +98,7 @@ class EvalTestCase(_Sample):
     expected_output: str | None = None
 
 
-class SingleTurnSample(_Sample):
+class SingleTurnSample(_Sample, kw_only=True):
     """One response and its reference, for the string metrics."""
 
     user_input: str | None = None
@@ -110,7 +109,11 @@ class SingleTurnSample(_Sample):
 Sample = MultiTurnSample | EvalTestCase | SingleTurnSample
 """Any kind of sample a metric can score."""
 
-SAMPLE_TYPES: tuple[type[BaseModel], ...] = (MultiTurnSample, EvalTestCase, SingleTurnSample)
+SAMPLE_TYPES: tuple[type[MultiTurnSample | EvalTestCase | SingleTurnSample], ...] = (
+    MultiTurnSample,
+    EvalTestCase,
+    SingleTurnSample,
+)
 
 
 def tool_names(tools: list[str | ToolCall]) -> list[str]:

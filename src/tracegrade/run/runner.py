@@ -28,24 +28,21 @@ from collections.abc import (
 from contextlib import aclosing, closing
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union, cast
+from typing import TYPE_CHECKING, Any, Union
 
 from ..errors import RecordError
-from ..io.dataset import EvaluationDataset, jsonl_outcomes, lean_jsonl_outcomes, parse_record
+from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
-from ..metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
-from ..model._sample_kinds import is_sample
-from ..model.lean import LeanConversation
+from ..model.decoding import Outcome, parse_record
 from ..model.results import SampleResult, Score
+from ..model.samples import SAMPLE_TYPES, Sample
 from .progress import ProgressMode, ProgressReporter
 from .results import EvaluationResult
 
 if TYPE_CHECKING:
     import asyncio
 
-    from ..io.dataset import LineOutcome, Outcome
-    from ..model.samples import Sample
 
 Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
 
@@ -56,34 +53,24 @@ NATIVE_SOURCE = "tracegrade"
 """The ``source`` of tracegrade's own JSONL, one sample's dict form per line."""
 
 
-_LEAN_READERS: tuple[type[Metric], ...] = (ToolCallF1, ToolCallAccuracy, ToolCorrectnessMetric)
-
-
-def read_lean(metrics: Sequence[Metric]) -> bool:
-    """Whether every metric reads a :class:`~tracegrade.lean.LeanConversation` as it reads
-    a MultiTurnSample: only these exact classes do (a subclass may read more)."""
-    return all(type(metric) in _LEAN_READERS for metric in metrics)
-
-
 def read_records(
-    data: Data, *, source: str | None = None, skip: Container[int] = (), lean: bool = False
-) -> Iterator[LineOutcome | None]:
+    data: Data, *, source: str | None = None, skip: Container[int] = ()
+) -> Iterator[Outcome | None]:
     """Every input record, in order, as its sample or the RecordError that rejects it.
 
     ``data`` is a dataset, an iterable of samples or their dict forms, or a file: a
     JSONL of samples, or with ``source`` a framework's conversations (see
     :mod:`tracegrade.convert`). Records whose index is in ``skip`` yield ``None`` and, in
-    a JSONL of samples, are not even validated. With ``lean`` a JSONL of samples gives
-    lean conversations where it can (for metrics that :func:`read_lean`).
+    a JSONL of samples, are not even validated.
     """
-    if is_sample(data):
+    if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
     if isinstance(data, (str, PathLike)):
         path = Path(data)
         if not path.is_file():
             raise FileNotFoundError(f"no such dataset file: {path}")
         if source is None or source == NATIVE_SOURCE:
-            return lean_jsonl_outcomes(path, skip=skip) if lean else jsonl_outcomes(path, skip=skip)
+            return jsonl_outcomes(path, skip=skip)
         from ..convert.records import ConversionSettings
         from ..io.conversations import convert_file
 
@@ -164,8 +151,8 @@ def _record_failure(
 
 
 def open_row(
-    index: int, outcome: LineOutcome, raise_exceptions: bool
-) -> tuple[Sample | LeanConversation | None, SampleResult]:
+    index: int, outcome: Outcome, raise_exceptions: bool
+) -> tuple[Sample | None, SampleResult]:
     """The record's sample (None when rejected) and the row it will fill."""
     if isinstance(outcome, RecordError):
         if raise_exceptions:
@@ -176,16 +163,15 @@ def open_row(
 
 
 def score_inline(
-    sample: Sample | LeanConversation,
+    sample: Sample,
     row: SampleResult,
     metrics: Sequence[Metric],
     raise_exceptions: bool,
 ) -> None:
-    """Score ``sample`` with deterministic ``metrics`` into ``row``; a lean conversation
-    only goes to metrics that :func:`read_lean`."""
+    """Score ``sample`` with deterministic ``metrics`` into ``row``."""
     for metric in metrics:
         try:
-            score = metric.score(cast("Sample", sample))
+            score = metric.score(sample)
         except Exception as error:
             _record_failure(row, metric, error, raise_exceptions)
         else:
@@ -193,7 +179,7 @@ def score_inline(
 
 
 def _plain_rows(
-    records: Iterable[LineOutcome | None], metrics: Sequence[Metric], raise_exceptions: bool
+    records: Iterable[Outcome | None], metrics: Sequence[Metric], raise_exceptions: bool
 ) -> Generator[SampleResult, None, None]:
     """Rows of a run without judged metrics, in input order."""
     for index, outcome in enumerate(records):
@@ -206,7 +192,7 @@ def _plain_rows(
 
 
 async def _judged_rows(
-    records: Iterable[LineOutcome | None],
+    records: Iterable[Outcome | None],
     metrics: Sequence[Metric],
     concurrency: int,
     raise_exceptions: bool,
@@ -236,7 +222,7 @@ async def _judged_rows(
                 continue
             while len(pending) >= concurrency:
                 yield await _next_finished(finished, pending)
-            asking = _ask_judges(cast("Sample", sample), row, judged, raise_exceptions)
+            asking = _ask_judges(sample, row, judged, raise_exceptions)
             task = asyncio.create_task(asking)
             task.add_done_callback(finished.put_nowait)
             pending.add(task)
@@ -388,11 +374,11 @@ def _checked_records(
     concurrency: int,
     source: str | None,
     skip: Container[int],
-) -> Iterator[LineOutcome | None]:
+) -> Iterator[Outcome | None]:
     """The input's records, once the run's arguments are known to be sound."""
     check_metrics(metrics)
     _check_concurrency(concurrency)
-    return read_records(data, source=source, skip=skip, lean=read_lean(metrics))
+    return read_records(data, source=source, skip=skip)
 
 
 def reporter_for(

@@ -40,10 +40,10 @@ from typing import Any, TypeVar
 
 from .._json import dumps, numbered_lines, without_bom
 from ..errors import InputError
-from ..io.dataset import lean_line_outcome, line_outcome
 from ..metrics.base import Metric
+from ..model.decoding import LineReader
 from .results import RowTally, resolve_thresholds
-from .runner import open_row, read_lean, score_inline
+from .runner import open_row, score_inline
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -162,7 +162,6 @@ def _let_go(view: mmap.mmap, start: int, end: int) -> None:
 
 _worker_metrics: Sequence[Metric] = ()
 _worker_thresholds: Mapping[str, float | None] = {}
-_worker_reads_lean = False
 _worker_slots: mmap.mmap | None = None
 _worker_slot_bytes = 0
 
@@ -173,11 +172,10 @@ def _start_worker(
     slots: mmap.mmap | None,
     slot_bytes: int,
 ) -> None:
-    global _worker_metrics, _worker_thresholds, _worker_reads_lean
+    global _worker_metrics, _worker_thresholds
     global _worker_slots, _worker_slot_bytes
     _worker_metrics = metrics
     _worker_thresholds = thresholds
-    _worker_reads_lean = read_lean(metrics)
     _worker_slots, _worker_slot_bytes = slots, slot_bytes
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -194,7 +192,7 @@ def score_span(
     written: list[bytes] = []
     tally = RowTally(_worker_thresholds, keep_values=True)
     index = span.first_index
-    read = lean_line_outcome if _worker_reads_lean else line_outcome
+    read = LineReader()
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
         if index not in skipped:
             outcome = read(line, number, path)
