@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import signal
@@ -23,6 +24,7 @@ from tracegrade import (
 )
 from tracegrade.metrics.judged import JudgedMetric
 from tracegrade.model.samples import Sample
+from tracegrade.run.runner import SCORING_BATCH, iter_evaluate
 
 
 class Exploding(Metric):
@@ -248,3 +250,36 @@ def test_ctrl_c_in_a_judged_run_stops_it_cleanly() -> None:
     with pytest.raises(KeyboardInterrupt):
         list(iter_evaluate(interrupting, [Misbehaving()]))
     assert Misbehaving.released == 1  # the judge was released, the loop closed
+
+
+class _CollectorWatch(ToolCallF1):
+    """Notes whether the garbage collector was on while each sample was scored."""
+
+    name = "watched"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[bool] = []
+
+    def score(self, sample: Sample) -> Score:
+        self.seen.append(gc.isenabled())
+        return super().score(sample)
+
+
+def test_samples_at_hand_are_scored_in_batches_with_the_collector_paused() -> None:
+    held = samples() * 30
+    metric = _CollectorWatch()
+    rows = iter_evaluate(held, [metric])
+    first = next(rows)
+    # the first batch was scored before its first row came out, the collector paused
+    assert first.index == 0 and len(metric.seen) == SCORING_BATCH
+    assert not any(metric.seen) and gc.isenabled()
+    assert len(list(rows)) == len(held) - 1 and not any(metric.seen)
+    assert gc.isenabled()
+
+
+def test_samples_that_arrive_one_by_one_are_scored_one_by_one() -> None:
+    metric = _CollectorWatch()
+    rows = iter_evaluate(iter(samples() * 30), [metric])
+    next(rows)
+    assert metric.seen == [True]

@@ -25,11 +25,13 @@ from collections.abc import (
     Sequence,
     Sized,
 )
-from contextlib import aclosing, closing
+from contextlib import aclosing, closing, nullcontext
+from itertools import islice
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from .._gc import gc_paused
 from ..errors import RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..metrics.base import Metric
@@ -48,6 +50,13 @@ Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "Pa
 
 DEFAULT_CONCURRENCY = 8
 """How many samples wait on the judge at once unless ``concurrency=`` says otherwise."""
+
+SCORING_BATCH = 64
+"""Records already at hand (in memory, or in a regular file) scored together, with the
+cyclic garbage collector paused, before their rows are handed on. A row's details are a
+few dozen small containers; scored one by one, a run over samples held in memory set off
+a full collection every few thousand rows, each walking every sample and row kept so far
+(half the time of scoring 20,000 samples)."""
 
 NATIVE_SOURCE = "tracegrade"
 """The ``source`` of tracegrade's own JSONL, one sample's dict form per line."""
@@ -179,16 +188,28 @@ def score_inline(
 
 
 def _plain_rows(
-    records: Iterable[Outcome | None], metrics: Sequence[Metric], raise_exceptions: bool
+    records: Iterable[Outcome | None],
+    metrics: Sequence[Metric],
+    raise_exceptions: bool,
+    batch_size: int = 1,
 ) -> Generator[SampleResult, None, None]:
-    """Rows of a run without judged metrics, in input order."""
-    for index, outcome in enumerate(records):
-        if outcome is None:
-            continue
-        sample, row = open_row(index, outcome, raise_exceptions)
-        if sample is not None:
-            score_inline(sample, row, metrics, raise_exceptions)
-        yield row
+    """Rows of a run without judged metrics, in input order, scored ``batch_size`` at a
+    time with the garbage collector paused (see :data:`SCORING_BATCH`)."""
+    numbered = enumerate(records)
+    read = batch_size
+    while read == batch_size:
+        batch: list[SampleResult] = []
+        read = 0
+        with gc_paused() if batch_size > 1 else nullcontext():
+            for index, outcome in islice(numbered, batch_size):
+                read += 1
+                if outcome is None:
+                    continue
+                sample, row = open_row(index, outcome, raise_exceptions)
+                if sample is not None:
+                    score_inline(sample, row, metrics, raise_exceptions)
+                batch.append(row)
+        yield from batch
 
 
 async def _judged_rows(
@@ -344,8 +365,19 @@ def iter_evaluate(
     if _judged(metrics):
         rows = _in_own_loop(_judged_rows(records, metrics, concurrency, raise_exceptions))
     else:
-        rows = _plain_rows(records, metrics, raise_exceptions)
+        rows = _plain_rows(records, metrics, raise_exceptions, _scoring_batch(data))
     return _reported(rows, data, source, skip, progress)
+
+
+def _scoring_batch(data: Data) -> int:
+    """How many records to score before handing their rows on: :data:`SCORING_BATCH`
+    when they are all there already (held in memory, or in a regular file, which is
+    read in batches anyway), else one, so that each row follows its record at once."""
+    if isinstance(data, (str, PathLike)):
+        return SCORING_BATCH if Path(data).is_file() else 1
+    if isinstance(data, EvaluationDataset):
+        return 1 if data.is_streaming else SCORING_BATCH
+    return SCORING_BATCH if isinstance(data, Sequence) else 1
 
 
 async def aiter_evaluate(
