@@ -96,7 +96,7 @@ def test_tool_call_arguments_must_be_json_values(args: dict[str, Any], problem: 
 def test_arguments_parsed_from_json_are_not_checked_twice() -> None:
     """Values a JSON reader parsed skip the walk; a dict from elsewhere does not."""
     odd = {"name": "f", "args": {"when": date(2026, 1, 2)}}
-    call = convert(odd, ToolCall, "json")
+    call = convert(odd, ToolCall, parsed_json=True)
     assert call.args == {"when": date(2026, 1, 2)}
     with pytest.raises(ValidationError):
         ToolCall.from_dict(odd)

@@ -1,20 +1,15 @@
 """What every model class shares: msgspec Structs that check what they are built from.
 
-msgspec checks types when it decodes JSON or converts builtins, not in ``__init__``, so
-each class checks itself in ``__post_init__``, which msgspec runs on every path. How
-much it checks depends on where the values come from, told by :data:`origin`:
+msgspec checks every type when it decodes JSON or converts builtins, but not when a
+class is called. So calling a model class (``ToolCall(name=..., args=...)``) goes
+through :class:`_Checked`, which builds the object by converting the keyword arguments
+with msgspec: the same checks, and dicts given for nested objects become those objects.
+Decoding never calls the class, so it pays for none of this.
 
-- ``"python"`` (the default): built by a caller, so every field is checked, by
-  converting the object's fields again with msgspec (dicts given for nested objects
-  become those objects), and tool arguments are walked for values JSON cannot hold;
-- ``"builtins"``: being converted from dicts and lists: msgspec checks the types, tool
-  arguments are still walked;
-- ``"json"``: being decoded from JSON text: types are checked by the decoder and every
-  value is JSON, so only the rules about order are left.
-
-Rule errors raised there are :class:`RuleError`; msgspec wraps them in its own
-``ValidationError`` with the path of the object, and :mod:`tracegrade.model._problems`
-reads both back into ``(field path, rule)`` pairs.
+Two rules are not types. Tool arguments must hold JSON values: what JSON decoding gives
+always does, so only objects built from Python values are walked (:func:`convert` with
+``parsed_json=False``, which every call of a class is). A ToolMessage must follow a tool
+call: samples check that in ``__post_init__``, which msgspec runs on every path.
 """
 
 from __future__ import annotations
@@ -24,30 +19,35 @@ from typing import Any, TypeVar
 import msgspec
 
 from ..errors import ValidationError
-from ._origin import Origin, origin
 from ._problems import problems
+from ._rules import non_json_value
 
 _Model = TypeVar("_Model", bound="Model")
 
 
-class Model(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_only=True, gc=False):
+class _Checked(msgspec.StructMeta):
+    """Calling a model class converts its keyword arguments into the object, checked."""
+
+    def __call__(cls, *args: Any, **fields: Any) -> Any:
+        if args:
+            raise TypeError(f"{cls.__name__} takes keyword arguments only")
+        return convert(fields, cls)
+
+
+class Model(
+    msgspec.Struct,
+    metaclass=_Checked,
+    forbid_unknown_fields=True,
+    omit_defaults=True,
+    kw_only=True,
+    gc=False,
+):
     """Base of the model classes: unknown fields are errors, never dropped; fields left
     at their default (``None``) are left out of the dict and JSON forms.
 
     Instances are not tracked by the cyclic garbage collector (they never form cycles
     of their own), so that millions of samples held in memory cost it nothing.
     """
-
-    def __post_init__(self) -> None:
-        if origin.get() == "python":
-            self._check_fields()
-
-    def _check_fields(self) -> None:
-        """Check every field by converting them again, and take the converted values
-        (dicts given for nested objects become those objects)."""
-        checked: Model = convert(msgspec.structs.asdict(self), type(self), "builtins")
-        for name in self.__struct_fields__:
-            setattr(self, name, getattr(checked, name))
 
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready builtins (fields left at ``None`` are left out)."""
@@ -61,65 +61,77 @@ class Model(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, kw_o
     @classmethod
     def from_dict(cls: type[_Model], data: Any) -> _Model:
         """An object read from its dict form; raises :class:`ValidationError`."""
-        built: _Model = convert(data, cls, "builtins")
+        built: _Model = convert(data, cls)
         return built
 
     @classmethod
     def from_json(cls: type[_Model], text: str | bytes) -> _Model:
         """An object read from its JSON form; raises :class:`ValidationError`."""
-        token = origin.set("json")
         try:
             return msgspec.json.decode(text, type=cls)
         except msgspec.MsgspecError as error:
-            raise _invalid(cls, error) from None
-        finally:
-            origin.reset(token)
+            raise ValidationError(cls.__name__, problems(error)) from None
 
     def replace(self: _Model, **changes: Any) -> _Model:
         """A copy with ``changes`` to its fields, checked as a new object is."""
-        return msgspec.structs.replace(self, **changes)
+        fields = {name: getattr(self, name) for name in self.__struct_fields__}
+        return type(self)(**{**fields, **changes})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its fields (calling the class by keyword rebuilds it)."""
+        fields = {name: getattr(self, name) for name in self.__struct_fields__}
+        return _rebuild, (type(self), fields)
 
 
-def convert(data: Any, kind: Any, source: Origin, what: str | None = None) -> Any:
-    """``data`` (builtins, or objects of the model) as a ``kind``, built with ``source``
-    as its :data:`origin`; raises :class:`ValidationError` naming every problem found
-    (and ``what`` was being built: the kind's name by default)."""
-    token = origin.set(source)
+def _rebuild(kind: type[_Model], fields: dict[str, Any]) -> _Model:
+    built: _Model = kind(**fields)
+    return built
+
+
+def convert(data: Any, kind: Any, what: str | None = None, *, parsed_json: bool = False) -> Any:
+    """``data`` (builtins, or objects of the model) as a ``kind``; raises
+    :class:`ValidationError` naming every problem found (and ``what`` was being built:
+    the kind's name by default). ``parsed_json`` says the data was just parsed from JSON
+    text, which spares the walk of tool arguments for values JSON cannot hold."""
     try:
-        return msgspec.convert(data, kind)
+        built = msgspec.convert(data, kind)
     except msgspec.ValidationError as error:
-        raise _invalid(kind, error, data, what) from None
-    finally:
-        origin.reset(token)
+        raise ValidationError(what or kind.__name__, problems(error, kind, data)) from None
+    if not parsed_json:
+        problem = _argument_problem(built)
+        if problem is not None:
+            raise ValidationError(what or kind.__name__, [problem])
+    return built
 
 
-def _invalid(
-    kind: Any, error: msgspec.MsgspecError, data: Any = None, what: str | None = None
-) -> ValidationError:
-    return ValidationError(what or kind.__name__, problems(error, kind, data))
+def _argument_problem(value: Any) -> tuple[str, str] | None:
+    """The first tool call in ``value`` whose arguments hold something JSON cannot, as
+    ``(path of the call, rule)``."""
+    for path, call in _tool_calls(value, ""):
+        problem = non_json_value(call.args, "args")
+        if problem:
+            return path, problem
+    return None
 
 
-_JSON_SCALARS = (str, int, float, bool, type(None))
+def _tool_calls(value: Any, path: str) -> list[tuple[str, Any]]:
+    """Every ToolCall in a model object, with its path (found by field name, so this
+    module need not import the classes)."""
+    found: list[tuple[str, Any]] = []
+    fields = getattr(value, "__struct_fields__", ())
+    if "args" in fields and "name" in fields:
+        return [(path, value)]
+    for name in _CALL_HOLDERS:
+        items = getattr(value, name) if name in fields else None
+        for index, item in enumerate(items if isinstance(items, list) else ()):
+            found += _tool_calls(item, f"{path}.{name}[{index}]".lstrip("."))
+    return found
 
 
-def non_json_value(value: Any, path: str) -> str | None:
-    """Where ``value`` holds something JSON cannot (a set, a date, a non-string key...),
-    as a readable message; ``None`` when it is all JSON."""
-    kind = type(value)
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str:
-                return f"{path} has a key {key!r} that is not a string"
-            found = non_json_value(item, f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if kind is list:
-        for index, item in enumerate(value):
-            found = non_json_value(item, f"{path}[{index}]")
-            if found:
-                return found
-        return None
-    if kind in _JSON_SCALARS or isinstance(value, _JSON_SCALARS):
-        return None
-    return f"{path} is a {kind.__name__}, which is not a JSON value"
+_CALL_HOLDERS = (
+    "user_input",
+    "tool_calls",
+    "reference_tool_calls",
+    "tools_called",
+    "expected_tools",
+)

@@ -12,7 +12,7 @@ from typing import Any, Union, get_args, get_origin
 
 import msgspec
 
-from ._origin import RuleError, origin
+from ._rules import RuleError
 
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `(?:(?P<key>key) in )?\$(?P<path>[^`]*)`)?$", re.S)
 _EXPECTED = re.compile(r"^Expected `(?P<expected>[^`]+)`, got `(?P<got>[^`]+)`$")
@@ -114,14 +114,11 @@ def _field_problems(data: Any, kind: type[msgspec.Struct], path: str) -> list[tu
 
 
 def _checked(value: Any, kind: Any, path: str) -> list[tuple[str, str]]:
-    token = origin.set("builtins")
     try:
         msgspec.convert(value, kind)
     except msgspec.ValidationError as error:
         where, rule = _one(error)
         return [(joined(path, where), rule)]
-    finally:
-        origin.reset(token)
     return []
 
 

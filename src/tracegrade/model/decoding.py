@@ -17,7 +17,6 @@ import msgspec
 from .._json import loads
 from ..errors import RecordError, ValidationError, readable_id
 from ._base import convert
-from ._origin import origin
 from .samples import SAMPLE_TYPES, EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
 SampleType = type[MultiTurnSample] | type[EvalTestCase] | type[SingleTurnSample]
@@ -80,7 +79,7 @@ def parse_record(
             record_id=readable_id(record),
         )
     try:
-        sample: Sample = convert(record, model, "json" if parsed_json else "builtins")
+        sample: Sample = convert(record, model, parsed_json=parsed_json)
     except ValidationError as error:
         raise record_error(error, source, position, kind, readable_id(record)) from None
     return sample
@@ -114,16 +113,11 @@ class LineReader:
     def __call__(self, line: bytes, number: int, source: str) -> Outcome:
         """Line ``number`` (non-blank) of ``source`` as its sample, or the RecordError
         rejecting it."""
-        token = origin.set("json")
         try:
             sample: Sample = _DECODERS[self._kind].decode(line)
         except (ValueError, RecursionError):  # msgspec's errors, bad UTF-8
-            pass  # read again below: another kind, or the problems to name
-        else:
-            return sample
-        finally:
-            origin.reset(token)
-        return self._slowly(line, number, source)
+            return self._slowly(line, number, source)  # another kind, or its problems
+        return sample
 
     def _slowly(self, line: bytes, number: int, source: str) -> Outcome:
         try:

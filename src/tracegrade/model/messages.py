@@ -13,8 +13,7 @@ from typing import Annotated, Any, ClassVar, Union
 
 import msgspec
 
-from ._base import Model, convert, non_json_value
-from ._origin import RuleError, origin
+from ._base import Model, convert
 
 Metadata = dict[str, Any] | None
 
@@ -39,15 +38,6 @@ class ToolCall(Model, kw_only=True):
     args: dict[str, Any]
     id: str | None = None
     unparsed_args: str | None = None
-
-    def __post_init__(self) -> None:
-        source = origin.get()
-        if source == "python":
-            self._check_fields()  # converts again, which walks the arguments
-        elif source == "builtins":
-            problem = non_json_value(self.args, "args")
-            if problem:
-                raise RuleError("", problem)
 
     def pretty(self) -> str:
         """The call as it reads in code: ``search(query='python', limit=5)``."""
@@ -86,5 +76,5 @@ Message = Union[HumanMessage, AIMessage, ToolMessage]  # noqa: UP007 (a runtime 
 def parse_message(data: Any) -> HumanMessage | AIMessage | ToolMessage:
     """Read one message from its dict form (``{"type": "human" | "ai" | "tool", ...}``);
     raises :class:`~tracegrade.errors.ValidationError`."""
-    message: HumanMessage | AIMessage | ToolMessage = convert(data, Message, "builtins", "message")
+    message: HumanMessage | AIMessage | ToolMessage = convert(data, Message, "message")
     return message

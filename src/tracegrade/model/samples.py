@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import Model
-from ._origin import RuleError, origin
+from ._rules import RuleError
 from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
 
 SampleId = str | int | None
@@ -50,10 +50,7 @@ class MultiTurnSample(_Sample, kw_only=True):
     reference_topics: list[str] | None = None
 
     def __post_init__(self) -> None:
-        if origin.get() == "python":
-            self._check_fields()  # converts again, which checks the order too
-        else:
-            _check_order(self.user_input)
+        _check_order(self.user_input)
 
     def predicted_tool_calls(self) -> list[ToolCall]:
         """Every tool call the agent made, from every AIMessage, in conversation order."""

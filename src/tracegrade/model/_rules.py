@@ -1,0 +1,42 @@
+"""The error a rule of the model raises, and the rule that tool arguments hold JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RuleError(ValueError):
+    """A value breaks one of the model's rules; ``field`` is its path inside the object
+    that checked it (empty for the object as a whole). msgspec reports one raised in
+    ``__post_init__`` as a ValidationError caused by it, with the object's path."""
+
+    def __init__(self, field: str, rule: str) -> None:
+        self.field = field
+        self.rule = rule
+        super().__init__(f"{field}: {rule}" if field else rule)
+
+
+_JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def non_json_value(value: Any, path: str) -> str | None:
+    """Where ``value`` holds something JSON cannot (a set, a date, a non-string key...),
+    as a readable message; ``None`` when it is all JSON."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return f"{path} has a key {key!r} that is not a string"
+            found = non_json_value(item, f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if kind is list:
+        for index, item in enumerate(value):
+            found = non_json_value(item, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    if kind in _JSON_SCALARS or isinstance(value, _JSON_SCALARS):
+        return None
+    return f"{path} is a {kind.__name__}, which is not a JSON value"
