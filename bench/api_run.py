@@ -1,6 +1,7 @@
 """tracegrade's Python API on samples already in memory.
 
-Reads the file into samples first (not timed), then times ``evaluate`` over them with
+Reads the file into samples first (``EvaluationDataset.from_jsonl(path).load()``, timed
+apart), then times ``evaluate`` over them with
 tool_call_f1, tool_call_accuracy and tool_correctness. Prints one JSON line:
 ``{"records", "seconds", "load_seconds"}``.
 
@@ -14,15 +15,20 @@ import sys
 import time
 import warnings
 
-from tracegrade import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric, evaluate
+from tracegrade import (
+    EvaluationDataset,
+    ToolCallAccuracy,
+    ToolCallF1,
+    ToolCorrectnessMetric,
+    evaluate,
+)
 from tracegrade.errors import TracegradeWarning
-from tracegrade.io.dataset import iter_jsonl
 
 
 def main(path: str) -> None:
     warnings.simplefilter("ignore", TracegradeWarning)  # the reasons say it already
     started = time.perf_counter()
-    samples = list(iter_jsonl(path))
+    samples = EvaluationDataset.from_jsonl(path).load()
     loaded = time.perf_counter()
     result = evaluate(
         samples, [ToolCallF1(), ToolCallAccuracy(), ToolCorrectnessMetric()], progress=False

@@ -248,3 +248,13 @@ def test_damaged_lines_read_alike(record: dict[str, Any], damage: bytes) -> None
     line = json.dumps(record).encode()
     cut = len(line) // 2
     agree(line[:cut] + damage + line[cut:])
+
+
+def test_tool_names_are_shared_between_conversations_read_from_json() -> None:
+    reader = LineReader()
+    line = json.dumps(conversation()).encode()
+    first, second = reader(line, 1, "f"), reader(line, 2, "f")
+    assert isinstance(first, MultiTurnSample) and isinstance(second, MultiTurnSample)
+    assert first.predicted_tool_calls()[0].name is second.predicted_tool_calls()[0].name
+    assert first.reference_tool_calls is not None and second.reference_tool_calls is not None
+    assert first.reference_tool_calls[0].name is second.reference_tool_calls[0].name

@@ -15,7 +15,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
-from .._gc import gc_paused
+from .._gc import gc_paused, kept_aside
 from .._json import dumps, raw_lines
 from ..errors import RecordError
 from ..model.decoding import LineReader, Outcome, SampleType, parse_record
@@ -206,11 +206,13 @@ class EvaluationDataset:
         return self._samples is None
 
     def load(self) -> EvaluationDataset:
-        """This dataset with every sample in memory."""
+        """This dataset with every sample in memory (read with what it builds kept aside
+        from the garbage collector meanwhile: see :mod:`tracegrade._gc`)."""
         if self._samples is not None:
             return self
         dataset = EvaluationDataset()
-        dataset._samples = list(self)
+        with kept_aside():
+            dataset._samples = list(self)
         return dataset
 
     def __iter__(self) -> Iterator[Sample]:

@@ -25,13 +25,13 @@ from collections.abc import (
     Sequence,
     Sized,
 )
-from contextlib import aclosing, closing, nullcontext
+from contextlib import aclosing, closing
 from itertools import islice
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from .._gc import gc_paused
+from .._gc import gc_paused, kept_aside
 from ..errors import RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..metrics.base import Metric
@@ -196,20 +196,33 @@ def _plain_rows(
     """Rows of a run without judged metrics, in input order, scored ``batch_size`` at a
     time with the garbage collector paused (see :data:`SCORING_BATCH`)."""
     numbered = enumerate(records)
+    if batch_size == 1:
+        for index, outcome in numbered:
+            row = _scored(index, outcome, metrics, raise_exceptions)
+            if row is not None:
+                yield row
+        return
     read = batch_size
     while read == batch_size:
-        batch: list[SampleResult] = []
-        read = 0
-        with gc_paused() if batch_size > 1 else nullcontext():
-            for index, outcome in islice(numbered, batch_size):
-                read += 1
-                if outcome is None:
-                    continue
-                sample, row = open_row(index, outcome, raise_exceptions)
-                if sample is not None:
-                    score_inline(sample, row, metrics, raise_exceptions)
-                batch.append(row)
-        yield from batch
+        with gc_paused():
+            batch = list(islice(numbered, batch_size))
+            read = len(batch)
+            scored = [
+                _scored(index, outcome, metrics, raise_exceptions) for index, outcome in batch
+            ]
+        yield from (row for row in scored if row is not None)
+
+
+def _scored(
+    index: int, outcome: Outcome | None, metrics: Sequence[Metric], raise_exceptions: bool
+) -> SampleResult | None:
+    """The row of one record, scored; ``None`` for a record passed over."""
+    if outcome is None:
+        return None
+    sample, row = open_row(index, outcome, raise_exceptions)
+    if sample is not None:
+        score_inline(sample, row, metrics, raise_exceptions)
+    return row
 
 
 async def _judged_rows(
@@ -471,7 +484,9 @@ def evaluate(
         source=source,
         progress=progress,
     )
-    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds, pass_k=pass_k)
+    with kept_aside():  # every row is kept: none of them needs walking meanwhile
+        ordered = sorted(rows, key=_index)
+    return EvaluationResult(ordered, metrics, thresholds=thresholds, pass_k=pass_k)
 
 
 async def aevaluate(
