@@ -42,6 +42,7 @@ from tracegrade.cli import EXIT_INPUT, main
 from tracegrade.io.store import ResumeError, run_record_path
 from tracegrade.judge import JudgeAnswer, JudgeRequest, Usage
 from tracegrade.metrics.base import Metric
+from tracegrade.metrics.judged import JudgedMetric
 from tracegrade.model.results import SampleResult, Score
 from tracegrade.model.samples import MultiTurnSample, Sample
 from tracegrade.report.console import print_summary
@@ -602,6 +603,34 @@ async def test_kept_rows_are_the_first_records_even_when_the_judge_answers_out_o
     assert [row.index for row in every] == list(range(12))
     _same_totals(few, every)
     assert few.usage is not None and few.usage.requests == 12
+
+
+class Graded(JudgedMetric):
+    """A judged metric of many distinct values (sample ``sN`` scores N / 40), each after
+    a wait of ``delay(N)`` seconds: the rows finish in the order the delays say."""
+
+    name = "graded"
+    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+
+    def __init__(self, delay: Callable[[int], float]) -> None:
+        super().__init__(ScriptedJudge())  # never asked
+        self._delay = delay
+
+    async def ascore(self, sample: Sample) -> Score:
+        number = int(str(sample.id)[1:])
+        await asyncio.sleep(self._delay(number))
+        return Score(number / 40, "graded")
+
+
+async def test_every_row_kept_gives_the_summary_of_input_order_whatever_finished_first() -> None:
+    records = [_record(index) for index in range(1, 41)]
+    forward = await aevaluate(records, [Graded(lambda n: 0.001 * n)], concurrency=40)
+    backward = await aevaluate(records, [Graded(lambda n: 0.001 * (41 - n))], concurrency=40)
+    assert [row.index for row in backward] == list(range(40))
+    # more than 32 distinct values: the bootstrap resamples the values in the order they
+    # were counted, so only counting them in input order gives the same interval
+    assert forward.summary() == backward.summary()
+    assert forward.summary()["graded"].ci is not None
 
 
 async def test_aevaluate_with_workers_writes_what_evaluate_writes(tmp_path: Path) -> None:
