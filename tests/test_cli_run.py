@@ -522,7 +522,7 @@ def test_an_interrupted_run_exits_130_keeping_its_rows_for_resume(
                 raise KeyboardInterrupt
             yield row
 
-    monkeypatch.setattr("tracegrade.cli.evaluate.iter_evaluate", interrupted)
+    monkeypatch.setattr("tracegrade.run.session.iter_evaluate", interrupted)
     arguments = ["-m", "tool_call_f1", "--out", "r.jsonl", "--progress", "off"]
     assert evaluate("data.jsonl", *arguments) == EXIT_INTERRUPTED
     captured = capsys.readouterr()
@@ -532,7 +532,7 @@ def test_an_interrupted_run_exits_130_keeping_its_rows_for_resume(
     assert captured.out == ""
     assert [row["index"] for row in read_rows(Path("r.jsonl"))] == [0, 1]
 
-    monkeypatch.setattr("tracegrade.cli.evaluate.iter_evaluate", iter_evaluate)
+    monkeypatch.setattr("tracegrade.run.session.iter_evaluate", iter_evaluate)
     assert evaluate("data.jsonl", *arguments, "--resume") == EXIT_OK
     assert [row["index"] for row in read_rows(Path("r.jsonl"))] == [0, 1, 2, 3]
     assert counts(capsys.readouterr().out) == (4, 4, 0, 0)
@@ -1002,7 +1002,8 @@ def _settings_for(data: Path, specs: list[str], **chosen: Any) -> Any:
 
 
 def test_workers_auto_uses_every_cpu_from_a_megabyte_of_input(tmp_path: Path) -> None:
-    from tracegrade.cli.evaluate import AUTO_WORKERS_BYTES, available_cpus, worker_count
+    from tracegrade.cli.evaluate import worker_count
+    from tracegrade.run.session import AUTO_WORKERS_BYTES, available_cpus
 
     small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
     small.write_bytes(b"\n" * (AUTO_WORKERS_BYTES - 1))
@@ -1014,7 +1015,8 @@ def test_workers_auto_uses_every_cpu_from_a_megabyte_of_input(tmp_path: Path) ->
 
 
 def test_runs_that_need_one_process_say_why_when_workers_were_asked_for(tmp_path: Path) -> None:
-    from tracegrade.cli.evaluate import AUTO_WORKERS_BYTES, worker_count
+    from tracegrade.cli.evaluate import worker_count
+    from tracegrade.run.session import AUTO_WORKERS_BYTES
 
     large = tmp_path / "large.jsonl"
     large.write_bytes(b"\n" * AUTO_WORKERS_BYTES)

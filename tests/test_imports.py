@@ -55,7 +55,8 @@ PUBLIC = {
     "tracegrade.metrics.topic": ["TopicAdherenceScore"],
     "tracegrade.model.results": ["SampleResult", "Score"],
     "tracegrade.run.results": ["EvaluationResult", "MetricSummary"],
-    "tracegrade.run.runner": ["aevaluate", "aiter_evaluate", "evaluate", "iter_evaluate"],
+    "tracegrade.run.runner": ["aiter_evaluate", "iter_evaluate"],
+    "tracegrade.run.session": ["aevaluate", "evaluate"],
     "tracegrade.model.samples": ["EvalTestCase", "MultiTurnSample", "Sample", "SingleTurnSample"],
 }
 

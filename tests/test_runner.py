@@ -283,3 +283,30 @@ def test_samples_that_arrive_one_by_one_are_scored_one_by_one() -> None:
     rows = iter_evaluate(iter(samples() * 30), [metric])
     next(rows)
     assert metric.seen == [True]
+
+
+class _FailingAt(ToolCallF1):
+    """Raises on the sample numbered ``at`` (counting from 0)."""
+
+    name = "failing_at"
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+        self.count = 0
+
+    def score(self, sample: Sample) -> Score:
+        self.count += 1
+        if self.count - 1 == self.at:
+            raise RuntimeError("stop here")
+        return super().score(sample)
+
+
+def test_an_error_inside_a_batch_hands_on_the_rows_scored_before_it() -> None:
+    held = samples() * 30
+    rows = iter_evaluate(held, [_FailingAt(5)], raise_exceptions=True)
+    got = [next(rows).index for _ in range(5)]
+    assert got == [0, 1, 2, 3, 4]
+    with pytest.raises(RuntimeError, match="stop here"):
+        next(rows)
+    assert gc.isenabled()

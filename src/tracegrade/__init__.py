@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
     from .run.results import EvaluationResult, MetricSummary
-    from .run.runner import aevaluate, aiter_evaluate, evaluate, iter_evaluate
+    from .run.runner import aiter_evaluate, iter_evaluate
+    from .run.session import aevaluate, evaluate
 
 __version__ = "0.1.0"
 
@@ -81,9 +82,9 @@ _MODULE_OF = {
     "EvaluationResult": "run.results",
     "MetricSummary": "run.results",
     "SampleResult": "model.results",
-    "aevaluate": "run.runner",
+    "aevaluate": "run.session",
     "aiter_evaluate": "run.runner",
-    "evaluate": "run.runner",
+    "evaluate": "run.session",
     "iter_evaluate": "run.runner",
     "EvalTestCase": "model.samples",
     "MultiTurnSample": "model.samples",

@@ -1,32 +1,30 @@
 """``tracegrade evaluate``: the run's settings (flags over the project config over the
-defaults), then the streamed run itself, written to the results file as rows complete."""
+defaults), turned into one run of :class:`tracegrade.run.session.EvaluationRun`, then
+the report and the exit code."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..errors import InputError, TracegradeError
-from ..io.store import IndexSet, ResultsFile, ResumeError, RunRecord
+from ..io.store import ResumeError
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import build_metric
-from ..model.results import SampleResult
 from ..run.progress import ProgressMode
-from ..run.results import SummaryAccumulator
-from ..run.runner import (
-    DEFAULT_CONCURRENCY,
-    NATIVE_SOURCE,
-    check_metrics,
-    iter_evaluate,
-    reporter_for,
+from ..run.results import EvaluationResult, SummaryAccumulator
+from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
+from ..run.session import (
+    ONE_PROCESS_BECAUSE,
+    EvaluationRun,
+    Hindrance,
+    KeepRows,
+    check_outputs,
+    choose_workers,
 )
-from ..run.workers import ScoredSpan, WorkerPool
 from .config import ProjectConfig, find_config, load_config
 
 EXIT_OK = 0
@@ -36,9 +34,13 @@ EXIT_INPUT = 3
 EXIT_FAILURES = 4
 EXIT_INTERRUPTED = 130
 SAMPLE_TABLE_LIMIT = 25
-AUTO_WORKERS_BYTES = 1 << 20
-"""From this input size on, ``--workers auto`` scores in one process per CPU (forked
-workers start in about 10 ms; below a megabyte they save no more than that)."""
+
+_ONE_PROCESS_BECAUSE: dict[Hindrance, str] = {
+    "source": "--source reads a framework's records in one process",
+    "rows": "--parquet and --samples need every row's reasons in one process",
+}
+"""Why a run needs one process, in the command line's words where they differ from
+:data:`tracegrade.run.session.ONE_PROCESS_BECAUSE`."""
 
 
 class UsageError(TracegradeError):
@@ -119,49 +121,40 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     return settings
 
 
+def keep_rows(settings: Settings) -> KeepRows:
+    """The rows the report needs: every one with ``--samples``, none with
+    ``--no-samples``, else enough to tell whether the per-sample table is shown."""
+    if settings.samples is None:
+        return SAMPLE_TABLE_LIMIT + 1
+    return settings.samples
+
+
 def worker_count(settings: Settings) -> int:
     """How many processes score the run: ``--workers`` when given, else every CPU for a
-    tracegrade JSONL file of AUTO_WORKERS_BYTES or more. Several only serve runs whose
-    metrics are all deterministic, over tracegrade JSONL, without Parquet or the
-    per-sample table; otherwise one (with a note when more were asked for)."""
-    hindrance = None
-    if any(isinstance(metric, JudgedMetric) for metric in settings.metrics):
-        hindrance = "judged metrics wait on the judge concurrently in one process"
-    elif settings.source != NATIVE_SOURCE:
-        hindrance = "--source reads a framework's records in one process"
-    elif settings.parquet is not None or settings.samples:
-        hindrance = "--parquet and --samples need every row's reasons in one process"
-    if hindrance is not None:
-        if settings.workers is not None and settings.workers > 1:
-            settings.notes.append(f"--workers {settings.workers} not used: {hindrance}")
-        return 1
-    if settings.workers is not None:
-        return settings.workers
-    if Path(settings.data).stat().st_size < AUTO_WORKERS_BYTES:
-        return 1
-    return available_cpus()
-
-
-def available_cpus() -> int:
-    """The CPUs this process may run on."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+    tracegrade JSONL file of 1 MiB or more (:func:`~tracegrade.run.session.choose_workers`);
+    one for runs that cannot use several, with a note when more were asked for."""
+    choice = choose_workers(
+        settings.data,
+        settings.metrics,
+        workers=settings.workers or "auto",
+        source=settings.source,
+        parquet=settings.parquet,
+        keep_rows=keep_rows(settings),
+    )
+    if choice.unused is not None:
+        why = _ONE_PROCESS_BECAUSE.get(choice.unused, ONE_PROCESS_BECAUSE[choice.unused])
+        settings.notes.append(f"--workers {settings.workers} not used: {why}")
+    return choice.count
 
 
 def _check_outputs(settings: Settings) -> None:
     """Refuse outputs that would overwrite the input, and Parquet without pyarrow."""
-    data = Path(settings.data).resolve()
-    for flag, path in (("--out", settings.out), ("--parquet", settings.parquet)):
-        if path is not None and path.resolve() == data:
-            raise UsageError(f"{flag} {path} is the input file: choose another output")
-    if settings.parquet is not None:
-        try:
-            import pyarrow  # noqa: F401 (only checks it is there)
-        except ImportError:
-            raise UsageError(
-                "Parquet output needs pyarrow: pip install 'tracegrade[parquet]'"
-            ) from None
+    try:
+        check_outputs(
+            settings.data, settings.out, settings.parquet, labels=("--out ", "--parquet ")
+        )
+    except (ValueError, ImportError) as error:
+        raise UsageError(str(error)) from None
 
 
 def _from_config(
@@ -219,12 +212,12 @@ def _shown_under(mean: float, least: float) -> str:
     return repr(mean)
 
 
-def attach_judge(settings: Settings) -> str | None:
-    """Give the judged metrics one judge, from the settings and the environment, and
-    return its description for the run record (None without judged metrics)."""
+def attach_judge(settings: Settings) -> None:
+    """Give the judged metrics one judge, from the settings and the environment (the run
+    record describes it from there)."""
     judged = [metric for metric in settings.metrics if isinstance(metric, JudgedMetric)]
     if not judged:
-        return None
+        return
     from ..judge.client import default_judge
 
     judge = default_judge(
@@ -234,91 +227,45 @@ def attach_judge(settings: Settings) -> str | None:
     )
     for metric in judged:
         metric.llm = judge
-    return f"{judge.model} at {judge.base_url}"
 
 
-class _Run:
-    """One evaluate run's outputs: the summary, the results file, the Parquet file and
-    the rows kept for the per-sample table."""
+def _import_report() -> None:
+    """Import what the report needs (called while worker processes score)."""
+    import rich.console  # noqa: F401
 
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.names = [metric.name for metric in settings.metrics]
-        self.summary = SummaryAccumulator(
-            settings.metrics, settings.thresholds, pass_k=settings.pass_k
-        )
-        self.kept: list[SampleResult] = []
-        self.results: ResultsFile | None = None
-        self.parquet: Any = None
-
-    def open(self, judge: str | None) -> IndexSet:
-        """Open the outputs; returns the indices already done (a resumed run)."""
-        settings = self.settings
-        if settings.parquet is not None:
-            from ..io.parquet import ParquetRows
-
-            judged = [m.name for m in settings.metrics if isinstance(m, JudgedMetric)]
-            self.parquet = ParquetRows(settings.parquet, self.names, judged)
-        if settings.out is None:
-            return IndexSet()
-        self.results = ResultsFile(settings.out)
-        record = RunRecord.describe(settings.data, settings.source, settings.specs, judge)
-        if settings.resume:
-            for row in self.results.resume(record):
-                self.add(row)
-        else:
-            self.results.start(record)
-        return self.results.done
-
-    def add(self, row: SampleResult) -> None:
-        self.summary.add(row)
-        if self.parquet is not None:
-            self.parquet.add(row)
-        wanted = self.settings.samples
-        if wanted or (wanted is None and len(self.kept) <= SAMPLE_TABLE_LIMIT):
-            self.kept.append(row)
-
-    def write(self, row: SampleResult) -> None:
-        if self.results is not None:
-            self.results.write(row)
-        self.add(row)
-
-    def write_span(self, span: ScoredSpan) -> None:
-        """A span of rows scored by a worker: written as they are, counted by tally."""
-        if self.results is not None:
-            self.results.write_lines(span.lines, span.indices)
-        self.summary.add_tally(span.tally)
-
-    def close_results(self) -> None:
-        """Write out and close the results file (closing it again does nothing)."""
-        if self.results is not None:
-            self.results.close()
-
-    def close(self, *, complete: bool = True) -> None:
-        """Close the outputs; an incomplete run leaves any earlier Parquet file alone."""
-        try:
-            if self.results is not None:
-                self.results.close()
-        finally:
-            if self.parquet is not None:
-                if complete:
-                    self.parquet.close()
-                else:
-                    self.parquet.abort()
+    from ..report import console  # noqa: F401
 
 
 def run(settings: Settings) -> int:
     """Score the input, write and print the results; returns the exit code."""
     # rich (for the report) is imported only after the workers have started: they do
     # not need it, and the parent imports it while they score.
-    if not Path(settings.data).is_file():
-        print(f"tracegrade: no such dataset file: {settings.data}", file=sys.stderr)
+    try:
+        evaluation = EvaluationRun(
+            settings.data,
+            settings.metrics,
+            concurrency=settings.concurrency,
+            source=settings.source,
+            thresholds=settings.thresholds,
+            pass_k=settings.pass_k,
+            progress=settings.progress,
+            out=settings.out,
+            resume=settings.resume,
+            parquet=settings.parquet,
+            workers=worker_count(settings),
+            keep_rows=keep_rows(settings),
+            while_scoring=_import_report,
+        )
+    except OSError as error:  # the input is missing
+        print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
-    workers = worker_count(settings)
+    except (TypeError, ValueError, ImportError) as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_USAGE
     for note in settings.notes:
         print(f"tracegrade: note: {note}", file=sys.stderr)
     try:
-        judge = attach_judge(settings)
+        attach_judge(settings)
     except (TracegradeError, ValueError) as error:
         print(
             f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
@@ -326,35 +273,11 @@ def run(settings: Settings) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    outputs = _Run(settings)
     try:
-        done = outputs.open(judge)
-    except OSError as error:
-        outputs.close(complete=False)
-        print(f"tracegrade: cannot write results to {settings.out}: {error}", file=sys.stderr)
-        return EXIT_INPUT
+        result = evaluation.run()
     except ResumeError as error:
-        outputs.close(complete=False)
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
-    complete = False
-    try:
-        try:
-            if workers > 1:
-                _score_in_workers(settings, outputs, workers, done)
-            else:
-                for row in iter_evaluate(
-                    settings.data,
-                    settings.metrics,
-                    concurrency=settings.concurrency,
-                    source=settings.source,
-                    skip=done,
-                    progress=settings.progress,
-                ):
-                    outputs.write(row)
-            complete = True
-        finally:
-            outputs.close(complete=complete)
     except (InputError, OSError) as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
@@ -364,38 +287,20 @@ def run(settings: Settings) -> int:
         )
         print(f"tracegrade: interrupted{where}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return _report(settings, outputs)
+    return _report(settings, result)
 
 
-def _score_in_workers(settings: Settings, outputs: _Run, workers: int, done: IndexSet) -> None:
-    with WorkerPool(settings.metrics, workers=workers, thresholds=settings.thresholds) as pool:
-        batches = pool.score_file(settings.data, skip=done)
-        reporter = reporter_for(settings.data, None, done, settings.progress)
-        with reporter, closing(batches):
-            for number, span in enumerate(batches):
-                outputs.write_span(span)
-                for outcome, count in span.tally.statuses.items():
-                    if count:
-                        reporter.advance(outcome, count)
-                if number == 0:  # the workers are forked and busy: import while they score
-                    import rich.console  # noqa: F401
-
-                    from ..report import console as cli_report  # noqa: F401
-        # side by side in the pool, while the results file is written out to the disk
-        outputs.summary.prepare_intervals(pool.map, meanwhile=outputs.close_results)
-
-
-def _report(settings: Settings, outputs: _Run) -> int:
+def _report(settings: Settings, result: EvaluationResult) -> int:
     from rich.console import Console
 
     from ..report.console import print_failures, print_samples, print_summary
 
     console = Console()
     errors = Console(stderr=True, highlight=False, soft_wrap=True)
-    summary = outputs.summary
+    summary = result.accumulator
     show = settings.samples
     if show or (show is None and summary.records <= SAMPLE_TABLE_LIMIT):
-        print_samples(console, sorted(outputs.kept, key=lambda row: row.index), outputs.names)
+        print_samples(console, result.rows, result.metric_names)
     print_summary(console, summary)
     print_failures(errors, summary)
     gates = failed_gates(summary, settings.gates)

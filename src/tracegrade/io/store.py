@@ -16,7 +16,7 @@ import hashlib
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +28,12 @@ from ..model.results import SampleResult
 
 SYNC_SECONDS = 2.0
 _FINGERPRINT_BYTES = 1 << 20
+
+RUN_RECORD_VERSION = 2
+"""The form of the run records written now. 2: each metric is described from the metric
+object (:func:`tracegrade.run.session.describe_metric`), the same whether the run came
+from the command line or from Python. 1 (records without a ``version``): the metric specs
+as typed on the command line."""
 
 
 class ResumeError(TracegradeError):
@@ -80,7 +86,8 @@ class IndexSet:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """What a results file's rows belong to; two runs may share a file only when equal."""
+    """What a results file's rows belong to; two runs may share a file only when they
+    differ in nothing but ``version`` (see :meth:`differences`)."""
 
     input: str
     input_bytes: int
@@ -88,10 +95,15 @@ class RunRecord:
     source: str
     metrics: tuple[str, ...]
     judge: str | None = None
+    version: int = RUN_RECORD_VERSION
 
     @classmethod
     def describe(
-        cls, data: str | os.PathLike[str], source: str, metrics: list[str], judge: str | None
+        cls,
+        data: str | os.PathLike[str],
+        source: str,
+        metrics: Sequence[str],
+        judge: str | None,
     ) -> RunRecord:
         """The record of a run over the file ``data`` (size and a hash of its first MB
         stand for its content, so a changed input is noticed without reading it all)."""
@@ -112,6 +124,10 @@ class RunRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
+        """Read a record back; one without a ``version`` is of version 1."""
+        version = data.get("version", 1)
+        if type(version) is not int:
+            raise TypeError(f"version must be a whole number, not {version!r}")
         return cls(
             data["input"],
             data["input_bytes"],
@@ -119,10 +135,12 @@ class RunRecord:
             data["source"],
             tuple(data["metrics"]),
             data.get("judge"),
+            version,
         )
 
     def differences(self, other: RunRecord) -> list[str]:
-        """What differs between this run and ``other``, in words."""
+        """What differs between this run and ``other``, in words (the versions aside:
+        bring an older record's metrics to today's form before comparing)."""
         found = []
         if (self.input, self.input_bytes, self.input_fingerprint) != (
             other.input,
@@ -157,15 +175,24 @@ class ResultsFile:
         self._syncing: threading.Thread | None = None
         self._sync_error: OSError | None = None
 
-    def start(self, run: RunRecord) -> None:
-        """Begin an empty results file for ``run`` (replacing any old one)."""
+    def start(self, run: RunRecord | None) -> None:
+        """Begin an empty results file for ``run`` (replacing any old one). Without a run
+        record (an input that is not a file), any old record beside the file goes, so
+        that these rows cannot be resumed as another run's."""
         self._handle = open(self.path, "wb")  # noqa: SIM115 (closed by close())
-        _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
+        if run is None:
+            run_record_path(self.path).unlink(missing_ok=True)
+        else:
+            _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
 
-    def resume(self, run: RunRecord) -> Iterator[SampleResult]:
+    def resume(
+        self, run: RunRecord, *, upgrade: Callable[[RunRecord], RunRecord] | None = None
+    ) -> Iterator[SampleResult]:
         """Reopen the results file of an interrupted ``run`` and yield the rows it already
         holds (each is added to :attr:`done`); raises ResumeError when the file belongs
-        to another run or is damaged. Without a results file this is :meth:`start`."""
+        to another run or is damaged. Without a results file this is :meth:`start`.
+        ``upgrade`` turns the record found beside the file into today's form (an older
+        version's metric specs) before it is compared with ``run``."""
         record_path = run_record_path(self.path)
         if not self.path.exists():
             self.start(run)
@@ -177,6 +204,8 @@ class ResultsFile:
             )
         try:
             previous = RunRecord.from_dict(loads(record_path.read_bytes()))
+            if upgrade is not None:
+                previous = upgrade(previous)
         except (ValueError, KeyError, TypeError) as error:
             raise ResumeError(
                 f"cannot resume {self.path}: {record_path} is damaged: {error}"

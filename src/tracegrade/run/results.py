@@ -351,6 +351,12 @@ class EvaluationResult:
     ``result["tool_call_f1"]`` lists that metric's values (``None`` where it failed or
     the record was rejected); :meth:`summary` aggregates; :attr:`counts` says how the
     records ended; :meth:`to_pandas`, :meth:`to_jsonl` and :meth:`to_parquet` export.
+
+    A run made with ``keep_rows=False`` or ``keep_rows=N`` keeps no rows, or the rows of
+    its first N records only (:attr:`all_rows` is then False unless that was every
+    record): the row-wise views (``len``, iteration, ``result[name]``, the exports) cover
+    the rows kept, while :meth:`summary`, :attr:`counts`, :meth:`failures` and
+    :attr:`usage` always cover every record, from the totals counted as the run went.
     """
 
     def __init__(
@@ -361,12 +367,46 @@ class EvaluationResult:
         thresholds: Mapping[str, float] | None = None,
         pass_k: Sequence[int] | None = None,
     ) -> None:
-        self.rows = list(rows)
-        self._accumulator = SummaryAccumulator(metrics, thresholds, pass_k=pass_k)
-        for row in self.rows:
-            self._accumulator.add(row)
-        self.metric_names = self._accumulator.metric_names
+        accumulator = SummaryAccumulator(metrics, thresholds, pass_k=pass_k)
+        rows = list(rows)
+        for row in rows:
+            accumulator.add(row)
+        self._setup(rows, accumulator, metrics, all_rows=True)
+
+    @classmethod
+    def from_totals(
+        cls,
+        rows: Sequence[SampleResult],
+        accumulator: SummaryAccumulator,
+        metrics: Sequence[Metric | str],
+        *,
+        all_rows: bool,
+    ) -> EvaluationResult:
+        """The result of a streamed run: ``accumulator`` counted every record's row as it
+        came, ``rows`` are those kept (``all_rows`` says whether that is every one)."""
+        result = cls.__new__(cls)
+        result._setup(list(rows), accumulator, metrics, all_rows=all_rows)
+        return result
+
+    def _setup(
+        self,
+        rows: list[SampleResult],
+        accumulator: SummaryAccumulator,
+        metrics: Sequence[Metric | str],
+        *,
+        all_rows: bool,
+    ) -> None:
+        self.rows = rows
+        self.all_rows = all_rows  # whether rows holds every record's row (see keep_rows)
+        self._accumulator = accumulator
+        self.metric_names = accumulator.metric_names
         self.judged_names = [m.name for m in metrics if isinstance(m, JudgedMetric)]
+
+    @property
+    def accumulator(self) -> SummaryAccumulator:
+        """The totals behind :meth:`summary`, :attr:`counts`, :meth:`failures` and
+        :attr:`usage` (what the command line's report prints)."""
+        return self._accumulator
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -1,4 +1,5 @@
-"""evaluate / aevaluate / iter_evaluate: score every record of a dataset with every metric.
+"""iter_evaluate / aiter_evaluate: score every record of a dataset with every metric, one
+row at a time (:mod:`tracegrade.run.session` builds ``evaluate`` and its outputs on them).
 
 Records are read, scored and handed on one at a time, so memory stays flat however long
 the input. Every input record gets exactly one row: scored, failed (a metric raised; its
@@ -8,7 +9,7 @@ goes on past both unless ``raise_exceptions=True``.
 Deterministic metrics run in-process as each record is read. Judged metrics wait on a
 model, so up to ``concurrency`` samples are with the judge at once; their rows are handed
 on as they finish, which is why rows from a run with judged metrics may come out of
-input order (each row carries its ``index``; :func:`evaluate` sorts them back).
+input order (each row carries its ``index``; ``evaluate`` sorts them back).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
-from .._gc import gc_paused, kept_aside
+from .._gc import gc_paused
 from ..errors import RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..metrics.base import Metric
@@ -40,7 +41,6 @@ from ..model.decoding import Outcome, parse_record
 from ..model.results import SampleResult, Score
 from ..model.samples import SAMPLE_TYPES, Sample
 from .progress import ProgressMode, ProgressReporter
-from .results import EvaluationResult
 
 if TYPE_CHECKING:
     import asyncio
@@ -204,13 +204,18 @@ def _plain_rows(
         return
     read = batch_size
     while read == batch_size:
+        scored: list[SampleResult | None] = []
+        stopped: BaseException | None = None
         with gc_paused():
-            batch = list(islice(numbered, batch_size))
-            read = len(batch)
-            scored = [
-                _scored(index, outcome, metrics, raise_exceptions) for index, outcome in batch
-            ]
+            try:
+                for index, outcome in islice(numbered, batch_size):
+                    scored.append(_scored(index, outcome, metrics, raise_exceptions))
+            except BaseException as error:  # the rows scored before it are handed on first
+                stopped = error
+        read = len(scored)
         yield from (row for row in scored if row is not None)
+        if stopped is not None:
+            raise stopped
 
 
 def _scored(
@@ -453,68 +458,3 @@ def _reported(
         for row in rows:
             reporter.advance(row.status)
             yield row
-
-
-def evaluate(
-    data: Data,
-    metrics: Sequence[Metric],
-    *,
-    raise_exceptions: bool = False,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    source: str | None = None,
-    thresholds: Mapping[str, float] | None = None,
-    pass_k: Sequence[int] | None = None,
-    progress: ProgressMode | bool = True,
-) -> EvaluationResult:
-    """Score every record of ``data`` with every metric.
-
-    ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
-    forms), or the path of a JSONL file (with ``source``, a framework's conversations).
-    Every row is kept for the result, in input order; use :func:`iter_evaluate` to
-    stream. ``thresholds`` sets the pass mark per metric name for the pass rates and
-    pass@k of metrics that have no ``threshold`` of their own; ``pass_k`` chooses the k
-    of pass@k and pass^k over samples sharing a ``task_id``. ``progress=True`` shows a
-    bar on a terminal or in a notebook and nothing elsewhere.
-    """
-    rows = iter_evaluate(
-        data,
-        metrics,
-        raise_exceptions=raise_exceptions,
-        concurrency=concurrency,
-        source=source,
-        progress=progress,
-    )
-    with kept_aside():  # every row is kept: none of them needs walking meanwhile
-        ordered = sorted(rows, key=_index)
-    return EvaluationResult(ordered, metrics, thresholds=thresholds, pass_k=pass_k)
-
-
-async def aevaluate(
-    data: Data,
-    metrics: Sequence[Metric],
-    *,
-    raise_exceptions: bool = False,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    source: str | None = None,
-    thresholds: Mapping[str, float] | None = None,
-    pass_k: Sequence[int] | None = None,
-    progress: ProgressMode | bool = True,
-) -> EvaluationResult:
-    """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
-    with up to ``concurrency`` samples at the judge at once. Rows keep the input's order."""
-    rows = [
-        row
-        async for row in aiter_evaluate(
-            data,
-            metrics,
-            raise_exceptions=raise_exceptions,
-            concurrency=concurrency,
-            source=source,
-            progress=progress,
-        )
-    ]
-    return EvaluationResult(sorted(rows, key=_index), metrics, thresholds=thresholds, pass_k=pass_k)
-
-
-def _index(row: SampleResult) -> int:
-    return row.index
