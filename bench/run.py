@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     report = Report(machine(), quick=options.quick)
     cpus = usable_cpus()
     if cpus > 1:
-        count, repetitions = (1_000_000, 1) if options.quick else (6_000_000, 3)
+        count, repetitions = (2_000_000, 3) if options.quick else (6_000_000, 3)
         report.scaling = (cpus, parallel_scaling(cpus, count, repetitions))
 
     for label, statement in TRACEGRADE_IMPORTS.items():
