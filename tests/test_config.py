@@ -385,6 +385,37 @@ def test_errors_name_the_file_the_key_and_the_rule(
     assert str(caught.value) == f"{path}, key {key}: {rule}"
 
 
+TWO_FAULTS = [
+    ('source = "x"\nconcurrency = 0', "source", "unknown source 'x'"),
+    ('concurrency = 0\nsource = "x"', "concurrency", "must be an integer of at least 1, got 0"),
+    ('metrics = ["tool_call_f2", 3]', "metrics[0]", "unknown metric 'tool_call_f2'"),
+    ('metrics = ["tool_call_f1", 3, "x"]', "metrics[1]", "must be a non-empty string, got 3"),
+    ("pass_k = [3, 3, 0]", "pass_k[1]", "repeats 3"),
+    ("pass_k = [3, 0, 3]", "pass_k[1]", "must be an integer of at least 1, got 0"),
+    (
+        'metrics = ["tool_call_f1", "tool_call_f1"]\nfail_under = {x = 2}',
+        "metrics[1]",
+        "repeats the metric name 'tool_call_f1'",
+    ),
+    (
+        'fail_under = {a = 0.5, b = 2, c = "x"}\nmetrics = ["tool_call_f1"]',
+        "fail_under.b",
+        "must be a number between 0 and 1, got 2",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "rule"), TWO_FAULTS)
+def test_of_two_faults_the_first_in_the_file_is_named(
+    tmp_path: Path, text: str, key: str, rule: str
+) -> None:
+    path = write(tmp_path / "tracegrade.toml", text + "\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.key == key
+    assert caught.value.rule.startswith(rule)
+
+
 def test_pyproject_errors_name_the_dotted_key(tmp_path: Path) -> None:
     path = write(tmp_path / "pyproject.toml", "[tool.tracegrade.fail_under]\ntool_call_f1 = 2\n")
     with pytest.raises(ConfigError) as caught:

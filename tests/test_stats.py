@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tracegrade.run.samplers import Resampler as _Resampler
+from tracegrade.run.samplers import binomial as _binomial
 from tracegrade.run.stats import (
     PassK,
     RunningStats,
     TrialStats,
-    _binomial,
-    _Resampler,
     pass_at_k,
     pass_hat_k,
     resample_shares,

@@ -4,6 +4,10 @@ The settings live in ``tracegrade.toml`` (at its top level) or in the ``[tool.tr
 table of ``pyproject.toml``. :func:`find_config` looks for one from a directory upwards,
 stopping at the repository root; :func:`load_config` reads and checks it. Every problem is
 a :class:`ConfigError` naming the file, the key and the rule broken.
+
+The keys and the types and ranges of their values are described by a msgspec struct
+(:class:`_Settings`); what it cannot say (suggestions for misspelt keys, metric specs,
+sources, repeats, the names in the per-metric tables) is checked around it.
 """
 
 from __future__ import annotations
@@ -13,13 +17,16 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
+
+import msgspec
 
 from ..errors import TracegradeError
 
 CONFIG_NAME = "tracegrade.toml"
 PYPROJECT_NAME = "pyproject.toml"
-PROGRESS_MODES = ("auto", "bar", "lines", "off")
+_Progress = Literal["auto", "bar", "lines", "off"]
+PROGRESS_MODES: tuple[str, ...] = get_args(_Progress)
 OWN_SOURCE = "tracegrade"
 """The ``source`` naming tracegrade's own JSONL, as opposed to a framework's format."""
 
@@ -127,7 +134,93 @@ def _tool_table(path: Path, data: dict[str, Any]) -> dict[str, Any] | None:
     return table
 
 
-# -- checking values --------------------------------------------------------------------
+# -- the settings' shape -----------------------------------------------------------------
+
+_Text = Annotated[str, msgspec.Meta(pattern=r"\S")]
+"""A string with something besides whitespace in it."""
+_Count = Annotated[int, msgspec.Meta(ge=1)]
+_Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
+"""A number between 0 and 1 (an integer becomes a float; NaN is out of range)."""
+
+
+class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The config's keys (under their snake_case names) and what each may hold."""
+
+    metrics: Annotated[list[_Text], msgspec.Meta(min_length=1)] | None = None
+    fail_under: dict[str, _Fraction] | None = None
+    thresholds: dict[str, _Fraction] | None = None
+    source: _Text | None = None
+    judge_model: _Text | None = None
+    judge_base_url: _Text | None = None
+    concurrency: _Count | None = None
+    out: _Text | None = None
+    progress: _Progress | None = None
+    pass_k: list[_Count] | None = None
+
+
+_FIELDS: tuple[str, ...] = _Settings.__struct_fields__
+_SPELLINGS = {spelling: field for field in _FIELDS for spelling in (field, field.replace("_", "-"))}
+
+_TEXT = "must be a non-empty string"
+_COUNT = "must be an integer of at least 1"
+_FRACTION = "must be a number between 0 and 1"
+_PER_METRIC = "must be a table of metric name = number, e.g. {tool_call_f1 = 0.9}"
+_RULES: dict[str, tuple[str, str | None]] = {
+    "metrics": (
+        "must be a non-empty array of metric specs such as "
+        '["tool_call_f1", "tool_correctness:threshold=0.8"]',
+        _TEXT,
+    ),
+    "fail_under": (_PER_METRIC, _FRACTION),
+    "thresholds": (_PER_METRIC, _FRACTION),
+    "source": (_TEXT, None),
+    "judge_model": (_TEXT, None),
+    "judge_base_url": (_TEXT, None),
+    "concurrency": (_COUNT, None),
+    "out": (_TEXT, None),
+    "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),
+    "pass_k": ("must be an array of integers of at least 1", _COUNT),
+}
+"""The rule broken, per field: by the field's value, and by one of its items."""
+
+_WHERE = re.compile(r" - at `\$\.(\w+)(?:\[(\d+|\.\.\.)\])?`$")
+"""Where a msgspec.ValidationError found its fault: a field, and an index (or, in a
+table, ``...`` for a value it does not name)."""
+
+
+# -- reading the table --------------------------------------------------------------------
+
+
+def _parse(path: Path, table: Mapping[str, Any], prefix: str) -> ProjectConfig:
+    """The settings of ``table``, whose keys sit under ``prefix`` in the file."""
+    root = _Key(path, prefix.rstrip("."))
+    given: dict[str, str] = {}  # field -> the spelling the file uses
+    for spelling in table:
+        field = _SPELLINGS.get(spelling)
+        if field is None:
+            own_file = None if prefix else path.name
+            raise root.child(spelling).error(_unknown_key(spelling, own_file))
+        if field in given:
+            raise root.child(spelling).error(
+                f"set twice, as {given[field]!r} and {spelling!r}; keep one"
+            )
+        given[field] = spelling
+    values = {field: table[spelling] for field, spelling in given.items()}
+    try:
+        settings = msgspec.convert(values, _Settings)
+    except msgspec.ValidationError as error:
+        fault = _fault(error)
+        if fault is not None:
+            # msgspec goes through the keys in the file's order and stops at the first
+            # fault: the checks it cannot make of what comes before come first.
+            _check_meaning(root, given, values, before=fault)
+        raise _broken(root, given, values, fault, error) from None
+    fields = msgspec.structs.asdict(settings)
+    _check_meaning(root, given, fields)
+    _check_names(root, given, fields)
+    if settings.out is not None:
+        fields["out"] = (path.parent / settings.out).resolve()
+    return ProjectConfig(**fields, path=path)
 
 
 @dataclass(frozen=True)
@@ -143,7 +236,53 @@ class _Key:
         return _Key(self.path, f"{self.dotted}.{_bare(name)}" if self.dotted else _bare(name))
 
     def error(self, rule: str) -> ConfigError:
-        return ConfigError(self.path, self.dotted, rule)
+        return ConfigError(self.path, self.dotted or None, rule)
+
+
+_Fault = tuple[str, int | str | None]
+"""Where msgspec found a fault: the field, and the index of the item at fault, ``...``
+for a value of a table, or ``None`` for the field's value itself."""
+
+
+def _fault(error: msgspec.ValidationError) -> _Fault | None:
+    where = _WHERE.search(str(error))
+    if where is None:  # every key is known by now, so msgspec names one; just in case
+        return None
+    field, index = where.groups()
+    return field, int(index) if index is not None and index.isdigit() else index
+
+
+def _broken(
+    root: _Key,
+    given: dict[str, str],
+    values: dict[str, Any],
+    fault: _Fault | None,
+    error: msgspec.ValidationError,
+) -> ConfigError:
+    """msgspec's complaint as the key at fault, the rule it breaks and what it holds."""
+    if fault is None:
+        return root.error(str(error))
+    field, index = fault
+    key = root.child(given[field])
+    whole, item = _RULES[field]
+    value = values[field]
+    if index is None or item is None:
+        return key.error(f"{whole}, got {_got(value)}")
+    at = index if isinstance(index, int) else _first_not_a_fraction(value)
+    if at is None:
+        return key.error(str(error))
+    return key.child(at).error(f"{item}, got {_got(value[at])}")
+
+
+def _first_not_a_fraction(table: dict[str, Any]) -> str | None:
+    """The first name in ``table`` whose value is not a number between 0 and 1 (msgspec
+    says only that a table holds one)."""
+    for name, value in table.items():
+        try:
+            msgspec.convert(value, _Fraction)
+        except msgspec.ValidationError:
+            return name
+    return None
 
 
 def _bare(name: str) -> str:
@@ -172,132 +311,6 @@ def _suggestion(word: str, known: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _text(value: Any, key: _Key) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise key.error(f"must be a non-empty string, got {_got(value)}")
-    return value
-
-
-def _count(value: Any, key: _Key) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise key.error(f"must be an integer of at least 1, got {_got(value)}")
-    return value
-
-
-def _fraction(value: Any, key: _Key) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise key.error(f"must be a number between 0 and 1, got {_got(value)}")
-    return float(value)
-
-
-def _metrics(value: Any, key: _Key) -> list[str]:
-    """Metric specs, each checked by building the metric it names."""
-    from ..metrics.registry import MetricSpecError, build_metric
-
-    if not isinstance(value, list) or not value:
-        raise key.error(
-            "must be a non-empty array of metric specs such as "
-            f'["tool_call_f1", "tool_correctness:threshold=0.8"], got {_got(value)}'
-        )
-    seen: set[str] = set()
-    for index, item in enumerate(value):
-        spec = _text(item, key.child(index))
-        try:
-            name = build_metric(spec).name
-        except MetricSpecError as error:
-            raise key.child(index).error(str(error)) from None
-        if name in seen:
-            raise key.child(index).error(
-                f"repeats the metric name {name!r}; give each a distinct name= option"
-            )
-        seen.add(name)
-    return list(value)
-
-
-def _per_metric(value: Any, key: _Key) -> dict[str, float]:
-    if not isinstance(value, dict):
-        raise key.error(
-            f"must be a table of metric name = number, e.g. {{tool_call_f1 = 0.9}}, "
-            f"got {_got(value)}"
-        )
-    return {name: _fraction(number, key.child(name)) for name, number in value.items()}
-
-
-def _source(value: Any, key: _Key) -> str:
-    from ..convert import SOURCES
-
-    known = [OWN_SOURCE, *SOURCES]
-    text = _text(value, key)
-    if text not in known:
-        raise key.error(
-            f"unknown source {text!r}{_suggestion(text, known)}; known sources: " + ", ".join(known)
-        )
-    return text
-
-
-def _out(value: Any, key: _Key) -> Path:
-    return (key.path.parent / _text(value, key)).resolve()
-
-
-def _progress(value: Any, key: _Key) -> str:
-    if not isinstance(value, str) or value not in PROGRESS_MODES:
-        modes = ", ".join(repr(mode) for mode in PROGRESS_MODES)
-        raise key.error(f"must be one of {modes}, got {_got(value)}")
-    return value
-
-
-def _pass_k(value: Any, key: _Key) -> list[int]:
-    if not isinstance(value, list):
-        raise key.error(f"must be an array of integers of at least 1, got {_got(value)}")
-    numbers: list[int] = []
-    for index, item in enumerate(value):
-        number = _count(item, key.child(index))
-        if number in numbers:
-            raise key.child(index).error(f"repeats {number}")
-        numbers.append(number)
-    return numbers
-
-
-_FIELDS: dict[str, Callable[[Any, _Key], Any]] = {
-    "metrics": _metrics,
-    "fail_under": _per_metric,
-    "thresholds": _per_metric,
-    "source": _source,
-    "judge_model": _text,
-    "judge_base_url": _text,
-    "concurrency": _count,
-    "out": _out,
-    "progress": _progress,
-    "pass_k": _pass_k,
-}
-_SPELLINGS = {spelling: field for field in _FIELDS for spelling in (field, field.replace("_", "-"))}
-
-
-# -- the table ---------------------------------------------------------------------------
-
-
-def _parse(path: Path, table: Mapping[str, Any], prefix: str) -> ProjectConfig:
-    """The settings of ``table``, whose keys sit under ``prefix`` in the file."""
-    root = _Key(path, prefix.rstrip("."))
-    given: dict[str, str] = {}  # field -> the spelling the file uses
-    for spelling in table:
-        field = _SPELLINGS.get(spelling)
-        if field is None:
-            own_file = None if prefix else path.name
-            raise root.child(spelling).error(_unknown_key(spelling, own_file))
-        if field in given:
-            raise root.child(spelling).error(
-                f"set twice, as {given[field]!r} and {spelling!r}; keep one"
-            )
-        given[field] = spelling
-    values = {
-        field: _FIELDS[field](table[spelling], root.child(spelling))
-        for field, spelling in given.items()
-    }
-    _check_names(root, given, values)
-    return ProjectConfig(**values, path=path)
-
-
 def _unknown_key(spelling: str, own_file: str | None) -> str:
     """Why ``spelling`` is refused; ``own_file`` names a file that is not pyproject.toml."""
     if spelling == "tool" and own_file:
@@ -314,15 +327,78 @@ def _unknown_key(spelling: str, own_file: str | None) -> str:
     return f"unknown key {spelling!r}{suggestion}; known keys: {', '.join(sorted(_FIELDS))}"
 
 
-def _check_names(root: _Key, given: dict[str, str], values: dict[str, Any]) -> None:
+# -- what the values mean ---------------------------------------------------------------
+
+
+def _check_metrics(specs: list[str], key: _Key) -> None:
+    """Each spec builds a metric, and no two metrics share a name."""
+    from ..metrics.registry import MetricSpecError, build_metric
+
+    seen: set[str] = set()
+    for index, spec in enumerate(specs):
+        try:
+            name = build_metric(spec).name
+        except MetricSpecError as error:
+            raise key.child(index).error(str(error)) from None
+        if name in seen:
+            raise key.child(index).error(
+                f"repeats the metric name {name!r}; give each a distinct name= option"
+            )
+        seen.add(name)
+
+
+def _check_source(source: str, key: _Key) -> None:
+    from ..convert import SOURCES
+
+    known = [OWN_SOURCE, *SOURCES]
+    if source not in known:
+        raise key.error(
+            f"unknown source {source!r}{_suggestion(source, known)}; known sources: "
+            + ", ".join(known)
+        )
+
+
+def _check_pass_k(numbers: list[int], key: _Key) -> None:
+    seen: set[int] = set()
+    for index, number in enumerate(numbers):
+        if number in seen:
+            raise key.child(index).error(f"repeats {number}")
+        seen.add(number)
+
+
+_MEANING: dict[str, Callable[[Any, _Key], None]] = {
+    "metrics": _check_metrics,
+    "source": _check_source,
+    "pass_k": _check_pass_k,
+}
+"""The checks of a field's value past its type and range."""
+
+
+def _check_meaning(
+    root: _Key, given: dict[str, str], values: dict[str, Any], before: _Fault | None = None
+) -> None:
+    """The :data:`_MEANING` checks, in the file's order; with ``before``, only of the
+    fields before that fault, and of the items before the item at fault."""
+    for field, spelling in given.items():
+        check = _MEANING.get(field)
+        if before is not None and field == before[0]:
+            index = before[1]
+            if check is not None and isinstance(index, int):
+                check(values[field][:index], root.child(spelling))
+            return
+        if check is not None:
+            check(values[field], root.child(spelling))
+
+
+def _check_names(root: _Key, given: dict[str, str], fields: dict[str, Any]) -> None:
     """When the file lists metrics, its per-metric tables must name metrics from the list."""
-    if "metrics" not in values:
+    if fields["metrics"] is None:
         return
     from ..metrics.registry import build_metric
 
-    names = [build_metric(spec).name for spec in values["metrics"]]
+    names = [build_metric(spec).name for spec in fields["metrics"]]
     for field in ("fail_under", "thresholds"):
-        for name in values.get(field) or {}:
+        for name in fields[field] or {}:
             if name not in names:
                 key = root.child(given[field]).child(name)
                 raise key.error(

@@ -3,27 +3,25 @@ vLLM, Ollama, llama.cpp, ...), on the official ``openai`` SDK.
 
 Retries are tracegrade's own, so every attempt is counted and bounded: 429, 5xx, 408,
 timeouts and broken connections are retried with exponential backoff and jitter (a
-Retry-After header sets the least wait); any other 4xx fails at once. A 200 whose body
-is not a chat completion (not JSON, no choices) counts as a broken connection. A
-completion whose text is empty or not JSON is the model's problem, not the transport's:
-it goes back to :func:`~tracegrade.judge.ask`, which shows it to the model once.
+Retry-After header sets the least wait; see :mod:`tracegrade.judge.retry`); any other
+4xx fails at once. A 200 whose body is not a chat completion (not JSON, no choices)
+counts as a broken connection. A completion whose text is empty or not JSON is the
+model's problem, not the transport's: it goes back to :func:`~tracegrade.judge.ask`,
+which shows it to the model once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import functools
 import logging
 import os
-import random
 import sys
 import threading
 import weakref
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -34,6 +32,7 @@ from ._gate import Gate
 from .asking import per_schema, problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply
 from .cache import JudgeCache, cache_key, default_cache_path
+from .retry import RetriesExhausted, Retryable, RetryPolicy, is_retryable_status
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -75,15 +74,6 @@ class _Secret:
         return "'***'"
 
 
-class _Retryable(Exception):
-    """One attempt failed in a way worth another try."""
-
-    def __init__(self, problem: str, wait: float | None = None) -> None:
-        super().__init__(problem)
-        self.problem = problem
-        self.wait = wait
-
-
 @dataclass(frozen=True)
 class _Completion:
     content: str
@@ -102,8 +92,10 @@ class OpenAIJudge:
     ``timeout`` bounds each request, in seconds. ``max_attempts`` bounds the requests
     per question; between them the wait doubles from ``backoff`` up to ``max_backoff``
     (its second half random), and is at least the server's Retry-After, itself capped at
-    ``max_retry_after``. ``max_concurrency`` bounds the requests in flight from this
-    object at once, across all tasks, event loops and threads using it.
+    ``max_retry_after``; together they are the judge's ``retry``, a
+    :class:`~tracegrade.judge.retry.RetryPolicy`. ``max_concurrency`` bounds the requests
+    in flight from this object at once, across all tasks, event loops and threads using
+    it.
 
     ``prices`` (a :class:`Prices` or ``(input, output)`` per million tokens) turns tokens
     into cost; without it cost is None. ``cache`` is a :class:`JudgeCache`, a path, True
@@ -160,10 +152,12 @@ class OpenAIJudge:
             key = NO_KEY
         self._key = _Secret(key)
         self.timeout = timeout
-        self.max_attempts = max_attempts
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.max_retry_after = max_retry_after
+        self.retry = RetryPolicy(
+            attempts=max_attempts,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_after=max_retry_after,
+        )
         self.prices = Prices(*prices) if isinstance(prices, tuple) else prices
         self.cache = _open_cache(cache)
         self.structured_output: StructuredOutput = structured_output
@@ -180,6 +174,22 @@ class OpenAIJudge:
     @property
     def max_concurrency(self) -> int:
         return self._gate.limit
+
+    @property
+    def max_attempts(self) -> int:
+        return self.retry.attempts
+
+    @property
+    def backoff(self) -> float:
+        return self.retry.backoff
+
+    @property
+    def max_backoff(self) -> float:
+        return self.retry.max_backoff
+
+    @property
+    def max_retry_after(self) -> float:
+        return self.retry.max_retry_after
 
     @property
     def mode(self) -> StructuredOutput:
@@ -253,32 +263,30 @@ class OpenAIJudge:
     async def _complete(self, request: JudgeRequest) -> tuple[_Completion, int]:
         """The completion and how many requests it took."""
         sent = 0
-        faults = 0
-        while True:
-            mode = self._mode
-            sent += 1
-            try:
-                async with self._gate:
-                    return await self._attempt(request, mode), sent
-            except _Retryable as fault:
-                faults += 1
-                if faults >= self.max_attempts:
-                    raise JudgeError(
-                        f"judge {self.model}: no answer to {request.prompt} after "
-                        f"{faults} attempts; the last: {fault.problem}"
-                    ) from None
-                delay = self._delay(faults, fault.wait)
-                log.info(
-                    "judge %s: %s; retrying in %.2fs (attempt %d of %d)",
-                    self.model,
-                    fault.problem,
-                    delay,
-                    faults + 1,
-                    self.max_attempts,
-                )
-                await self._sleep(delay)
-            except _Unsupported:
-                self._step_down(mode)
+
+        async def attempt() -> _Completion:
+            # A response_format the endpoint refuses is not a fault: step down and ask
+            # again at once, within the same attempt.
+            nonlocal sent
+            while True:
+                mode = self._mode
+                sent += 1
+                try:
+                    async with self._gate:
+                        return await self._attempt(request, mode)
+                except _Unsupported:
+                    self._step_down(mode)
+
+        try:
+            completion = await self.retry.run(
+                attempt, sleep=self._sleep, label=f"judge {self.model}"
+            )
+        except RetriesExhausted as exhausted:
+            raise JudgeError(
+                f"judge {self.model}: no answer to {request.prompt} after "
+                f"{exhausted.attempts} attempts; the last: {exhausted.problem}"
+            ) from None
+        return completion, sent
 
     async def _attempt(self, request: JudgeRequest, mode: StructuredOutput) -> _Completion:
         import openai
@@ -301,16 +309,16 @@ class OpenAIJudge:
                 self.timeout,
             )
         except asyncio.TimeoutError:
-            raise _Retryable(f"no reply within {self.timeout:g}s") from None
+            raise Retryable(f"no reply within {self.timeout:g}s") from None
         except openai.APIConnectionError as error:
             # The aiohttp transport reports a refused connection as a connect timeout:
             # the socket error underneath tells them apart.
             socket_error = _socket_error(error)
             if socket_error is None and isinstance(error, openai.APITimeoutError):
-                raise _Retryable(f"no reply within {self.timeout:g}s") from None
+                raise Retryable(f"no reply within {self.timeout:g}s") from None
             cause = socket_error or error.__cause__
             detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
-            raise _Retryable(self._scrub(f"connection failed ({detail})")) from None
+            raise Retryable(self._scrub(f"connection failed ({detail})")) from None
         except openai.APIStatusError as error:
             raise self._status_fault(error, mode) from None
         return _parse_completion(body)
@@ -325,8 +333,10 @@ class OpenAIJudge:
             and ("response_format" in message or "json_schema" in message)
         ):
             return _Unsupported()
-        if status == 429 or status == 408 or status >= 500:
-            return _Retryable(f"HTTP {status}: {message}", self._retry_after(error.response))
+        if is_retryable_status(status):
+            return Retryable(
+                f"HTTP {status}: {message}", self.retry.server_wait(error.response.headers)
+            )
         return JudgeError(
             f"judge {self.model}: the endpoint refused the request: HTTP {status}: {message}"
         )
@@ -340,26 +350,6 @@ class OpenAIJudge:
                 mode,
                 self._mode,
             )
-
-    def _retry_after(self, response: Any) -> float | None:
-        headers: Mapping[str, str] = response.headers
-        wait: float | None = None
-        milliseconds = headers.get("retry-after-ms")
-        seconds = headers.get("retry-after")
-        if milliseconds is not None:
-            wait = _number(milliseconds, 0.001)
-        if wait is None and seconds is not None:
-            wait = _number(seconds, 1.0)
-            if wait is None:
-                wait = _seconds_until(seconds)
-        if wait is None:
-            return None
-        return min(max(wait, 0.0), self.max_retry_after)
-
-    def _delay(self, faults: int, at_least: float | None) -> float:
-        ceiling = min(self.max_backoff, self.backoff * 2.0 ** (faults - 1))
-        delay = ceiling / 2 + random.uniform(0, ceiling / 2)
-        return delay if at_least is None else max(delay, at_least)
 
     def _scrub(self, text: str) -> str:
         key = self._key.value
@@ -534,7 +524,7 @@ def _parse_completion(body: bytes) -> _Completion:
         message = payload["choices"][0]["message"]
         content = message.get("content")
     except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
-        raise _Retryable(f"the reply is not a chat completion: {body[:200]!r}") from None
+        raise Retryable(f"the reply is not a chat completion: {body[:200]!r}") from None
     if isinstance(content, list):  # content parts
         content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
     if not isinstance(content, str) or not content:
@@ -560,23 +550,6 @@ def _error_message(error: Any) -> str:
         if isinstance(inner, str):
             return inner
     return str(getattr(error, "message", "") or error)
-
-
-def _number(text: str, unit: float) -> float | None:
-    try:
-        return float(text) * unit
-    except ValueError:
-        return None
-
-
-def _seconds_until(date: str) -> float | None:
-    try:
-        when = email.utils.parsedate_to_datetime(date)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return (when - datetime.now(timezone.utc)).total_seconds()
 
 
 _ENV = (

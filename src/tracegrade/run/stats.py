@@ -2,19 +2,29 @@
 confidence interval, and pass@k / pass^k over repeated trials of a task.
 
 Everything is built one value at a time in bounded memory, so a run over millions of
-samples keeps a fixed amount of state per metric. Standard library only.
+samples keeps a fixed amount of state per metric. The random draws themselves (reservoir
+sampling, resampling, binomial counts) are in :mod:`tracegrade.run.samplers`. Standard
+library only.
 """
 
 from __future__ import annotations
 
 import math
-import struct
 from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 from random import Random
+
+from .samplers import (
+    INDEX_SPACE,
+    Resampler,
+    merged_sample,
+    multinomial,
+    reservoir_replacement,
+    reservoir_skip,
+    reservoir_threshold,
+)
 
 __all__ = [
     "DEFAULT_RESERVOIR_SIZE",
@@ -43,13 +53,6 @@ _MAX_DISTINCT = 32
 """Up to this many distinct values, :class:`RunningStats` counts every value and
 resamples counts (one binomial draw per distinct value) instead of values."""
 
-_INDEX_SPACE = 1 << 16
-"""Resampling draws 16-bit random indices into a table of the values."""
-
-_SQUEEZE_FLOOR = 0.07
-"""BTRS accepts without evaluating the probability mass (the squeeze) only this far
-inside the range of its uniform draw."""
-
 
 class RunningStats:
     """Count, mean, standard deviation and a bootstrap interval of a stream of values.
@@ -75,9 +78,9 @@ class RunningStats:
     )
 
     def __init__(self, reservoir_size: int = DEFAULT_RESERVOIR_SIZE, *, seed: int = 0) -> None:
-        if not 2 <= reservoir_size <= _INDEX_SPACE:
+        if not 2 <= reservoir_size <= INDEX_SPACE:
             raise ValueError(
-                f"reservoir_size must be between 2 and {_INDEX_SPACE}, got {reservoir_size}"
+                f"reservoir_size must be between 2 and {INDEX_SPACE}, got {reservoir_size}"
             )
         self.reservoir_size = reservoir_size
         self._seed = seed
@@ -185,7 +188,14 @@ class RunningStats:
         if total <= self.reservoir_size:
             self._reservoir.extend(other._reservoir)
         else:
-            self._reservoir = self._merged_sample(other)
+            self._reservoir = merged_sample(
+                self._rng,
+                self.reservoir_size,
+                self._reservoir,
+                self._count,
+                other._reservoir,
+                other._count,
+            )
         self._count = total
         if total >= self.reservoir_size:
             self._arm_replacement()
@@ -224,36 +234,15 @@ class RunningStats:
 
     def _arm_replacement(self) -> None:
         """Start (or, after a merge, restart) the skips once the reservoir is full."""
-        size = self.reservoir_size
-        # The largest kept key is the size-th smallest of count uniform keys.
-        self._threshold = self._rng.betavariate(size, self._count - size + 1)
-        self._next_replace = self._count + self._skip() + 1
+        self._threshold = reservoir_threshold(self._rng, self.reservoir_size, self._count)
+        self._next_replace = self._count + reservoir_skip(self._rng, self._threshold) + 1
 
     def _replace(self, value: float) -> None:
-        rng = self._rng
-        self._reservoir[rng.randrange(self.reservoir_size)] = value
-        self._threshold *= math.exp(math.log(1.0 - rng.random()) / self.reservoir_size)
-        self._next_replace += self._skip() + 1
-
-    def _skip(self) -> int:
-        """How many values pass before the next one enters the reservoir."""
-        return math.floor(math.log(1.0 - self._rng.random()) / math.log1p(-self._threshold))
-
-    def _merged_sample(self, other: RunningStats) -> array[float]:
-        """A uniform sample of ``reservoir_size`` values of both streams: how many come
-        from each follows the hypergeometric law, then each side gives a random subset."""
-        rng = self._rng
-        mine, theirs = self._count, other._count
-        taken_mine = 0
-        for _ in range(self.reservoir_size):
-            if rng.random() * (mine + theirs) < mine:
-                taken_mine += 1
-                mine -= 1
-            else:
-                theirs -= 1
-        taken_theirs = self.reservoir_size - taken_mine
-        kept = rng.sample(self._reservoir, taken_mine) + rng.sample(other._reservoir, taken_theirs)
-        return array("d", kept)
+        slot, self._threshold = reservoir_replacement(
+            self._rng, self.reservoir_size, self._threshold
+        )
+        self._reservoir[slot] = value
+        self._next_replace += reservoir_skip(self._rng, self._threshold) + 1
 
     def _tally_resample_means(self, rng: Random, resamples: int) -> list[float]:
         assert self._tally is not None
@@ -263,7 +252,7 @@ class RunningStats:
         total = self._count
         means = []
         for _ in range(resamples):
-            drawn = _multinomial(rng, total, counts)
+            drawn = multinomial(rng, total, counts)
             shift = math.fsum((d - c) * v for d, c, v in zip(drawn, counts, values, strict=True))
             means.append(self._mean + shift / total)
         return means
@@ -289,7 +278,7 @@ def _reservoir_resample_means(
     bases = [sum(values) for values in tables]
     scales = [math.sqrt(size / each._count) / size for each in streams]
     means: list[list[float]] = [[] for _ in streams]
-    resampler = _Resampler(tables, rng)
+    resampler = Resampler(tables, rng)
     centres = [each._mean for each in streams]
     for _ in range(resamples):
         sums = resampler.draw_sums(size)
@@ -351,133 +340,6 @@ def _quantile(ordered: Sequence[float], p: float) -> float:
         return ordered[-1]
     low, high = ordered[below], ordered[below + 1]
     return low + (position - below) * (high - low)
-
-
-class _Resampler:
-    """Sums of draws with replacement from lists of values, exactly uniform; every list
-    (all of one length) is drawn from at the same positions.
-
-    A 16-bit random index picks from a table that repeats the values ``copies`` times;
-    indices past the last whole copy are rejected and drawn again. Drawing all of a
-    resample's indices with one ``getrandbits`` call and gathering them with
-    ``itemgetter`` keeps the per-value work in C.
-    """
-
-    def __init__(self, lists: Sequence[list[float]], rng: Random) -> None:
-        length = len(lists[0])
-        copies = _INDEX_SPACE // length
-        self._usable = length * copies
-        # Rejected slots hold 0.0 so that they add nothing to a sum.
-        padding = [0.0] * (_INDEX_SPACE - self._usable)
-        self._tables = [values * copies + padding for values in lists]
-        self._rng = rng
-        self._edge_high, self._edge_low = divmod(self._usable, 256)
-        self._not_above_edge = bytes(range(min(self._edge_high + 1, 256)))
-
-    def draw_sums(self, draws: int) -> list[float]:
-        """For each list, the sum of ``draws`` values drawn uniformly with replacement."""
-        totals = [0.0] * len(self._tables)
-        while draws:
-            raw = self._rng.getrandbits(16 * draws).to_bytes(2 * draws, "little")
-            indices = struct.unpack(f"<{draws}H", raw)
-            if draws == 1:
-                for place, table in enumerate(self._tables):
-                    totals[place] += table[indices[0]]
-            else:
-                gather = itemgetter(*indices)
-                for place, table in enumerate(self._tables):
-                    totals[place] += sum(gather(table))
-            draws = self._rejected(raw)
-        return totals
-
-    def _rejected(self, raw: bytes) -> int:
-        """How many of the little-endian 16-bit indices in ``raw`` are past the table."""
-        if self._usable == _INDEX_SPACE:
-            return 0
-        high = raw[1::2]
-        rejected = len(high.translate(None, self._not_above_edge))
-        edge = self._edge_high
-        if not self._edge_low:
-            return rejected + high.count(edge)
-        at = high.find(edge)
-        while at >= 0:
-            rejected += raw[2 * at] >= self._edge_low
-            at = high.find(edge, at + 1)
-        return rejected
-
-
-def _multinomial(rng: Random, trials: int, counts: Sequence[int]) -> list[int]:
-    """Draw how many of ``trials`` fall in each category, with probabilities
-    proportional to ``counts``, as a chain of conditional binomial draws."""
-    drawn = []
-    left_trials, left_weight = trials, sum(counts)
-    for count in counts[:-1]:
-        taken = _binomial(rng, left_trials, count / left_weight) if left_trials else 0
-        drawn.append(taken)
-        left_trials -= taken
-        left_weight -= count
-    drawn.append(left_trials)
-    return drawn
-
-
-def _binomial(rng: Random, trials: int, p: float) -> int:
-    """A Binomial(trials, p) draw in constant expected time whatever ``trials``."""
-    if trials == 0 or p <= 0.0:
-        return 0
-    if p >= 1.0:
-        return trials
-    if p > 0.5:
-        return trials - _binomial(rng, trials, 1.0 - p)
-    if trials * p < 10.0:
-        return _binomial_inversion(rng, trials, p)
-    return _binomial_btrs(rng, trials, p)
-
-
-def _binomial_inversion(rng: Random, trials: int, p: float) -> int:
-    """Walk the probability mass function from 0 (for small ``trials * p``)."""
-    ratio = p / (1.0 - p)
-    first = math.exp(trials * math.log1p(-p))
-    while True:
-        u = rng.random()
-        mass = first
-        for k in range(trials + 1):
-            if u < mass:
-                return k
-            u -= mass
-            mass *= ratio * (trials - k) / (k + 1)
-        # Rounding left some probability unassigned: draw again.
-
-
-def _binomial_btrs(rng: Random, trials: int, p: float) -> int:
-    """Hörmann's transformed rejection with squeeze (BTRS, 1993), for p <= 0.5 and
-    ``trials * p >= 10``."""
-    q = 1.0 - p
-    spread = math.sqrt(trials * p * q)
-    b = 1.15 + 2.53 * spread
-    a = -0.0873 + 0.0248 * b + 0.01 * p
-    c = trials * p + 0.5
-    squeeze = 0.92 - 4.2 / b
-    alpha = (2.83 + 5.1 / b) * spread
-    log_odds = math.log(p / q)
-    mode = math.floor((trials + 1) * p)
-    log_mode_mass = math.lgamma(mode + 1) + math.lgamma(trials - mode + 1)
-    while True:
-        u = rng.random() - 0.5
-        v = 1.0 - rng.random()
-        edge = 0.5 - abs(u)
-        if edge <= 0.0:
-            continue
-        k = math.floor((2.0 * a / edge + b) * u + c)
-        if k < 0 or k > trials:
-            continue
-        if edge >= _SQUEEZE_FLOOR and v <= squeeze:
-            return k
-        log_v = math.log(v * alpha / (a / (edge * edge) + b))
-        log_ratio = (
-            log_mode_mass - math.lgamma(k + 1) - math.lgamma(trials - k + 1) + (k - mode) * log_odds
-        )
-        if log_v <= log_ratio:
-            return k
 
 
 def _check_trials(n: int, c: int, k: int) -> None:
