@@ -70,9 +70,25 @@ class ValidationError(InputError):
         super().__init__(f"invalid {what}: {found}")
 
 
+class WorkerError(TracegradeError, RuntimeError):
+    """A worker process scoring part of a run ended before handing back its rows (it was
+    killed, or ran out of memory); the rows written before it stay."""
+
+
+class JudgeCacheError(TracegradeError, ValueError):
+    """The judge cache's path holds something that is not a tracegrade judge cache (a
+    folder, another kind of file, another program's database); it is left untouched."""
+
+
 class MissingFieldError(InputError):
     """A metric was given a sample that lacks a field the metric needs."""
 
 
 class TracegradeWarning(UserWarning):
-    """A score was computed, but something about the input deserves attention."""
+    """Something deserves attention: about the input, or the run (a cache moved aside).
+    The command line shows each on standard error once."""
+
+
+class SampleWarning(TracegradeWarning):
+    """A sample's score was computed, but something about it deserves attention; its
+    score's reason says so too, so the command line does not show these."""

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from tracegrade.errors import TracegradeWarning
+from tracegrade.errors import JudgeCacheError, TracegradeWarning
 from tracegrade.judge import JudgeCache, JudgeRequest, Usage
-from tracegrade.judge.cache import cache_key
+from tracegrade.judge.cache import _SCHEMA, cache_key
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
@@ -77,15 +77,50 @@ def test_the_key_is_canonical_and_covers_every_part() -> None:
     assert len({base, *variants}) == len(variants) + 1
 
 
-def test_a_file_that_is_not_a_database_is_set_aside(tmp_path: Path) -> None:
+def test_a_file_that_is_not_a_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    content = b"this is not a database, just some bytes " * 100
+    path.write_bytes(content)
+    with pytest.raises(JudgeCacheError, match=f"judge cache {path} is not a SQLite database"):
+        JudgeCache(path)
+    assert path.read_bytes() == content
+    assert sorted(tmp_path.iterdir()) == [path]
+
+
+def test_a_folder_is_refused_and_left_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "cache-home"
+    (folder / "other-tool").mkdir(parents=True)
+    (folder / "other-tool" / "data.bin").write_bytes(b"keep me")
+    with pytest.raises(JudgeCacheError, match="is a folder, not a cache file") as refused:
+        JudgeCache(folder)
+    assert str(folder / "judge.sqlite") in str(refused.value)  # what to give instead
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["cache-home"]
+    assert (folder / "other-tool" / "data.bin").read_bytes() == b"keep me"
+
+
+def test_another_programs_database_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as connection:
+        connection.execute("CREATE TABLE users (name TEXT)")
+        connection.execute("INSERT INTO users VALUES ('ada')")
+    connection.close()
+    before = path.read_bytes()
+    cache = JudgeCache(path)  # a SQLite file: its tables are looked at on first use
+    with pytest.raises(JudgeCacheError, match=r"database of something else \(tables: users\)"):
+        cache.get("0" * 64)
+    assert path.read_bytes() == before
+    assert not list(tmp_path.glob("app.db.corrupt-*"))
+
+
+def test_a_database_sqlite_cannot_read_is_set_aside(tmp_path: Path) -> None:
     path = tmp_path / "cache.sqlite"
-    path.write_bytes(b"this is not a database, just some bytes " * 100)
+    path.write_bytes(b"SQLite format 3\x00" + b"then nothing a database holds " * 200)
     cache = JudgeCache(path)
     with pytest.warns(TracegradeWarning, match="unreadable") as caught:
         key = store(cache, "fresh")
     assert "corrupt-" in str(caught[0].message)
     [aside] = list(tmp_path.glob("cache.sqlite.corrupt-*"))
-    assert aside.read_bytes().startswith(b"this is not a database")
+    assert aside.read_bytes().endswith(b"then nothing a database holds ")
     hit = cache.get(key)
     assert hit is not None
     assert hit.data["text"] == "fresh"
@@ -154,9 +189,9 @@ def test_a_writer_holding_a_new_file_is_waited_for(tmp_path: Path) -> None:
     # mode, switching it to WAL fails at once rather than waiting: the cache retries.
     path = tmp_path / "cache.sqlite"
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    holder.execute("CREATE TABLE other (x)")
+    holder.execute(_SCHEMA)  # another tracegrade process making the cache
     holder.execute("BEGIN IMMEDIATE")
-    holder.execute("INSERT INTO other VALUES (1)")
+    holder.execute("DELETE FROM answers")
     release = threading.Timer(0.3, holder.execute, args=("COMMIT",))
     release.start()
     try:

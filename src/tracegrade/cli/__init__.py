@@ -9,6 +9,7 @@ from .evaluate import (
     EXIT_INPUT,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
 )
 from .main import main
@@ -19,6 +20,7 @@ __all__ = [
     "EXIT_INPUT",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_TERMINATED",
     "EXIT_USAGE",
     "main",
 ]

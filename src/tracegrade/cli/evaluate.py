@@ -9,7 +9,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import InputError, TracegradeError
+from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError
+from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
@@ -22,10 +23,12 @@ from ..run.session import (
     EvaluationRun,
     Hindrance,
     KeepRows,
+    OutputError,
     check_outputs,
     choose_workers,
 )
 from .config import ProjectConfig, find_config, load_config
+from .signals import sigterm_as_interrupt
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -33,6 +36,7 @@ EXIT_USAGE = 2
 EXIT_INPUT = 3
 EXIT_FAILURES = 4
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 SAMPLE_TABLE_LIMIT = 25
 
 _ONE_PROCESS_BECAUSE: dict[Hindrance, str] = {
@@ -266,6 +270,9 @@ def run(settings: Settings) -> int:
         print(f"tracegrade: note: {note}", file=sys.stderr)
     try:
         attach_judge(settings)
+    except JudgeCacheError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_INPUT
     except (TracegradeError, ValueError) as error:
         print(
             f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
@@ -273,21 +280,36 @@ def run(settings: Settings) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    try:
-        result = evaluation.run()
-    except ResumeError as error:
-        print(f"tracegrade: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    except (InputError, OSError) as error:
-        print(f"tracegrade: {error}", file=sys.stderr)
-        return EXIT_INPUT
-    except KeyboardInterrupt:
-        where = (
-            f"; the rows so far are in {settings.out}: finish with --resume" if settings.out else ""
-        )
-        print(f"tracegrade: interrupted{where}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    with sigterm_as_interrupt() as termination:
+        try:
+            result = evaluation.run()
+        except ResumeError as error:
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except KeyboardInterrupt:
+            return _stopped(settings, terminated=termination.received)
+        except (InputError, OSError, WorkerError) as error:
+            if termination.received:  # the stop broke something on its way out
+                return _stopped(settings, terminated=True)
+            # a problem after the outputs were opened leaves rows to resume from
+            before = isinstance(error, (InputError, OutputError, OutputInUseError))
+            hint = "" if before else _resume_hint(settings)
+            print(f"tracegrade: {error}{hint}", file=sys.stderr)
+            return EXIT_INPUT
     return _report(settings, result)
+
+
+def _resume_hint(settings: Settings) -> str:
+    if settings.out is None:
+        return ""
+    return f"; the rows so far are in {settings.out}: finish with --resume"
+
+
+def _stopped(settings: Settings, *, terminated: bool) -> int:
+    """Say that the run was stopped (Ctrl-C, or SIGTERM) and where its rows are."""
+    how = "terminated (SIGTERM)" if terminated else "interrupted"
+    print(f"tracegrade: {how}{_resume_hint(settings)}", file=sys.stderr)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
 def _report(settings: Settings, result: EvaluationResult) -> int:

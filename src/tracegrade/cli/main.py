@@ -6,9 +6,9 @@ scored and every gate passed; 1 a ``--fail-under`` gate failed; 2 a usage error 
 metric, option, gate, source or config key, or a ``--resume`` of another run's results);
 3 an input or output problem (the input is missing or has malformed records, which are
 reported and counted, or a file cannot be written); 4 some metric raised on some sample
-(its rows carry the error); 130 interrupted. When several apply the lowest-numbered of
-3, 1, 4 wins in that order. ``convert`` writes every good record and reports each bad
-one before it exits with 3.
+(its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). When
+several apply the lowest-numbered of 3, 1, 4 wins in that order. ``convert`` writes
+every good record and reports each bad one before it exits with 3.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 from .. import __version__
 from .._json import dumps
-from ..errors import InputError, TracegradeWarning
+from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .config import PROGRESS_MODES, ConfigError
@@ -255,6 +255,23 @@ def _convert(arguments: argparse.Namespace) -> int:
     return EXIT_INPUT if rejected else EXIT_OK
 
 
+def show_warnings_once() -> None:
+    """Print each of tracegrade's warnings once, as one line on standard error, but not
+    those about one sample's score: its reason says it already. (Call it within
+    :class:`warnings.catch_warnings`, which puts things back.)"""
+    warnings.simplefilter("once", TracegradeWarning)
+    warnings.simplefilter("ignore", SampleWarning)
+    plain = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, TracegradeWarning):
+            print(f"tracegrade: warning: {message}", file=sys.stderr)
+        else:
+            plain(message, category, *args, **kwargs)
+
+    warnings.showwarning = show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     arguments = _parser().parse_args(argv)
@@ -263,13 +280,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if arguments.command == "convert":
         return _convert(arguments)
-    warnings.simplefilter("ignore", TracegradeWarning)  # each score's reason says it already
-    try:
-        settings = resolve(arguments, project_config(arguments))
-    except (MetricSpecError, UsageError, ConfigError, ValueError) as error:
-        print(f"tracegrade: {error}", file=sys.stderr)
-        return EXIT_USAGE
-    return run(settings)
+    with warnings.catch_warnings():
+        show_warnings_once()
+        try:
+            settings = resolve(arguments, project_config(arguments))
+        except (MetricSpecError, UsageError, ConfigError, ValueError) as error:
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        return run(settings)
 
 
 if __name__ == "__main__":  # pragma: no cover

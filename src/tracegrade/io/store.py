@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 from .._json import dumps, loads
 from ..errors import TracegradeError
 from ..model.results import SampleResult
+from .lock import OutputLock
 
 SYNC_SECONDS = 2.0
 _FINGERPRINT_BYTES = 1 << 20
@@ -170,15 +171,26 @@ class ResultsFile:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.done = IndexSet()
+        self._lock = OutputLock(self.path)
+        self._locked = False
         self._handle: BinaryIO | None = None
         self._synced = time.monotonic()
         self._syncing: threading.Thread | None = None
         self._sync_error: OSError | None = None
 
+    def lock(self) -> None:
+        """Take the file for this run alone (done by :meth:`start` and :meth:`resume`
+        when not done before); OutputInUseError when another process writes it. The lock
+        goes with :meth:`close`, or with the process however it ends."""
+        if not self._locked:
+            self._lock.acquire()
+            self._locked = True
+
     def start(self, run: RunRecord | None) -> None:
         """Begin an empty results file for ``run`` (replacing any old one). Without a run
         record (an input that is not a file), any old record beside the file goes, so
         that these rows cannot be resumed as another run's."""
+        self.lock()
         self._handle = open(self.path, "wb")  # noqa: SIM115 (closed by close())
         if run is None:
             run_record_path(self.path).unlink(missing_ok=True)
@@ -193,6 +205,7 @@ class ResultsFile:
         to another run or is damaged. Without a results file this is :meth:`start`.
         ``upgrade`` turns the record found beside the file into today's form (an older
         version's metric specs) before it is compared with ``run``."""
+        self.lock()
         record_path = run_record_path(self.path)
         if not self.path.exists():
             self.start(run)
@@ -273,17 +286,22 @@ class ResultsFile:
             raise error
 
     def close(self) -> None:
-        """Write everything out to the disk and close the file."""
-        if self._handle is not None:
-            try:
-                if self._syncing is not None:
-                    self._syncing.join()
-                self._raise_sync_error()
-                self._handle.flush()
-                os.fsync(self._handle.fileno())
-            finally:
-                self._handle.close()
-                self._handle = None
+        """Write everything out to the disk, close the file and let its lock go."""
+        try:
+            if self._handle is not None:
+                try:
+                    if self._syncing is not None:
+                        self._syncing.join()
+                    self._raise_sync_error()
+                    self._handle.flush()
+                    os.fsync(self._handle.fileno())
+                finally:
+                    self._handle.close()
+                    self._handle = None
+        finally:
+            if self._locked:
+                self._locked = False
+                self._lock.release()
 
     def __enter__(self) -> ResultsFile:
         return self

@@ -21,11 +21,13 @@ from typing import Any
 
 import orjson
 
-from ..errors import TracegradeWarning
+from ..errors import JudgeCacheError, TracegradeWarning
 from ..model.results import Usage
 from .base import JudgeAnswer, JudgeRequest
 
 _KEY_FORMAT = 1
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_TABLE = "answers"
 _BUSY_TIMEOUT_MS = 30_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS answers (
@@ -93,11 +95,13 @@ class JudgeCache:
     first use).
 
     The file is opened in WAL mode with a busy timeout, so concurrent writers (threads
-    or processes) wait for each other instead of failing. A file that is not a SQLite
-    database, or fails SQLite's quick check, is renamed ``<name>.corrupt-<timestamp>``
-    with a :class:`~tracegrade.errors.TracegradeWarning` and a fresh cache replaces it.
-    A cache that cannot be read or written later (a full disk, a lock held too long)
-    warns and behaves as a miss: the cache never stops a run.
+    or processes) wait for each other instead of failing. Only a file that is provably a
+    SQLite database (its header says so) but fails SQLite's quick check is renamed
+    ``<name>.corrupt-<timestamp>``, with a :class:`~tracegrade.errors.TracegradeWarning`,
+    and a fresh cache replaces it; anything else at the path (a folder, another kind of
+    file, a database of other tables) raises :class:`~tracegrade.errors.JudgeCacheError`
+    and is left alone. A cache that cannot be read or written later (a full disk, a
+    lock held too long) warns and behaves as a miss: the cache never stops a run.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -105,6 +109,7 @@ class JudgeCache:
         self._local = threading.local()
         self._lock = threading.Lock()
         self._checked = False
+        _refuse_foreign(self.path)
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.path)!r})"
@@ -177,6 +182,12 @@ class JudgeCache:
             self._local.connection = connection
         return connection
 
+    def _open_existing(self) -> sqlite3.Connection:
+        """The database as it is, without making the cache's table in it."""
+        connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000)
+        connection.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        return connection
+
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000)
@@ -192,14 +203,16 @@ class JudgeCache:
         return connection
 
     def _check(self) -> None:
-        """Set the file aside if it is not a healthy SQLite database."""
-        if not self.path.exists():
+        """Refuse a path that is not a cache; set aside a cache SQLite finds damaged."""
+        if not _refuse_foreign(self.path):
             return
         problem: str | None
         try:
-            connection = self._open()
+            connection = self._open_existing()
             try:
                 result = connection.execute("PRAGMA quick_check").fetchone()
+                if result and result[0] == "ok":
+                    _refuse_other_tables(self.path, connection)
             finally:
                 connection.close()
             problem = None if result and result[0] == "ok" else f"quick check: {result[0]}"
@@ -227,4 +240,42 @@ class JudgeCache:
             f"judge cache {self.path} {what} ({error}); going on without it for this answer",
             TracegradeWarning,
             stacklevel=4,
+        )
+
+
+def _refuse_foreign(path: Path) -> bool:
+    """Whether something is at ``path`` to check; JudgeCacheError when it is not a file
+    that begins as a SQLite database does (an empty file is a new database)."""
+    try:
+        if path.is_dir():
+            raise JudgeCacheError(
+                f"judge cache {path} is a folder, not a cache file; point "
+                f"TRACEGRADE_JUDGE_CACHE at a file, such as {path / 'judge.sqlite'}"
+            )
+        if not path.exists():
+            return False
+        if not path.is_file():
+            raise JudgeCacheError(f"judge cache {path} is not a regular file")
+        with open(path, "rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as error:
+        raise JudgeCacheError(f"judge cache {path} cannot be read: {error}") from error
+    if header and header != _SQLITE_HEADER:
+        raise JudgeCacheError(
+            f"judge cache {path} is not a SQLite database (it does not start as one does); "
+            "it was left as it is: choose another path for the cache"
+        )
+    return bool(header)
+
+
+def _refuse_other_tables(path: Path, connection: sqlite3.Connection) -> None:
+    """JudgeCacheError when the database holds tables but not the cache's."""
+    tables = [
+        row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    ]
+    if tables and _TABLE not in tables:
+        raise JudgeCacheError(
+            f"judge cache {path} is a SQLite database of something else (tables: "
+            f"{', '.join(sorted(tables)[:5])}); it was left as it is: choose another path "
+            "for the cache"
         )

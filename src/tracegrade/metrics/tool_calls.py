@@ -10,7 +10,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ..errors import TracegradeWarning
+from ..errors import SampleWarning
 from ..model.messages import ToolCall
 from ..model.results import Score
 from ..model.samples import EvalTestCase, MultiTurnSample, Sample, tool_names
@@ -239,7 +239,7 @@ class ToolCallAccuracy(Metric):
             # One message per kind (the numbers and names are in the reason), so Python's
             # default filter shows it once, not once for every sample of a large run.
             message = f"{self.name}: {warning}; scored 0.0 (the score's reason says more)"
-            warnings.warn(message, TracegradeWarning, stacklevel=3)
+            warnings.warn(message, SampleWarning, stacklevel=3)
         return self.result(0.0, reason, details)
 
     def score(self, sample: Sample) -> Score:

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 from .._gc import kept_aside
 from ..convert import SOURCES
 from ..errors import TracegradeError
+from ..io.lock import OutputInUseError
 from ..io.store import RUN_RECORD_VERSION, IndexSet, ResultsFile, RunRecord
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
@@ -373,13 +374,27 @@ class _Outputs:
         the results file is another run's (the outputs opened by then are closed)."""
         run = self.run
         try:
+            if run.out is not None:  # first, so that a second run on it touches nothing
+                self.results = self._locked_results(run.out)
             if run.parquet is not None:
                 self._open_parquet(run.parquet)
-            if run.out is not None:
-                self._open_results(run.out, record)
+            if self.results is not None:
+                self._open_results(self.results, record)
         except BaseException:
             self.close(complete=False)
             raise
+
+    @staticmethod
+    def _locked_results(path: Path) -> ResultsFile:
+        """The results file, taken for this run (OutputInUseError when another has it)."""
+        results = ResultsFile(path)
+        try:
+            results.lock()
+        except OutputInUseError:
+            raise
+        except OSError as error:
+            raise OutputError(f"cannot write results to {path}: {error}") from error
+        return results
 
     def _open_parquet(self, path: Path) -> None:
         from ..io.parquet import ParquetRows
@@ -390,18 +405,17 @@ class _Outputs:
         except OSError as error:
             raise OutputError(f"cannot write Parquet to {path}: {error}") from error
 
-    def _open_results(self, path: Path, record: RunRecord | None) -> None:
-        self.results = ResultsFile(path)
+    def _open_results(self, results: ResultsFile, record: RunRecord | None) -> None:
         try:
             if self.run.resume:
                 assert record is not None  # a resumed run reads a file
-                for row in self.results.resume(record, upgrade=upgrade_record):
+                for row in results.resume(record, upgrade=upgrade_record):
                     self.add(row)
             else:
-                self.results.start(record)
+                results.start(record)
         except OSError as error:
-            raise OutputError(f"cannot write results to {path}: {error}") from error
-        self.done = self.results.done
+            raise OutputError(f"cannot write results to {results.path}: {error}") from error
+        self.done = results.done
 
     def add(self, row: SampleResult) -> None:
         """Count a row (already in the results file, or written elsewhere)."""
@@ -760,9 +774,10 @@ def evaluate(
 
     Rows of failed and rejected records are kept (``raise_exceptions=True`` stops at the
     first problem instead). Bad arguments raise ValueError or TypeError, a missing input
-    FileNotFoundError, an output that cannot be opened OutputError (an OSError), all
-    before any record is scored. Ctrl-C leaves the results file with the rows so far and
-    raises KeyboardInterrupt.
+    FileNotFoundError, an output that cannot be opened OutputError (an OSError), an
+    ``out`` another process is writing OutputInUseError (an OSError), all before any
+    record is scored. Ctrl-C leaves the results file with the rows so far and raises
+    KeyboardInterrupt.
     """
     run = EvaluationRun(
         data,

@@ -11,7 +11,9 @@ two per worker waiting, so memory stays flat whatever the file's size.
 
 Workers are forked where the platform allows (no start-up cost, and metrics need not be
 picklable), else spawned. They ignore Ctrl-C: the parent stops the pool and the rows
-written so far stay in the results file, ready for ``--resume``.
+written so far stay in the results file, ready for ``--resume``. They end with their
+parent however it ends, SIGKILL included (:mod:`tracegrade.run.lifeline`); a worker that
+dies stops the run with a :class:`~tracegrade.errors.WorkerError`.
 """
 
 from __future__ import annotations
@@ -33,15 +35,17 @@ from collections.abc import (
     Sized,
 )
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .._json import dumps, numbered_lines, without_bom
-from ..errors import InputError
+from ..errors import InputError, WorkerError
 from ..metrics.base import Metric
 from ..model.decoding import LineReader
+from .lifeline import end_with_parent
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, score_inline
 
@@ -167,6 +171,7 @@ _worker_slot_bytes = 0
 
 
 def _start_worker(
+    parent: int,
     metrics: Sequence[Metric],
     thresholds: Mapping[str, float | None],
     slots: mmap.mmap | None,
@@ -174,9 +179,12 @@ def _start_worker(
 ) -> None:
     global _worker_metrics, _worker_thresholds
     global _worker_slots, _worker_slot_bytes
+    end_with_parent(parent)
     _worker_metrics = metrics
     _worker_thresholds = thresholds
     _worker_slots, _worker_slot_bytes = slots, slot_bytes
+    # Ctrl-C reaches the whole process group: the parent alone decides what it stops.
+    # SIGTERM keeps its default, as the pool ends the workers of a broken pool with it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
@@ -244,7 +252,13 @@ class WorkerPool:
             workers,
             mp_context=context,
             initializer=_start_worker,
-            initargs=(metrics, resolve_thresholds(metrics, thresholds), self._slots, slot_bytes),
+            initargs=(
+                os.getpid(),
+                metrics,
+                resolve_thresholds(metrics, thresholds),
+                self._slots,
+                slot_bytes,
+            ),
         )
 
     def score_file(
@@ -291,7 +305,13 @@ class WorkerPool:
     ) -> Iterator[ScoredSpan]:
         """The finished span; its slot is free again once the consumer moves on."""
         try:
-            lines, size, tally = future.result()
+            try:
+                lines, size, tally = future.result()
+            except BrokenProcessPool as error:
+                raise WorkerError(
+                    "a worker process ended abruptly (killed, or out of memory?); the rows "
+                    "written so far stay"
+                ) from error
             if lines is not None or slot is None or self._view is None:
                 yield ScoredSpan(lines or b"", indices, tally)
                 return

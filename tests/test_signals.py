@@ -1,0 +1,208 @@
+"""A run stopped by a signal leaves no process behind and stays resumable.
+
+The signals go to the parent alone (as a CI runner, systemd or Kubernetes sends them),
+not to its process group as a terminal would: SIGKILL leaves the workers to end on their
+own (the kernel's parent-death signal, or the watching thread elsewhere), SIGTERM is
+handled as Ctrl-C is (rows flushed, a message, exit status 143) and ``--resume`` then
+writes the bytes of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.processes import children, ended, wait_until_ended
+from tests.records import record
+
+import tracegrade
+from tracegrade.cli import EXIT_TERMINATED
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path(tracegrade.__file__).resolve().parents[1]
+RECORDS = 80_000
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="reads the process tree from /proc"
+)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Enough records for two workers to take a few seconds."""
+    path = tmp_path_factory.mktemp("signals") / "runs.jsonl"
+    with path.open("w") as handle:
+        for index in range(RECORDS):
+            handle.write(json.dumps(record(index, padding=20)) + "\n")
+    return path
+
+
+def _environment() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
+
+
+def _cli(*arguments: str) -> list[str]:
+    return [sys.executable, "-m", "tracegrade", *arguments]
+
+
+def _evaluate(data: Path, out: Path, *more: str) -> list[str]:
+    return _cli(
+        "evaluate", str(data), "--metric", "tool_call_f1", "--workers", "2", "--out", str(out),
+        "--no-samples", "--progress", "off", *more,
+    )  # fmt: skip
+
+
+def _start(command: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=_environment(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a signal to the test's group would not reach it
+    )
+
+
+def _lines(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+def _workers_once_scoring(process: subprocess.Popen[str], out: Path) -> set[int]:
+    """The run's worker processes, once rows are being written."""
+    deadline = time.monotonic() + 60
+    while True:
+        if process.poll() is not None:
+            _, err = process.communicate()
+            pytest.fail(f"the run ended before it could be stopped ({process.returncode}): {err}")
+        workers = children(process.pid)
+        if len(workers) >= 2 and _lines(out) > 0:
+            return workers
+        if time.monotonic() > deadline:
+            os.killpg(process.pid, signal.SIGKILL)
+            pytest.fail("the workers wrote no row in a minute")
+        time.sleep(0.005)
+
+
+def _leftovers(process: subprocess.Popen[str], workers: set[int]) -> set[int]:
+    """The workers still alive a second after the parent ended (then killed, so that a
+    failing test leaves nothing behind either)."""
+    alive = wait_until_ended(workers, 1.0)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    return alive
+
+
+def test_workers_end_within_a_second_when_the_parent_is_killed(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    process = _start(_evaluate(data, out))
+    workers = _workers_once_scoring(process, out)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate()
+    assert process.returncode == -signal.SIGKILL
+    assert _leftovers(process, workers) == set()
+    assert 0 < _lines(out) < RECORDS
+
+
+def test_sigterm_to_the_parent_stops_the_run_resumably_with_143(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    process = _start(_evaluate(data, out))
+    workers = _workers_once_scoring(process, out)
+    os.kill(process.pid, signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == EXIT_TERMINATED, err
+    assert f"terminated (SIGTERM); the rows so far are in {out}: finish with --resume" in err
+    assert "Traceback" not in err
+    assert _leftovers(process, workers) == set()
+    written = _lines(out)
+    assert 0 < written < RECORDS
+    assert out.read_bytes().endswith(b"\n")  # whole rows only
+
+    resumed = subprocess.run(
+        _evaluate(data, out, "--resume"), cwd=ROOT, env=_environment(), capture_output=True
+    )
+    reference = tmp_path / "reference.jsonl"
+    whole = subprocess.run(
+        _evaluate(data, reference), cwd=ROOT, env=_environment(), capture_output=True
+    )
+    assert resumed.returncode == whole.returncode == 4  # every seventh record fails
+    assert out.read_bytes() == reference.read_bytes()
+
+
+_PYTHON_RUN = """
+import sys, warnings
+from tracegrade import ToolCallF1, evaluate
+
+warnings.simplefilter("ignore")
+evaluate(sys.argv[1], [ToolCallF1()], out=sys.argv[2], workers=2, keep_rows=False, progress=False)
+"""
+
+
+def test_workers_of_a_python_run_end_when_it_is_killed(data: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    process = _start([sys.executable, "-c", _PYTHON_RUN, str(data), str(out)])
+    workers = _workers_once_scoring(process, out)
+    os.kill(process.pid, signal.SIGKILL)
+    process.communicate()
+    assert _leftovers(process, workers) == set()
+
+
+# -- the lifeline on its own ----------------------------------------------------------------
+
+_CHILD = """
+import os, sys, time
+from tracegrade.run import lifeline
+
+if sys.argv[1] == "watch":  # as on a platform without the kernel's parent-death signal
+    lifeline._kernel_signal = lambda: False
+lifeline.end_with_parent(os.getppid())
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+_PARENT = """
+import subprocess, sys, time
+
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE)
+assert child.stdout is not None and child.stdout.readline() == b"ready\\n"
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("way", ["kernel", "watch"])
+def test_a_process_on_a_lifeline_ends_with_its_parent(way: str) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _PARENT, _CHILD, way],
+        env=_environment(),
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert parent.stdout is not None
+    child = int(parent.stdout.readline())
+    assert not ended(child)
+    parent.kill()
+    parent.communicate()
+    alive = wait_until_ended({child}, 1.0)
+    for pid in alive:
+        os.kill(pid, signal.SIGKILL)
+    assert alive == set()
+
+
+def test_a_process_whose_parent_has_already_gone_ends_at_once() -> None:
+    code = (
+        "import os; from tracegrade.run import lifeline; "
+        "lifeline.end_with_parent(os.getppid() + 1); print('still here')"
+    )
+    finished = subprocess.run(
+        [sys.executable, "-c", code], env=_environment(), capture_output=True, text=True, timeout=30
+    )
+    assert finished.returncode == 1
+    assert "still here" not in finished.stdout
