@@ -25,7 +25,7 @@ from tracegrade import (
     aevaluate,
     evaluate,
 )
-from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
+from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 from tracegrade.judge import OpenAIJudge, Usage
 
 # a judge left with open connections after a run is a failure, not a warning
@@ -292,3 +292,92 @@ def test_every_fault_ends_in_a_score_or_a_recorded_error(
     else:
         assert values[0] is not None and errors[0] is None
     assert all(value is not None for value in values[1:])
+
+
+def _judged_arguments(data: Path, server: JudgeServer) -> list[str]:
+    return [
+        "evaluate", str(data), "-m", "agent_goal_accuracy_with_reference",
+        "--judge-model", "test-judge", "--judge-base-url", server.url, "--no-samples",
+    ]  # fmt: skip
+
+
+def test_cli_refuses_a_folder_as_judge_cache_and_leaves_it_alone(
+    judge_server: JudgeServer,  # noqa: F811
+    judge_env: pytest.MonkeyPatch,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    judge_server.respond(sensible_answer)
+    folder = tmp_path / "dot-cache"
+    (folder / "pip").mkdir(parents=True)
+    (folder / "pip" / "wheel").write_bytes(b"bytes")
+    judge_env.setenv("TRACEGRADE_JUDGE_CACHE", str(folder))
+    assert main(_judged_arguments(_dataset(tmp_path), judge_server)) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracegrade: judge cache {folder} is a folder, not a cache file")
+    assert err.count("\n") == 1
+    assert judge_server.count == 0
+    assert sorted(path.name for path in folder.iterdir()) == ["pip"]
+    assert (folder / "pip" / "wheel").read_bytes() == b"bytes"
+
+
+def test_cli_says_once_that_a_damaged_cache_was_set_aside(
+    judge_server: JudgeServer,  # noqa: F811
+    judge_env: pytest.MonkeyPatch,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    judge_server.respond(sensible_answer)
+    cache = tmp_path / "judge.sqlite"
+    cache.write_bytes(b"SQLite format 3\x00" + b"\xa5" * 8192)
+    judge_env.setenv("TRACEGRADE_JUDGE_CACHE", str(cache))
+    assert main(_judged_arguments(_dataset(tmp_path), judge_server)) == EXIT_OK
+    err = capsys.readouterr().err
+    shown = [line for line in err.splitlines() if line.startswith("tracegrade: warning:")]
+    assert len(shown) == 1, err
+    assert f"judge cache {cache} is unreadable" in shown[0]
+    assert list(tmp_path.glob("judge.sqlite.corrupt-*"))
+
+
+def test_every_request_sent_is_counted_failed_and_repaired_ones_too(
+    judge_server: JudgeServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    judge_server.respond(sensible_answer)
+    good = {"user_goal": "g", "end_state": "e", "reason": "done", "achieved": True}
+    judge_server.script(
+        Reply.answer("no JSON here", prompt_tokens=11, completion_tokens=3),  # 1st: unusable
+        Reply.answer("still none", prompt_tokens=13, completion_tokens=4),
+        Reply.error(500),  # 2nd: the endpoint fails twice
+        Reply.error(500),
+        Reply.answer("not yet", prompt_tokens=17, completion_tokens=5),  # 3rd: repaired
+        Reply.answer(good, prompt_tokens=19, completion_tokens=6),
+    )
+    judge = OpenAIJudge(
+        "test-judge",
+        base_url=judge_server.url,
+        cache=False,
+        max_attempts=2,
+        backoff=0.001,
+        timeout=5,
+        sleep=_no_wait,
+        prices=(1_000_000.0, 2_000_000.0),  # a token costs 1 (input) or 2 (output)
+    )
+    out = tmp_path / "results.jsonl"
+    name = "agent_goal_accuracy_without_reference"
+    data = _dataset(tmp_path)
+    result = evaluate(data, [AgentGoalAccuracyWithoutReference(llm=judge)], concurrency=1, out=out)
+    assert judge_server.count == 6
+    assert result[name] == [None, None, 1.0]
+    spent = [Usage(24, 7, 24 + 14.0, 2), Usage(0, 0, 0.0, 2), Usage(36, 11, 36 + 22.0, 2)]
+    rows = sorted((json.loads(line) for line in out.read_text().splitlines()), key=_index)
+    assert [Usage(**row["metrics"][name]["usage"]) for row in rows] == spent
+    assert result.usage == Usage(60, 18, 60 + 36.0, 6)  # what the provider bills
+    # a resumed run's summary counts them from the rows already written
+    resumed = evaluate(data, [AgentGoalAccuracyWithoutReference(llm=judge)], out=out, resume=True)
+    assert judge_server.count == 6
+    assert resumed.usage == result.usage
+
+
+def _index(row: dict[str, Any]) -> int:
+    return int(row["index"])

@@ -15,7 +15,7 @@ def flat_row(
     """A row as one flat mapping (for tables): ``index``, ``id``, ``task_id``,
     ``status``, ``rejected``, then per metric ``NAME``, ``NAME_reason``, ``NAME_error``,
     ``NAME_details`` and, for judged metrics, ``NAME_input_tokens``,
-    ``NAME_output_tokens`` and ``NAME_cost``."""
+    ``NAME_output_tokens`` and ``NAME_cost`` (of a failed asking too)."""
     flat: dict[str, Any] = {
         "index": row.index,
         "id": row.id,
@@ -34,7 +34,7 @@ def flat_row(
             dumps(details).decode() if details_as_json and details is not None else details
         )
         if name in judged:
-            usage = score.usage if score else None
+            usage = score.usage if score else row.failed_usage.get(name)
             flat[f"{name}_input_tokens"] = usage.input_tokens if usage else None
             flat[f"{name}_output_tokens"] = usage.output_tokens if usage else None
             flat[f"{name}_cost"] = usage.cost if usage else None

@@ -91,12 +91,17 @@ async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
     """The judge's answer to ``request``, checked against its schema.
 
     A reply that is not JSON, or breaks the schema, is shown to the judge once with the
-    problem; if the second reply fails too, JudgeError says why. Usage adds up over both.
+    problem; if the second reply fails too, JudgeError says why. Usage adds up over both,
+    in the answer or in the JudgeError.
     """
     usage = Usage()
     current = request
     for attempt in (1, 2):
-        reply = await judge(current)
+        try:
+            reply = await judge(current)
+        except JudgeError as error:  # what the first reply cost is spent all the same
+            error.usage = usage + error.usage
+            raise
         if isinstance(reply, (JudgeAnswer, TextReply)):
             usage = usage + reply.usage
         try:
@@ -110,7 +115,7 @@ async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
                 _remember(judge, request, checked)
             return checked
         if attempt == 2:
-            raise JudgeError(f"{request.prompt}: the judge's answer is unusable: {problem}")
+            raise JudgeError(f"{request.prompt}: the judge's answer is unusable: {problem}", usage)
         text = (
             reply
             if isinstance(reply, str)

@@ -13,7 +13,13 @@ from ..model.results import Usage
 
 class JudgeError(TracegradeError):
     """The judge gave no usable answer (after its retries and one repair attempt); the
-    sample's row records this error and the run goes on."""
+    sample's row records this error and the run goes on. ``usage`` is what the failed
+    question cost all the same: every request sent, and the tokens of the replies that
+    came but could not be used."""
+
+    def __init__(self, message: str, usage: Usage | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage if usage is not None else Usage()
 
 
 @dataclass(frozen=True)

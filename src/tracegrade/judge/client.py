@@ -284,9 +284,17 @@ class OpenAIJudge:
         except RetriesExhausted as exhausted:
             raise JudgeError(
                 f"judge {self.model}: no answer to {request.prompt} after "
-                f"{exhausted.attempts} attempts; the last: {exhausted.problem}"
+                f"{exhausted.attempts} attempts; the last: {exhausted.problem}",
+                self._spent(sent),
             ) from None
+        except JudgeError as error:  # refused: the requests were sent all the same
+            error.usage = error.usage + self._spent(sent)
+            raise
         return completion, sent
+
+    def _spent(self, requests: int) -> Usage:
+        """What requests that brought no answer cost: themselves, and no tokens."""
+        return Usage(cost=self._cost(0, 0), requests=requests)
 
     async def _attempt(self, request: JudgeRequest, mode: StructuredOutput) -> _Completion:
         import openai

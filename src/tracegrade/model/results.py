@@ -82,6 +82,9 @@ class SampleResult:
     rejected: str | None = None
     place: str | None = None
     """Where a rejected record is in the input (``line 5``), when known."""
+    failed_usage: dict[str, Usage] = field(default_factory=dict)
+    """What asking the judge cost for each metric that failed all the same (the requests
+    sent, and the tokens of replies that could not be used)."""
 
     @property
     def status(self) -> Status:
@@ -104,7 +107,8 @@ class SampleResult:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
         reason, details, ...}}}``, with ``task_id`` when set and ``rejected`` (the reason)
-        instead of ``metrics`` for a rejected record."""
+        instead of ``metrics`` for a rejected record. A failed metric's entry is
+        ``{"value": null, "error", "usage"}``, usage only when the judge was asked."""
         row: dict[str, Any] = {"index": self.index, "id": self.id, "status": self.status}
         if self.task_id is not None:
             row["task_id"] = self.task_id
@@ -126,7 +130,11 @@ class SampleResult:
                 entry["usage"] = score.usage.to_dict()
             metrics[name] = entry
         for name, error in sorted(self.errors.items()):
-            metrics[name] = {"value": None, "error": error}
+            failure: dict[str, Any] = {"value": None, "error": error}
+            spent = self.failed_usage.get(name)
+            if spent is not None:
+                failure["usage"] = spent.to_dict()
+            metrics[name] = failure
         row["metrics"] = metrics
         return row
 
@@ -139,10 +147,12 @@ class SampleResult:
             result.place = row.get("place")
             return result
         for name, entry in row["metrics"].items():
+            usage = entry.get("usage")
             if entry.get("error") is not None:
                 result.errors[name] = entry["error"]
+                if usage is not None:
+                    result.failed_usage[name] = Usage(**usage)
                 continue
-            usage = entry.get("usage")
             result.scores[name] = Score(
                 entry["value"],
                 entry["reason"],

@@ -199,6 +199,8 @@ class RowTally:
                 self.usage[name] = (self.usage[name] or Usage()) + score.usage
         for name in row.errors:
             self.failed[name] += 1
+        for name, spent in row.failed_usage.items():
+            self.usage[name] = (self.usage[name] or Usage()) + spent
         if row.rejected is not None or row.errors:
             self.failures.add(row)
 

@@ -38,7 +38,7 @@ from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
 from ..model.decoding import Outcome, parse_record
-from ..model.results import SampleResult, Score
+from ..model.results import SampleResult, Score, Usage
 from ..model.samples import SAMPLE_TYPES, Sample
 from .progress import ProgressMode, ProgressReporter
 
@@ -157,6 +157,9 @@ def _record_failure(
     if raise_exceptions:
         raise error
     row.errors[metric.name] = f"{type(error).__name__}: {error}"
+    spent = getattr(error, "usage", None)  # a JudgeError: what the failed asking cost
+    if isinstance(spent, Usage) and spent != Usage():
+        row.failed_usage[metric.name] = spent
 
 
 def open_row(
