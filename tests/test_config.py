@@ -9,8 +9,8 @@ from tracegrade.convert import SOURCES
 from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
-    "concurrency, fail_under, judge_base_url, judge_model, metrics, out, pass_k, progress, "
-    "source, thresholds"
+    "concurrency, fail_under, judge_base_url, judge_max_attempts, judge_model, judge_timeout, "
+    "metrics, out, pass_k, progress, sample_deadline, source, thresholds"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
 
@@ -122,6 +122,9 @@ metrics = ["tool_call_f1", "tool_correctness:exact_match=true,threshold=0.8"]
 source = "langchain"
 judge_model = "gpt-4o-mini"
 judge_base_url = "http://127.0.0.1:8000/v1"
+judge_timeout = 30
+judge_max_attempts = 2
+sample_deadline = 90.5
 concurrency = 8
 out = "results/run.jsonl"
 progress = "lines"
@@ -146,6 +149,9 @@ def test_every_field_of_tracegrade_toml(tmp_path: Path) -> None:
         source="langchain",
         judge_model="gpt-4o-mini",
         judge_base_url="http://127.0.0.1:8000/v1",
+        judge_timeout=30.0,
+        judge_max_attempts=2,
+        sample_deadline=90.5,
         concurrency=8,
         out=tmp_path / "results" / "run.jsonl",
         progress="lines",
@@ -169,6 +175,9 @@ thresholds = { f1 = 0.25 }
 source = "tracegrade"
 judge-model = "m"
 judge-base-url = "http://127.0.0.1:9/v1"
+judge-timeout = 5
+judge-max-attempts = 1
+sample-deadline = 60
 concurrency = 1
 out = "r.jsonl"
 progress = "off"
@@ -182,6 +191,9 @@ pass-k = [5]
         source="tracegrade",
         judge_model="m",
         judge_base_url="http://127.0.0.1:9/v1",
+        judge_timeout=5.0,
+        judge_max_attempts=1,
+        sample_deadline=60.0,
         concurrency=1,
         out=tmp_path / "r.jsonl",
         progress="off",
@@ -265,6 +277,22 @@ ERRORS = [
     ),
     ('concurrency = "8"', "concurrency", "must be an integer of at least 1, got string '8'"),
     ("concurrency = 0", "concurrency", "must be an integer of at least 1, got 0"),
+    (
+        "judge_timeout = 0",
+        "judge_timeout",
+        "must be a positive number of seconds, up to a year, got 0",
+    ),
+    (
+        "sample_deadline = inf",
+        "sample_deadline",
+        "must be a positive number of seconds, up to a year, got inf",
+    ),
+    (
+        'judge_timeout = "60s"',
+        "judge_timeout",
+        "must be a positive number of seconds, up to a year, got string '60s'",
+    ),
+    ("judge_max_attempts = 0", "judge_max_attempts", "must be an integer of at least 1, got 0"),
     ("concurrency = true", "concurrency", "must be an integer of at least 1, got boolean true"),
     ("concurrency = 2.0", "concurrency", "must be an integer of at least 1, got 2.0"),
     ("concurrency = 1979-05-27", "concurrency", "must be an integer of at least 1, got date/time"),

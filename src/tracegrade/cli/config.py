@@ -61,6 +61,9 @@ class ProjectConfig:
     source: str | None = None
     judge_model: str | None = None
     judge_base_url: str | None = None
+    judge_timeout: float | None = None
+    judge_max_attempts: int | None = None
+    sample_deadline: float | None = None
     concurrency: int | None = None
     out: Path | None = None
     progress: str | None = None
@@ -138,7 +141,11 @@ def _tool_table(path: Path, data: dict[str, Any]) -> dict[str, Any] | None:
 
 _Text = Annotated[str, msgspec.Meta(pattern=r"\S")]
 """A string with something besides whitespace in it."""
+_YEAR = 365 * 24 * 3600
 _Count = Annotated[int, msgspec.Meta(ge=1)]
+_Seconds = Annotated[float, msgspec.Meta(gt=0, le=_YEAR)]
+"""A positive number of seconds, up to a year (an integer becomes a float; NaN and
+infinity are out of range)."""
 _Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
 """A number between 0 and 1 (an integer becomes a float; NaN is out of range)."""
 
@@ -152,6 +159,9 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     source: _Text | None = None
     judge_model: _Text | None = None
     judge_base_url: _Text | None = None
+    judge_timeout: _Seconds | None = None
+    judge_max_attempts: _Count | None = None
+    sample_deadline: _Seconds | None = None
     concurrency: _Count | None = None
     out: _Text | None = None
     progress: _Progress | None = None
@@ -164,6 +174,7 @@ _SPELLINGS = {spelling: field for field in _FIELDS for spelling in (field, field
 _TEXT = "must be a non-empty string"
 _COUNT = "must be an integer of at least 1"
 _FRACTION = "must be a number between 0 and 1"
+_SECONDS = "must be a positive number of seconds, up to a year"
 _PER_METRIC = "must be a table of metric name = number, e.g. {tool_call_f1 = 0.9}"
 _RULES: dict[str, tuple[str, str | None]] = {
     "metrics": (
@@ -176,6 +187,9 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "source": (_TEXT, None),
     "judge_model": (_TEXT, None),
     "judge_base_url": (_TEXT, None),
+    "judge_timeout": (_SECONDS, None),
+    "judge_max_attempts": (_COUNT, None),
+    "sample_deadline": (_SECONDS, None),
     "concurrency": (_COUNT, None),
     "out": (_TEXT, None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),

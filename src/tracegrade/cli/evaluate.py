@@ -72,6 +72,10 @@ class Settings:
     pass_k: list[int] | None = None
     judge_model: str | None = None
     judge_base_url: str | None = None
+    judge_timeout: float | None = None
+    judge_max_attempts: int | None = None
+    sample_deadline: float | None = None
+    retry_failed: bool = False
     notes: list[str] = field(default_factory=list)
 
 
@@ -115,9 +119,15 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         pass_k=arguments.pass_k or chosen.pass_k,
         judge_model=arguments.judge_model or chosen.judge_model,
         judge_base_url=arguments.judge_base_url or chosen.judge_base_url,
+        judge_timeout=arguments.judge_timeout or chosen.judge_timeout,
+        judge_max_attempts=arguments.judge_max_attempts or chosen.judge_max_attempts,
+        sample_deadline=arguments.sample_deadline or chosen.sample_deadline,
+        retry_failed=arguments.retry_failed,
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
+    if settings.retry_failed and not settings.resume:
+        raise UsageError("--retry-failed goes with --resume: it scores the failed rows again")
     _check_outputs(settings)
     settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)
     settings.gates.update(parse_gates(arguments.fail_under, names))
@@ -228,6 +238,8 @@ def attach_judge(settings: Settings) -> None:
         model=settings.judge_model,
         base_url=settings.judge_base_url,
         max_concurrency=settings.concurrency,
+        timeout=settings.judge_timeout,
+        max_attempts=settings.judge_max_attempts,
     )
     for metric in judged:
         metric.llm = judge
@@ -258,6 +270,8 @@ def run(settings: Settings) -> int:
             parquet=settings.parquet,
             workers=worker_count(settings),
             keep_rows=keep_rows(settings),
+            sample_deadline=settings.sample_deadline,
+            retry_failed=settings.retry_failed,
             while_scoring=_import_report,
         )
     except OSError as error:  # the input is missing

@@ -54,6 +54,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
+
+
 def _ks(text: str) -> list[int]:
     ks = [_positive(part.strip()) for part in text.split(",")]
     if len(set(ks)) != len(ks):
@@ -117,6 +127,12 @@ def _add_evaluate(commands: Any) -> None:
         action="store_true",
         help="finish an interrupted run: keep the rows already in --out, score the rest",
     )
+    run.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: also score again the records whose rows failed (a judge that "
+        "was down, say); everything else is kept",
+    )
     run.add_argument("--parquet", metavar="RESULTS.parquet", help="also write the rows as Parquet")
     run.add_argument(
         "--progress",
@@ -156,6 +172,25 @@ def _add_evaluate(commands: Any) -> None:
         help="an OpenAI-compatible endpoint for the judge (default: $TRACEGRADE_JUDGE_BASE_URL, "
         "then $OPENAI_BASE_URL, then OpenAI); the key comes from $TRACEGRADE_JUDGE_API_KEY "
         "or $OPENAI_API_KEY",
+    )
+    run.add_argument(
+        "--judge-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long one request to the judge may take (default 60)",
+    )
+    run.add_argument(
+        "--judge-max-attempts",
+        type=_positive,
+        metavar="N",
+        help="requests per question before it fails, retries included (default 4)",
+    )
+    run.add_argument(
+        "--sample-deadline",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long a judged metric may take on one sample, waits and retries included; "
+        "past it the metric fails on that sample and the run goes on (default: no limit)",
     )
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
     run.add_argument(

@@ -59,6 +59,13 @@ class IndexSet:
         self._count += 1
         return True
 
+    def discard(self, index: int) -> None:
+        """Remove ``index`` if it is there."""
+        if index in self:
+            byte, bit = divmod(index, 8)
+            self._bits[byte] &= ~(1 << bit) & 0xFF
+            self._count -= 1
+
     def update(self, indices: Iterable[int]) -> None:
         """Add every one of ``indices`` (a ``range`` of step 1 a whole byte at a time)."""
         if not isinstance(indices, range) or indices.step != 1 or len(indices) < 16:
@@ -198,13 +205,19 @@ class ResultsFile:
             _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
 
     def resume(
-        self, run: RunRecord, *, upgrade: Callable[[RunRecord], RunRecord] | None = None
+        self,
+        run: RunRecord,
+        *,
+        upgrade: Callable[[RunRecord], RunRecord] | None = None,
+        retry_failed: bool = False,
     ) -> Iterator[SampleResult]:
         """Reopen the results file of an interrupted ``run`` and yield the rows it already
         holds (each is added to :attr:`done`); raises ResumeError when the file belongs
         to another run or is damaged. Without a results file this is :meth:`start`.
         ``upgrade`` turns the record found beside the file into today's form (an older
-        version's metric specs) before it is compared with ``run``."""
+        version's metric specs) before it is compared with ``run``. With
+        ``retry_failed``, the failed rows leave the file (rewritten whole, then put in
+        place at once) and are not yielded, so that their records are scored again."""
         self.lock()
         record_path = run_record_path(self.path)
         if not self.path.exists():
@@ -231,10 +244,31 @@ class ResultsFile:
                 + "); start over without --resume or choose another --out"
             )
         _drop_cut_line(self.path)
-        yield from self._read_rows()
+        if retry_failed:
+            yield from self._drop_failed_rows()
+        else:
+            yield from self._read_rows()
         self._handle = open(self.path, "ab")  # noqa: SIM115 (closed by close())
 
-    def _read_rows(self) -> Iterator[SampleResult]:
+    def _drop_failed_rows(self) -> Iterator[SampleResult]:
+        """The rows that did not fail, the file rewritten with only them."""
+        partial = self.path.with_name(f".{self.path.name}.partial")
+        try:
+            with open(partial, "wb") as kept:
+                for line, row in self._read_rows(with_lines=True):
+                    if row.status == "failed":
+                        self.done.discard(row.index)
+                        continue
+                    kept.write(line)
+                    yield row
+                kept.flush()
+                os.fsync(kept.fileno())
+            os.replace(partial, self.path)
+        finally:
+            partial.unlink(missing_ok=True)
+
+    def _read_rows(self, with_lines: bool = False) -> Iterator[Any]:
+        """Each row of the file (with its line, ``with_lines``), added to :attr:`done`."""
         with open(self.path, "rb") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -251,7 +285,7 @@ class ResultsFile:
                         f"cannot resume {self.path}: line {number} repeats the row of "
                         f"record {row.index}"
                     )
-                yield row
+                yield (line, row) if with_lines else row
 
     def write(self, row: SampleResult) -> None:
         """Append one row; it reaches the OS now and the disk within SYNC_SECONDS."""

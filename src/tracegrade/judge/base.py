@@ -3,7 +3,9 @@ answer (the parsed JSON and what it cost), and the protocol any judge object fol
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -73,3 +75,27 @@ class Judge(Protocol):
     """
 
     async def __call__(self, request: JudgeRequest) -> JudgeAnswer | Mapping[str, Any] | str: ...
+
+
+_spending: ContextVar[list[Usage] | None] = ContextVar("tracegrade_judge_spending", default=None)
+
+
+@contextmanager
+def metered() -> Iterator[list[Usage]]:
+    """Within the block (and the tasks it starts), a judge that reports its spending
+    with :func:`spend` adds it to the list yielded: what a question cut short (by a
+    deadline) cost, though it never got to return its usage."""
+    meter: list[Usage] = []
+    token = _spending.set(meter)
+    try:
+        yield meter
+    finally:
+        _spending.reset(token)
+
+
+def spend(usage: Usage) -> None:
+    """Count ``usage`` (a request sent, the tokens of a reply) toward the :func:`metered`
+    block the caller runs in, if any."""
+    meter = _spending.get()
+    if meter is not None:
+        meter.append(usage)

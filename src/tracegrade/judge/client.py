@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import logging
 import os
 import sys
 import threading
+import time
 import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -30,7 +32,7 @@ import orjson
 from ..model.results import Usage
 from ._gate import Gate
 from .asking import per_schema, problem_with
-from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply
+from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, spend
 from .cache import JudgeCache, cache_key, default_cache_path
 from .retry import RetriesExhausted, Retryable, RetryPolicy, is_retryable_status
 
@@ -166,6 +168,7 @@ class OpenAIJudge:
         )
         self._gate = Gate(max_concurrency)
         self._sleep = sleep
+        self._activity = _Activity()
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
@@ -270,16 +273,24 @@ class OpenAIJudge:
             nonlocal sent
             while True:
                 mode = self._mode
-                sent += 1
                 try:
                     async with self._gate:
-                        return await self._attempt(request, mode)
+                        sent += 1
+                        spend(self._spent(1))
+                        with self._activity.sending():
+                            completion = await self._attempt(request, mode)
                 except _Unsupported:
                     self._step_down(mode)
+                except Retryable as fault:
+                    self._activity.last_fault = fault.problem
+                    raise
+                else:
+                    spend(self._tokens(completion))
+                    return completion
 
         try:
             completion = await self.retry.run(
-                attempt, sleep=self._sleep, label=f"judge {self.model}"
+                attempt, sleep=self._wait_to_retry, label=f"judge {self.model}"
             )
         except RetriesExhausted as exhausted:
             raise JudgeError(
@@ -295,6 +306,20 @@ class OpenAIJudge:
     def _spent(self, requests: int) -> Usage:
         """What requests that brought no answer cost: themselves, and no tokens."""
         return Usage(cost=self._cost(0, 0), requests=requests)
+
+    def _tokens(self, completion: _Completion) -> Usage:
+        """The tokens of a reply (its request counted when it was sent)."""
+        tokens = (completion.input_tokens, completion.output_tokens)
+        return Usage(*tokens, cost=self._cost(*tokens))
+
+    async def _wait_to_retry(self, seconds: float) -> None:
+        with self._activity.backing_off():
+            await self._sleep(seconds)
+
+    def activity(self) -> str:
+        """What this judge is doing now, for progress lines: requests awaiting a reply
+        (and for how long the oldest has), waits before a retry, and the last fault."""
+        return self._activity.describe(self.model)
 
     async def _attempt(self, request: JudgeRequest, mode: StructuredOutput) -> _Completion:
         import openai
@@ -463,6 +488,45 @@ else:
         return await asyncio.wait_for(awaitable, seconds)
 
 
+class _Activity:
+    """The requests of one judge in flight and waiting to be retried, for progress lines
+    (counted from any thread; read without a lock, as a display can be a moment late)."""
+
+    def __init__(self) -> None:
+        self._sent_at: dict[int, float] = {}
+        self._numbers = itertools.count()
+        self.retrying = 0
+        self.last_fault: str | None = None
+
+    @contextlib.contextmanager
+    def sending(self) -> Iterator[None]:
+        number = next(self._numbers)
+        self._sent_at[number] = time.monotonic()
+        try:
+            yield
+        finally:
+            del self._sent_at[number]
+
+    @contextlib.contextmanager
+    def backing_off(self) -> Iterator[None]:
+        self.retrying += 1
+        try:
+            yield
+        finally:
+            self.retrying -= 1
+
+    def describe(self, model: str) -> str:
+        sent = list(self._sent_at.values())
+        parts = [f"{len(sent)} request(s) to {model} awaiting a reply"]
+        if sent:
+            parts[0] += f", the oldest for {time.monotonic() - min(sent):.0f}s"
+        if self.retrying:
+            parts.append(f"{self.retrying} waiting to retry")
+        if self.last_fault and (sent or self.retrying):
+            parts.append(f"last fault: {self.last_fault}")
+        return ", ".join(parts)
+
+
 class _Unsupported(Exception):
     """The endpoint rejected the response_format kind sent."""
 
@@ -575,12 +639,17 @@ _defaults_lock = threading.Lock()
 
 
 def default_judge(
-    *, model: str | None = None, base_url: str | None = None, max_concurrency: int | None = None
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    max_concurrency: int | None = None,
+    timeout: float | None = None,
+    max_attempts: int | None = None,
 ) -> OpenAIJudge:
     """The process-wide judge configured from the environment, for judged metrics whose
-    ``llm`` is not set; ``model``, ``base_url`` and ``max_concurrency`` override it (the
-    CLI's flags). One object per distinct configuration, so a changed environment gets a
-    new judge.
+    ``llm`` is not set; ``model``, ``base_url``, ``max_concurrency``, ``timeout`` and
+    ``max_attempts`` override it (the CLI's flags). One object per distinct
+    configuration, so a changed environment gets a new judge.
 
     Besides the model, URL and key variables: ``TRACEGRADE_JUDGE_CACHE`` (a path, or
     ``off``) and ``TRACEGRADE_JUDGE_PRICES`` (``input,output`` per million tokens).
@@ -590,6 +659,8 @@ def default_judge(
         model,
         base_url,
         str(max_concurrency),
+        str(timeout),
+        str(max_attempts),
     )
     with _defaults_lock:
         judge = _defaults.get(settings)
@@ -600,9 +671,15 @@ def default_judge(
                 cache=_env_cache(),
                 prices=_env_prices(),
                 max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
+                **_chosen(timeout=timeout, max_attempts=max_attempts),
             )
             _defaults[settings] = judge
         return judge
+
+
+def _chosen(**settings: Any) -> dict[str, Any]:
+    """The settings given (not None), so the others keep OpenAIJudge's defaults."""
+    return {name: value for name, value in settings.items() if value is not None}
 
 
 def _env_cache() -> bool:

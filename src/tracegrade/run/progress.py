@@ -7,6 +7,9 @@ every mode: the bar reads the counts when rich redraws it (about ten times a sec
 rich's refresh thread), and the line mode reads the clock only every so many records.
 
 Call :meth:`ProgressReporter.advance` from one thread; the counts are plain integers.
+In the line mode, :meth:`ProgressReporter.keep_talking` has a thread write the line when
+it is due though no record came (a run waiting on a slow judge), saying what the run
+waits on.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import timedelta
@@ -38,6 +42,9 @@ Outcome = Literal["scored", "failed", "rejected"]
 """What became of one input record: scored, failed (an error recorded in its row) or
 rejected (malformed, never scored)."""
 
+LINE_SECONDS = 10.0
+"""The least number of seconds between two progress lines, unless a reporter is told."""
+
 _PREFIX = "tracegrade:"
 _CHECK_PERIOD = 0.05
 """Seconds of records that the line mode lets pass between two looks at the clock."""
@@ -56,7 +63,8 @@ class ProgressReporter:
     :meth:`set_total`). ``stream`` defaults to ``sys.stderr`` as it is at construction.
     ``console`` replaces ``stream``: the rich Console to draw the bar on and to tell a
     terminal by (the lines go to its file). ``interval`` is the least number of seconds
-    between two lines; ``clock`` is the time source (seconds, monotonic).
+    between two lines (default :data:`LINE_SECONDS`); ``clock`` is the time source
+    (seconds, monotonic).
     """
 
     def __init__(
@@ -65,12 +73,14 @@ class ProgressReporter:
         mode: ProgressMode = "auto",
         *,
         stream: TextIO | None = None,
-        interval: float = 10.0,
+        interval: float | None = None,
         label: str = "scoring",
         console: Console | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         _check_total(total)
+        if interval is None:
+            interval = LINE_SECONDS
         if interval < 0:
             raise ValueError(f"interval must be >= 0 seconds, got {interval}")
         if console is not None and stream is not None:
@@ -92,6 +102,11 @@ class ProgressReporter:
         self._mode = _resolve(mode, console)
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self._status: Callable[[], str] | None = None
+        self._entered = False
+        self._writing = threading.Lock()
+        self._quiet_stop = threading.Event()
+        self._quiet: threading.Thread | None = None
 
     # counting
 
@@ -158,7 +173,30 @@ class ProgressReporter:
             self._countdown = self._check_every = 1
         elif self._mode == "bar":
             self._start_bar()
+        self._entered = True
+        self._start_quiet_lines()
         return self
+
+    def keep_talking(self, status: Callable[[], str]) -> None:
+        """In the line mode, write the line when it is due even while no record comes (a
+        run waiting on a slow judge), each line saying ``status()`` too: what the run
+        is waiting on. A thread looks a few times per interval, until the display ends."""
+        self._status = status
+        self._start_quiet_lines()
+
+    def _start_quiet_lines(self) -> None:
+        if (
+            self._entered
+            and self._status is not None
+            and self._mode == "lines"
+            and self._interval > 0
+            and self._quiet is None
+        ):
+            self._quiet_stop.clear()
+            self._quiet = threading.Thread(
+                target=self._while_quiet, name="tracegrade-progress", daemon=True
+            )
+            self._quiet.start()
 
     def __exit__(
         self,
@@ -167,7 +205,12 @@ class ProgressReporter:
         traceback: TracebackType | None,
     ) -> None:
         self._countdown = _NEVER
+        self._entered = False
         stopped = exc_type is not None
+        if self._quiet is not None:
+            self._quiet_stop.set()
+            self._quiet.join()
+            self._quiet = None
         if self._mode == "lines":
             self._write(self._final_line(stopped))
         elif self._bar is not None:
@@ -182,9 +225,22 @@ class ProgressReporter:
         self._check_every = _next_check_every(passed, now - self._last_check)
         self._countdown = self._check_every
         self._last_check = now
-        if now >= self._next_line_at:
+        self._line_if_due(now)
+
+    def _line_if_due(self, now: float) -> None:
+        with self._writing:
+            if now < self._next_line_at:
+                return
             self._next_line_at = now + self._interval
-            self._write(self._progress_line(now - self._start))
+        self._write(self._progress_line(now - self._start))
+
+    def _while_quiet(self) -> None:
+        """Write the line when it is due though no record came (the thread of the line
+        mode; it looks a few times per interval)."""
+        pause = min(self._interval / 4, 1.0)
+        while not self._quiet_stop.wait(pause):
+            if self._mode == "lines":
+                self._line_if_due(self._clock())
 
     def _progress_line(self, elapsed: float) -> str:
         done, total = self.done, self._total
@@ -198,7 +254,18 @@ class ProgressReporter:
             parts.append(f"{self._failed:,} failed")
         if self._rejected:
             parts.append(f"{self._rejected:,} rejected")
+        waiting = self._status_text()
+        if waiting:
+            parts.append(waiting)
         return " · ".join(parts)
+
+    def _status_text(self) -> str:
+        if self._status is None:
+            return ""
+        try:
+            return self._status()
+        except Exception as error:  # a display never stops a run
+            return f"(status unavailable: {type(error).__name__})"
 
     def _final_line(self, stopped: bool) -> str:
         elapsed = self._clock() - self._start
@@ -220,11 +287,14 @@ class ProgressReporter:
 
     def _write(self, line: str) -> None:
         """Write one line; a stream that cannot take it (closed, broken pipe) gets no more."""
-        try:
-            self._stream.write(line + "\n")
-            self._stream.flush()
-        except (OSError, ValueError):
-            self._mode = "off"
+        with self._writing:
+            if self._mode == "off":
+                return
+            try:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._mode = "off"
 
     # the bar mode
 

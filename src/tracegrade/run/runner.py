@@ -147,6 +147,16 @@ def _check_concurrency(concurrency: int) -> None:
         raise ValueError(f"concurrency must be a whole number of at least 1, got {concurrency!r}")
 
 
+def check_deadline(deadline: float | None) -> None:
+    """ValueError unless ``deadline`` is None or a positive number of seconds."""
+    if deadline is None:
+        return
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or not deadline > 0:
+        raise ValueError(f"sample_deadline must be a positive number of seconds, got {deadline!r}")
+    if not math.isfinite(deadline):
+        raise ValueError(f"sample_deadline must be a finite number of seconds, got {deadline!r}")
+
+
 def _judged(metrics: Sequence[Metric]) -> list[Metric]:
     return [metric for metric in metrics if isinstance(metric, JudgedMetric)]
 
@@ -233,20 +243,53 @@ def _scored(
     return row
 
 
+class JudgeWait:
+    """The samples a judged run has with the judge, said in its progress lines while
+    nothing finishes: how many, and what each judge is doing (``activity()``, as
+    :class:`~tracegrade.judge.OpenAIJudge` has)."""
+
+    def __init__(self, metrics: Sequence[Metric]) -> None:
+        self.metrics = _judged(metrics)
+        self.pending: Sized = ()
+
+    def describe(self) -> str:
+        waiting = len(self.pending)
+        if not waiting:
+            return ""
+        said = [f"{waiting} sample(s) with the judge"]
+        seen: set[int] = set()
+        for metric in self.metrics:
+            assert isinstance(metric, JudgedMetric)
+            try:
+                judge = metric.judge()
+            except Exception:  # no judge configured: the samples will say so
+                continue
+            activity = getattr(judge, "activity", None)
+            if id(judge) not in seen and callable(activity):
+                seen.add(id(judge))
+                said.append(str(activity()))
+        return ": ".join(said[:1]) + (": " + "; ".join(said[1:]) if len(said) > 1 else "")
+
+
 async def _judged_rows(
     records: Iterable[Outcome | None],
     metrics: Sequence[Metric],
     concurrency: int,
     raise_exceptions: bool,
+    deadline: float | None = None,
+    waiting: JudgeWait | None = None,
 ) -> AsyncGenerator[SampleResult, None]:
     """Rows of a run with judged metrics, as they finish: deterministic metrics are
     scored as each record is read, judged ones with up to ``concurrency`` samples at
-    the judge at once."""
+    the judge at once, each within ``deadline`` seconds when given; ``waiting`` is
+    told which samples are with the judge."""
     import asyncio
 
     judged = _judged(metrics)
     plain = [metric for metric in metrics if metric not in judged]
     pending: set[asyncio.Task[SampleResult]] = set()
+    if waiting is not None:
+        waiting.pending = pending
     # Each task puts itself here when it ends: waiting for the next one to end costs the
     # same however many are in flight (asyncio.wait would visit every pending task).
     finished: asyncio.Queue[asyncio.Task[SampleResult]] = asyncio.Queue()
@@ -264,7 +307,7 @@ async def _judged_rows(
                 continue
             while len(pending) >= concurrency:
                 yield await _next_finished(finished, pending)
-            asking = _ask_judges(sample, row, judged, raise_exceptions)
+            asking = _ask_judges(sample, row, judged, raise_exceptions, deadline)
             task = asyncio.create_task(asking)
             task.add_done_callback(finished.put_nowait)
             pending.add(task)
@@ -289,13 +332,18 @@ async def _next_finished(
 
 
 async def _ask_judges(
-    sample: Sample, row: SampleResult, judged: Sequence[Metric], raise_exceptions: bool
+    sample: Sample,
+    row: SampleResult,
+    judged: Sequence[Metric],
+    raise_exceptions: bool,
+    deadline: float | None = None,
 ) -> SampleResult:
-    """Score one sample with every judged metric at once."""
+    """Score one sample with every judged metric at once, each within ``deadline``."""
     import asyncio
 
     outcomes = await asyncio.gather(
-        *(metric.ascore(sample) for metric in judged), return_exceptions=True
+        *(_within_deadline(metric, sample, deadline) for metric in judged),
+        return_exceptions=True,
     )
     for metric, outcome in zip(judged, outcomes, strict=True):
         if isinstance(outcome, asyncio.CancelledError):
@@ -307,6 +355,26 @@ async def _ask_judges(
         else:
             _keep(row, metric, outcome, raise_exceptions)
     return row
+
+
+async def _within_deadline(metric: Metric, sample: Sample, deadline: float | None) -> Score:
+    """``metric.ascore(sample)``, given up after ``deadline`` seconds (waiting for a
+    turn at the judge included) with a JudgeError that counts what the requests sent
+    so far cost."""
+    if deadline is None:
+        return await metric.ascore(sample)
+    import asyncio
+
+    from ..judge.base import JudgeError, metered
+
+    with metered() as spent:
+        try:
+            return await asyncio.wait_for(metric.ascore(sample), deadline)
+        except asyncio.TimeoutError:
+            raise JudgeError(
+                f"{metric.name}: no verdict within the sample deadline of {deadline:g}s",
+                sum(spent, Usage()),
+            ) from None
 
 
 def _keep(row: SampleResult, metric: Metric, score: Score, raise_exceptions: bool) -> None:
@@ -374,20 +442,30 @@ def iter_evaluate(
     source: str | None = None,
     skip: Container[int] = (),
     progress: ProgressMode | bool = False,
+    sample_deadline: float | None = None,
 ) -> Iterator[SampleResult]:
     """Score records one at a time, yielding each one's row as soon as it is done.
 
     Nothing is kept, so memory stays flat however long the input. Records whose index
     is in ``skip`` are passed over (a resumed run). ``progress`` shows a progress bar or
-    lines on stderr (see :class:`tracegrade.run.progress.ProgressReporter`).
+    lines on stderr (see :class:`tracegrade.run.progress.ProgressReporter`); the lines
+    keep coming while samples wait on the judge. ``sample_deadline`` (seconds) bounds
+    each judged metric on each sample, retries included: past it the metric fails on
+    that sample with a JudgeError and the run goes on.
     """
     records = _checked_records(data, metrics, concurrency, source, skip)
+    check_deadline(sample_deadline)
     _check_no_running_loop(metrics)
+    waiting = None
     if _judged(metrics):
-        rows = _in_own_loop(_judged_rows(records, metrics, concurrency, raise_exceptions))
+        waiting = JudgeWait(metrics)
+        judged_rows = _judged_rows(
+            records, metrics, concurrency, raise_exceptions, sample_deadline, waiting
+        )
+        rows = _in_own_loop(judged_rows)
     else:
         rows = _plain_rows(records, metrics, raise_exceptions, _scoring_batch(data))
-    return _reported(rows, data, source, skip, progress)
+    return _reported(rows, data, source, skip, progress, waiting)
 
 
 def _scoring_batch(data: Data) -> int:
@@ -410,11 +488,16 @@ async def aiter_evaluate(
     source: str | None = None,
     skip: Container[int] = (),
     progress: ProgressMode | bool = False,
+    sample_deadline: float | None = None,
 ) -> AsyncIterator[SampleResult]:
     """:func:`iter_evaluate` for async callers."""
     records = _checked_records(data, metrics, concurrency, source, skip)
-    rows = _judged_rows(records, metrics, concurrency, raise_exceptions)
+    check_deadline(sample_deadline)
+    waiting = JudgeWait(metrics)
+    rows = _judged_rows(records, metrics, concurrency, raise_exceptions, sample_deadline, waiting)
     with reporter_for(data, source, skip, progress) as reporter:
+        if waiting.metrics:
+            reporter.keep_talking(waiting.describe)
         async with aclosing(rows):
             async for row in rows:
                 reporter.advance(row.status)
@@ -456,8 +539,11 @@ def _reported(
     source: str | None,
     skip: Container[int],
     progress: ProgressMode | bool,
+    waiting: JudgeWait | None = None,
 ) -> Iterator[SampleResult]:
     with reporter_for(data, source, skip, progress) as reporter, closing(rows):
+        if waiting is not None:
+            reporter.keep_talking(waiting.describe)
         for row in rows:
             reporter.advance(row.status)
             yield row

@@ -59,6 +59,7 @@ from .runner import (
     _check_concurrency,
     _check_no_running_loop,
     aiter_evaluate,
+    check_deadline,
     check_metrics,
     iter_evaluate,
     reporter_for,
@@ -409,7 +410,10 @@ class _Outputs:
         try:
             if self.run.resume:
                 assert record is not None  # a resumed run reads a file
-                for row in results.resume(record, upgrade=upgrade_record):
+                rows = results.resume(
+                    record, upgrade=upgrade_record, retry_failed=self.run.retry_failed
+                )
+                for row in rows:
                     self.add(row)
             else:
                 results.start(record)
@@ -523,10 +527,13 @@ class EvaluationRun:
         parquet: OutputPath | None = None,
         workers: Workers = 1,
         keep_rows: KeepRows = True,
+        sample_deadline: float | None = None,
+        retry_failed: bool = False,
         while_scoring: Callable[[], None] | None = None,
     ) -> None:
         check_metrics(metrics)
         _check_concurrency(concurrency)
+        check_deadline(sample_deadline)
         resolve_thresholds(metrics, thresholds)  # names a metric not in the run: ValueError
         _check_workers(workers)
         self.keep_limit = _keep_limit(keep_rows)
@@ -543,6 +550,10 @@ class EvaluationRun:
             )
         if resume and out is None:
             raise ValueError("resume=True needs out=: the results file holding the rows so far")
+        if retry_failed and not resume:
+            raise ValueError(
+                "retry_failed=True goes with resume=True: it scores again the failed rows"
+            )
         if resume and not from_file:
             raise ValueError(
                 "resume=True needs data to be a file: the run record beside the results file "
@@ -561,6 +572,8 @@ class EvaluationRun:
         self.progress: ProgressMode | bool = progress
         self.out = Path(out) if out is not None else None
         self.resume = resume
+        self.retry_failed = retry_failed
+        self.sample_deadline = sample_deadline
         self.parquet = Path(parquet) if parquet is not None else None
         self.while_scoring = while_scoring
         self.asked_workers = workers
@@ -619,6 +632,7 @@ class EvaluationRun:
                 source=self.source,
                 skip=outputs.done,
                 progress=self.progress,
+                sample_deadline=self.sample_deadline,
             )
             # every row kept: what each batch builds need not be walked by the collector
             keeping = kept_aside() if self.keep_limit is None else nullcontext()
@@ -653,6 +667,7 @@ class EvaluationRun:
                 source=self.source,
                 skip=outputs.done,
                 progress=self.progress,
+                sample_deadline=self.sample_deadline,
             )
             async with aclosing(cast("AsyncGenerator[SampleResult, None]", rows)) as each:
                 async for row in each:
@@ -743,6 +758,8 @@ def evaluate(
     parquet: OutputPath | None = None,
     workers: Workers = 1,
     keep_rows: KeepRows = True,
+    sample_deadline: float | None = None,
+    retry_failed: bool = False,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric: what ``tracegrade evaluate``
     does, from Python.
@@ -758,7 +775,9 @@ def evaluate(
     which with judged metrics is not input order), with a run record beside it.
     ``resume=True`` keeps the rows already in ``out`` and scores only the missing
     records; it refuses the results of another run (input, source, metrics or judge)
-    with ResumeError, and without a results file starts one. ``parquet`` also writes
+    with ResumeError, and without a results file starts one. With ``retry_failed=True``
+    it also scores again the records whose rows failed (a metric raised: a judge that
+    was down, say), whose old rows leave the file. ``parquet`` also writes
     the rows as Parquet (the ``parquet`` extra), replacing the file only when the run
     completes.
 
@@ -766,6 +785,10 @@ def evaluate(
     ``"auto"``, every CPU for a file of 1 MiB or more, else one. Only deterministic
     metrics over a tracegrade JSONL file, without ``parquet`` or ``keep_rows=True``, run
     in several (see :func:`choose_workers`); asking for more warns (RuntimeWarning).
+
+    ``sample_deadline`` (seconds) bounds each judged metric on each sample, its waits
+    and retries included: past it the metric fails on that sample (a JudgeError that
+    counts the requests sent) and the run goes on.
 
     ``keep_rows`` says which rows the result holds, in input order: every one (True),
     none (False) or those of the first N records (a number); the summary, counts,
@@ -793,6 +816,8 @@ def evaluate(
         parquet=parquet,
         workers=workers,
         keep_rows=keep_rows,
+        sample_deadline=sample_deadline,
+        retry_failed=retry_failed,
     )
     run.warn_unused_workers(stacklevel=2)
     return run.run()
@@ -813,6 +838,8 @@ async def aevaluate(
     parquet: OutputPath | None = None,
     workers: Workers = 1,
     keep_rows: KeepRows = True,
+    sample_deadline: float | None = None,
+    retry_failed: bool = False,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
     with up to ``concurrency`` samples at the judge at once, on the running loop; worker
@@ -831,6 +858,8 @@ async def aevaluate(
         parquet=parquet,
         workers=workers,
         keep_rows=keep_rows,
+        sample_deadline=sample_deadline,
+        retry_failed=retry_failed,
     )
     run.warn_unused_workers(stacklevel=2)
     return await run.arun()
