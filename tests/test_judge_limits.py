@@ -6,6 +6,9 @@ keys) bound each sample, progress lines keep coming while samples wait, and
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,10 +17,13 @@ import pytest
 from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
 from tests.metrics.judges import sensible_answer
 
+import tracegrade
 import tracegrade.run.progress
 from tracegrade.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, main
 
 GOAL = "agent_goal_accuracy_with_reference"
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path(tracegrade.__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -210,3 +216,44 @@ def test_retry_failed_needs_resume(
     code = main(_evaluate(_data(tmp_path, 1), judge_server, "--out", str(out), "--retry-failed"))
     assert code == EXIT_USAGE
     assert "--retry-failed goes with --resume" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("how", "code", "said"), [(2, 130, "interrupted"), (15, 143, "terminated")]
+)
+def test_a_signal_while_the_judge_is_busy_stops_the_run_cleanly(
+    how: int,
+    code: int,
+    said: str,
+    judge_server: JudgeServer,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # Many answers coming back at once keep the event loop in the tasks' code, where a
+    # signal turned into KeyboardInterrupt would leave them half-done.
+    judge_server.respond(sensible_answer)
+    out = tmp_path / "results.jsonl"
+    command = [
+        sys.executable, "-m", "tracegrade",
+        *_evaluate(
+            _data(tmp_path, 3000), judge_server, "--out", str(out), "--progress", "off",
+            "--concurrency", "64",
+        ),
+    ]  # fmt: skip
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=environment, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not out.exists() or out.stat().st_size < 20_000:
+        assert process.poll() is None, process.communicate()[1]
+        assert time.monotonic() < deadline, "no rows in a minute"
+        time.sleep(0.005)
+    os.kill(process.pid, how)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == code, err
+    assert f"tracegrade: {said}" in err and "finish with --resume" in err
+    assert "Traceback" not in err and "destroyed but it is pending" not in err, err
+    assert "Unclosed" not in err, err
+    assert out.read_bytes().endswith(b"\n")  # whole rows only
+    assert len(_rows(out)) < 3000

@@ -391,19 +391,23 @@ def _in_own_loop(rows: AsyncGenerator[SampleResult, None]) -> Generator[SampleRe
     the judge's connections are opened once, not per sample)."""
     import asyncio
 
+    from .interrupts import signals_cancel
+
     loop = asyncio.new_event_loop()
     try:
         while True:
             step = loop.create_task(_next_row(rows))
-            try:
-                row = loop.run_until_complete(step)
-            except StopAsyncIteration:
-                return
-            except BaseException:
-                # interrupted mid-step (Ctrl-C): end the step so the stream can be closed
-                step.cancel()
-                loop.run_until_complete(asyncio.gather(step, return_exceptions=True))
-                raise
+            # Ctrl-C or SIGTERM cancels the step, then is raised here once it has ended
+            with signals_cancel(loop, step):
+                try:
+                    row = loop.run_until_complete(step)
+                except StopAsyncIteration:
+                    return
+                except BaseException:
+                    # stopped mid-step: end the step so the stream can be closed
+                    step.cancel()
+                    loop.run_until_complete(asyncio.gather(step, return_exceptions=True))
+                    raise
             yield row
     finally:
         try:
