@@ -17,12 +17,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
 _STOPPING = (signal.SIGINT, signal.SIGTERM)
 
 
 @contextmanager
-def signals_cancel(loop: asyncio.AbstractEventLoop, step: asyncio.Future[object]) -> Iterator[None]:
+def signals_cancel(loop: asyncio.AbstractEventLoop, step: asyncio.Future[Any]) -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM cancel ``step`` (on ``loop``); leaving it, the
     first such signal caught is raised again. Signals ignored (SIG_IGN) stay ignored;
     outside the main thread, where handlers cannot be set, nothing changes."""
