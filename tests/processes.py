@@ -1,10 +1,49 @@
-"""Which processes a process started, read from Linux's /proc, for tests that check that
-none outlives a run."""
+"""Runs of tracegrade in processes of their own, for tests that stop them with signals,
+and which processes a process started (read from Linux's /proc), to check that none
+outlives a run."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import time
 from pathlib import Path
+from typing import Any
+
+import tracegrade
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = Path(tracegrade.__file__).resolve().parents[1]
+
+
+def environment() -> dict[str, str]:
+    """This environment, with the tracegrade under test and the tests importable."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
+
+
+def start(command: list[str], **options: Any) -> subprocess.Popen[str]:
+    """``command`` started in a session of its own (a signal to the test's process group
+    does not reach it), its stderr piped as text and its stdout dropped."""
+    settings: dict[str, Any] = {
+        "cwd": ROOT,
+        "env": environment(),
+        "stdout": subprocess.DEVNULL,
+        "stderr": subprocess.PIPE,
+        "text": True,
+        "start_new_session": True,
+    }
+    return subprocess.Popen(command, **{**settings, **options})
+
+
+def run(command: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end, its output captured as text."""
+    settings: dict[str, Any] = {"cwd": ROOT, "env": environment(), "capture_output": True}
+    return subprocess.run(command, text=True, check=False, **{**settings, **options})
+
+
+def lines(path: Path) -> int:
+    """How many whole lines the file holds (0 when it does not exist)."""
+    return path.read_bytes().count(b"\n") if path.exists() else 0
 
 
 def children(pid: int) -> set[int]:

@@ -28,18 +28,20 @@ from typing import Any
 import pytest
 from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
 from tests.metrics.judges import sensible_answer
-from tests.processes import children, wait_until_ended
+from tests.processes import children, lines, run, start, wait_until_ended
 from tests.records import messy_file, record
 
-import tracegrade
-
-ROOT = Path(__file__).resolve().parents[1]
-SRC = Path(tracegrade.__file__).resolve().parents[1]
 GOAL = "agent_goal_accuracy_without_reference"
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads the process tree from /proc"
 )
+
+
+@pytest.fixture(autouse=True)
+def _isolated(judge_env: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """No judge settings from the developer's environment; the judge cache in tmp (the
+    runs in processes of their own inherit it)."""
 
 
 class FaultyJudge:
@@ -73,33 +75,13 @@ class FaultyJudge:
         return Reply.slow(3.0, Reply.answer(sensible_answer(body)))  # past --judge-timeout
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
-
-
-def _start(command: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=_environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def _lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
 def _kill_after_rows(
     process: subprocess.Popen[str], out: Path, rows: int, how: signal.Signals
 ) -> set[int]:
     """Once ``out`` holds ``rows`` more rows, send ``how`` to the run alone; the processes
     it had started then."""
     deadline = time.monotonic() + 120
-    while _lines(out) < rows:
+    while lines(out) < rows:
         if process.poll() is not None:
             pytest.fail(f"the run ended before the kill ({process.returncode}): {process.stderr}")
         if time.monotonic() > deadline:
@@ -160,13 +142,11 @@ def test_random_judge_faults_and_two_kills_lose_and_repeat_nothing(
     ]  # fmt: skip
 
     for how in (signal.SIGKILL, signal.SIGTERM):
-        process = _start([*command, "--resume"])
-        started = _kill_after_rows(process, out, _lines(out) + chooser.randint(50, 400), how)
+        process = start([*command, "--resume"])
+        started = _kill_after_rows(process, out, lines(out) + chooser.randint(50, 400), how)
         _no_process_left(started)
 
-    finished = subprocess.run(
-        [*command, "--resume"], cwd=ROOT, env=_environment(), capture_output=True, text=True
-    )
+    finished = run([*command, "--resume"])
     assert finished.returncode in (3, 4), finished.stderr  # rejected lines, failed samples
     statuses = _every_record_once(out, records)
     assert sum(statuses.values()) == records
@@ -174,10 +154,7 @@ def test_random_judge_faults_and_two_kills_lose_and_repeat_nothing(
     assert set(faulty.faults) == {"429", "500", "reset", "malformed", "garbage", "hang"}
 
     faulty.fault_rate = 0.0  # the judge has recovered
-    retried = subprocess.run(
-        [*command, "--resume", "--retry-failed"],
-        cwd=ROOT, env=_environment(), capture_output=True, text=True,
-    )  # fmt: skip
+    retried = run([*command, "--resume", "--retry-failed"])
     assert retried.returncode in (3, 4), retried.stderr
     after = _every_record_once(out, records)
     assert after["rejected"] == statuses["rejected"]
@@ -201,14 +178,14 @@ def test_worker_runs_killed_twice_at_random_lose_and_repeat_nothing(tmp_path: Pa
         "--progress", "off",
     ]  # fmt: skip
     for how in (signal.SIGKILL, signal.SIGTERM):
-        process = _start([*command, "--resume"])
-        started = _kill_after_rows(process, out, _lines(out) + chooser.randint(1, 20_000), how)
+        process = start([*command, "--resume"])
+        started = _kill_after_rows(process, out, lines(out) + chooser.randint(1, 20_000), how)
         assert len(started) >= 2  # the workers were running
         _no_process_left(started)
-    finished = subprocess.run([*command, "--resume"], cwd=ROOT, env=_environment())
+    finished = run([*command, "--resume"])
     assert finished.returncode == 4  # every seventh record has no reference
     reference = tmp_path / "reference.jsonl"
     whole = [arg if arg != str(out) else str(reference) for arg in command]
-    subprocess.run(whole, cwd=ROOT, env=_environment(), check=False)
+    run(whole)
     assert out.read_bytes() == reference.read_bytes()
     assert sum(_every_record_once(out, 60_000).values()) == 60_000

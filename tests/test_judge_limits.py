@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -16,14 +15,12 @@ from typing import Any
 import pytest
 from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
 from tests.metrics.judges import sensible_answer
+from tests.processes import start
 
-import tracegrade
 import tracegrade.run.progress
 from tracegrade.cli import EXIT_FAILURES, EXIT_OK, EXIT_USAGE, main
 
 GOAL = "agent_goal_accuracy_with_reference"
-ROOT = Path(__file__).resolve().parents[1]
-SRC = Path(tracegrade.__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -239,11 +236,7 @@ def test_a_signal_while_the_judge_is_busy_stops_the_run_cleanly(
             "--concurrency", "64",
         ),
     ]  # fmt: skip
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=environment, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
+    process = start(command)
     deadline = time.monotonic() + 60
     while not out.exists() or out.stat().st_size < 20_000:
         assert process.poll() is None, process.communicate()[1]

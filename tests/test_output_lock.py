@@ -14,16 +14,14 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.processes import run, start
 from tests.records import record
 
-import tracegrade
 from tracegrade import ToolCallF1, evaluate
 from tracegrade.cli import EXIT_FAILURES, EXIT_INPUT
 from tracegrade.io.lock import OutputInUseError, OutputLock, lock_path
 from tracegrade.io.store import run_record_path
 
-ROOT = Path(__file__).resolve().parents[1]
-SRC = Path(tracegrade.__file__).resolve().parents[1]
 RECORDS = 60_000
 
 pytestmark = pytest.mark.filterwarnings("ignore::tracegrade.errors.TracegradeWarning")
@@ -85,22 +83,6 @@ def _command(data: Path, out: Path, *more: str) -> list[str]:
     ]  # fmt: skip
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
-
-
-def _start(command: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=_environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
 def _once_writing(process: subprocess.Popen[str], out: Path) -> None:
     deadline = time.monotonic() + 60
     while not (out.exists() and out.stat().st_size):
@@ -120,13 +102,10 @@ def test_a_second_run_on_the_same_out_is_refused_and_the_first_ends_whole(
     data: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "results.jsonl"
-    first = _start(_command(data, out, "--workers", "2"))
+    first = start(_command(data, out, "--workers", "2"))
     _once_writing(first, out)
     for more in ([], ["--resume"]):
-        second = subprocess.run(
-            _command(data, out, *more), cwd=ROOT, env=_environment(), capture_output=True,
-            text=True, timeout=60,
-        )  # fmt: skip
+        second = run(_command(data, out, *more), timeout=60)
         assert second.returncode == EXIT_INPUT, second.stderr
         assert second.stderr.count("\n") == 1, second.stderr  # one line, no traceback
         assert f"{out} is being written by another run (process {first.pid} on " in second.stderr
@@ -138,15 +117,12 @@ def test_a_second_run_on_the_same_out_is_refused_and_the_first_ends_whole(
 
 def test_a_killed_runs_lock_does_not_block_its_resume(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
-    process = _start(_command(data, out))
+    process = start(_command(data, out))
     _once_writing(process, out)
     process.kill()
     process.communicate()
     assert lock_path(out).exists()  # left behind, its OS lock gone with the process
-    resumed = subprocess.run(
-        _command(data, out, "--resume"), cwd=ROOT, env=_environment(), capture_output=True,
-        text=True, timeout=120,
-    )  # fmt: skip
+    resumed = run(_command(data, out, "--resume"), timeout=120)
     assert resumed.returncode == EXIT_FAILURES, resumed.stderr
     assert sorted(_indices(out)) == list(range(RECORDS))
     assert not lock_path(out).exists()

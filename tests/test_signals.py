@@ -18,14 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.processes import children, ended, wait_until_ended
+from tests.processes import children, ended, lines, run, start, wait_until_ended
 from tests.records import record
 
-import tracegrade
 from tracegrade.cli import EXIT_TERMINATED
 
-ROOT = Path(__file__).resolve().parents[1]
-SRC = Path(tracegrade.__file__).resolve().parents[1]
 RECORDS = 80_000
 
 pytestmark = pytest.mark.skipif(
@@ -43,10 +40,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _environment() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(SRC), str(ROOT)])}
-
-
 def _cli(*arguments: str) -> list[str]:
     return [sys.executable, "-m", "tracegrade", *arguments]
 
@@ -58,22 +51,6 @@ def _evaluate(data: Path, out: Path, *more: str) -> list[str]:
     )  # fmt: skip
 
 
-def _start(command: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        command,
-        cwd=ROOT,
-        env=_environment(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,  # a signal to the test's group would not reach it
-    )
-
-
-def _lines(path: Path) -> int:
-    return path.read_bytes().count(b"\n") if path.exists() else 0
-
-
 def _workers_once_scoring(process: subprocess.Popen[str], out: Path) -> set[int]:
     """The run's worker processes, once rows are being written."""
     deadline = time.monotonic() + 60
@@ -82,7 +59,7 @@ def _workers_once_scoring(process: subprocess.Popen[str], out: Path) -> set[int]
             _, err = process.communicate()
             pytest.fail(f"the run ended before it could be stopped ({process.returncode}): {err}")
         workers = children(process.pid)
-        if len(workers) >= 2 and _lines(out) > 0:
+        if len(workers) >= 2 and lines(out) > 0:
             return workers
         if time.monotonic() > deadline:
             os.killpg(process.pid, signal.SIGKILL)
@@ -101,18 +78,18 @@ def _leftovers(process: subprocess.Popen[str], workers: set[int]) -> set[int]:
 
 def test_workers_end_within_a_second_when_the_parent_is_killed(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
-    process = _start(_evaluate(data, out))
+    process = start(_evaluate(data, out))
     workers = _workers_once_scoring(process, out)
     os.kill(process.pid, signal.SIGKILL)
     process.communicate()
     assert process.returncode == -signal.SIGKILL
     assert _leftovers(process, workers) == set()
-    assert 0 < _lines(out) < RECORDS
+    assert 0 < lines(out) < RECORDS
 
 
 def test_sigterm_to_the_parent_stops_the_run_resumably_with_143(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
-    process = _start(_evaluate(data, out))
+    process = start(_evaluate(data, out))
     workers = _workers_once_scoring(process, out)
     os.kill(process.pid, signal.SIGTERM)
     _, err = process.communicate(timeout=60)
@@ -120,17 +97,13 @@ def test_sigterm_to_the_parent_stops_the_run_resumably_with_143(data: Path, tmp_
     assert f"terminated (SIGTERM); the rows so far are in {out}: finish with --resume" in err
     assert "Traceback" not in err
     assert _leftovers(process, workers) == set()
-    written = _lines(out)
+    written = lines(out)
     assert 0 < written < RECORDS
     assert out.read_bytes().endswith(b"\n")  # whole rows only
 
-    resumed = subprocess.run(
-        _evaluate(data, out, "--resume"), cwd=ROOT, env=_environment(), capture_output=True
-    )
+    resumed = run(_evaluate(data, out, "--resume"))
     reference = tmp_path / "reference.jsonl"
-    whole = subprocess.run(
-        _evaluate(data, reference), cwd=ROOT, env=_environment(), capture_output=True
-    )
+    whole = run(_evaluate(data, reference))
     assert resumed.returncode == whole.returncode == 4  # every seventh record fails
     assert out.read_bytes() == reference.read_bytes()
 
@@ -146,7 +119,7 @@ evaluate(sys.argv[1], [ToolCallF1()], out=sys.argv[2], workers=2, keep_rows=Fals
 
 def test_workers_of_a_python_run_end_when_it_is_killed(data: Path, tmp_path: Path) -> None:
     out = tmp_path / "results.jsonl"
-    process = _start([sys.executable, "-c", _PYTHON_RUN, str(data), str(out)])
+    process = start([sys.executable, "-c", _PYTHON_RUN, str(data), str(out)])
     workers = _workers_once_scoring(process, out)
     os.kill(process.pid, signal.SIGKILL)
     process.communicate()
@@ -178,13 +151,7 @@ time.sleep(60)
 
 @pytest.mark.parametrize("way", ["kernel", "watch"])
 def test_a_process_on_a_lifeline_ends_with_its_parent(way: str) -> None:
-    parent = subprocess.Popen(
-        [sys.executable, "-c", _PARENT, _CHILD, way],
-        env=_environment(),
-        stdout=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    parent = start([sys.executable, "-c", _PARENT, _CHILD, way], stdout=subprocess.PIPE)
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
     assert not ended(child)
@@ -201,8 +168,6 @@ def test_a_process_whose_parent_has_already_gone_ends_at_once() -> None:
         "import os; from tracegrade.run import lifeline; "
         "lifeline.end_with_parent(os.getppid() + 1); print('still here')"
     )
-    finished = subprocess.run(
-        [sys.executable, "-c", code], env=_environment(), capture_output=True, text=True, timeout=30
-    )
+    finished = run([sys.executable, "-c", code], timeout=30)
     assert finished.returncode == 1
     assert "still here" not in finished.stdout
