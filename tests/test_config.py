@@ -9,8 +9,8 @@ from tracegrade.convert import SOURCES
 from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
-    "concurrency, fail_under, judge_base_url, judge_model, metrics, out, pass_k, progress, "
-    "source, thresholds"
+    "concurrency, fail_under, judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, "
+    "judge_model, metrics, out, pass_k, progress, source, thresholds"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
 
@@ -122,6 +122,8 @@ metrics = ["tool_call_f1", "tool_correctness:exact_match=true,threshold=0.8"]
 source = "langchain"
 judge_model = "gpt-4o-mini"
 judge_base_url = "http://127.0.0.1:8000/v1"
+judge_cache_max_mb = 256
+judge_cache_max_age_days = 30.5
 concurrency = 8
 out = "results/run.jsonl"
 progress = "lines"
@@ -146,6 +148,8 @@ def test_every_field_of_tracegrade_toml(tmp_path: Path) -> None:
         source="langchain",
         judge_model="gpt-4o-mini",
         judge_base_url="http://127.0.0.1:8000/v1",
+        judge_cache_max_mb=256.0,
+        judge_cache_max_age_days=30.5,
         concurrency=8,
         out=tmp_path / "results" / "run.jsonl",
         progress="lines",
@@ -154,6 +158,7 @@ def test_every_field_of_tracegrade_toml(tmp_path: Path) -> None:
     )
     assert config.fail_under is not None
     assert type(config.fail_under["tool_correctness"]) is float
+    assert type(config.judge_cache_max_mb) is float
 
 
 def test_every_field_of_pyproject_in_kebab_case(tmp_path: Path) -> None:
@@ -169,6 +174,8 @@ thresholds = { f1 = 0.25 }
 source = "tracegrade"
 judge-model = "m"
 judge-base-url = "http://127.0.0.1:9/v1"
+judge-cache-max-mb = 0.5
+judge-cache-max-age-days = inf
 concurrency = 1
 out = "r.jsonl"
 progress = "off"
@@ -182,6 +189,8 @@ pass-k = [5]
         source="tracegrade",
         judge_model="m",
         judge_base_url="http://127.0.0.1:9/v1",
+        judge_cache_max_mb=0.5,
+        judge_cache_max_age_days=float("inf"),
         concurrency=1,
         out=tmp_path / "r.jsonl",
         progress="off",
@@ -357,6 +366,31 @@ ERRORS = [
     ('judge_model = ""', "judge_model", "must be a non-empty string, got string ''"),
     ("judge-base-url = {}", "judge-base-url", "must be a non-empty string, got table"),
     ("out = 5", "out", "must be a non-empty string, got 5"),
+    (
+        "judge_cache_max_mb = 0",
+        "judge_cache_max_mb",
+        "must be a number of megabytes above 0 (inf for no limit), got 0",
+    ),
+    (
+        "judge-cache-max-mb = -5.5",
+        "judge-cache-max-mb",
+        "must be a number of megabytes above 0 (inf for no limit), got -5.5",
+    ),
+    (
+        'judge_cache_max_mb = "1GB"',
+        "judge_cache_max_mb",
+        "must be a number of megabytes above 0 (inf for no limit), got string '1GB'",
+    ),
+    (
+        "judge_cache_max_age_days = nan",
+        "judge_cache_max_age_days",
+        "must be a number of days above 0 (inf for no limit), got nan",
+    ),
+    (
+        "judge_cache_max_age_days = true",
+        "judge_cache_max_age_days",
+        "must be a number of days above 0 (inf for no limit), got boolean true",
+    ),
     (
         'progress = "fancy"',
         "progress",

@@ -72,6 +72,8 @@ class Settings:
     pass_k: list[int] | None = None
     judge_model: str | None = None
     judge_base_url: str | None = None
+    judge_cache_max_mb: float | None = None
+    judge_cache_max_age_days: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -115,6 +117,8 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         pass_k=arguments.pass_k or chosen.pass_k,
         judge_model=arguments.judge_model or chosen.judge_model,
         judge_base_url=arguments.judge_base_url or chosen.judge_base_url,
+        judge_cache_max_mb=chosen.judge_cache_max_mb,
+        judge_cache_max_age_days=chosen.judge_cache_max_age_days,
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
@@ -228,6 +232,8 @@ def attach_judge(settings: Settings) -> None:
         model=settings.judge_model,
         base_url=settings.judge_base_url,
         max_concurrency=settings.concurrency,
+        cache_max_mb=settings.judge_cache_max_mb,
+        cache_max_age_days=settings.judge_cache_max_age_days,
     )
     for metric in judged:
         metric.llm = judge
