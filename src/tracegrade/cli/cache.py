@@ -15,20 +15,13 @@ import argparse
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeCacheError, TracegradeError
-from ..judge.cache import (
-    MB,
-    CacheInfo,
-    Cleared,
-    JudgeCache,
-    Pruned,
-    cache_turned_off,
-    configured_limits,
-    default_cache_path,
-)
 from .evaluate import EXIT_INPUT, EXIT_OK, EXIT_USAGE, project_config
+
+if TYPE_CHECKING:  # the judge loads only when the command runs
+    from ..judge.cache import CacheInfo, Cleared, JudgeCache, Pruned
 
 
 def _above_zero(text: str) -> float:
@@ -112,6 +105,8 @@ def run_cache(arguments: argparse.Namespace) -> int:
 
 def _open(arguments: argparse.Namespace) -> JudgeCache | None:
     """The cache the arguments name, with its limits; None when it is turned off."""
+    from ..judge.cache import JudgeCache, cache_turned_off, configured_limits, default_cache_path
+
     if arguments.cache is None and cache_turned_off():
         return None
     config = project_config(arguments)
@@ -187,6 +182,8 @@ def _sizes(before: int, after: int) -> str:
 
 def _size(size: int) -> str:
     """Bytes in KB under a MB, else in MB (of 2**10 and 2**20 bytes, as the limit)."""
+    from ..judge.cache import MB
+
     if size < MB:
         return f"{size / 1024:,.0f} KB"
     return f"{size / MB:,.1f} MB"
