@@ -9,8 +9,9 @@ from tracegrade.convert import SOURCES
 from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
-    "concurrency, fail_under, judge_base_url, judge_max_attempts, judge_model, judge_timeout, "
-    "metrics, out, pass_k, progress, sample_deadline, source, thresholds"
+    "concurrency, fail_under, judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, "
+    "judge_max_attempts, judge_model, judge_timeout, metrics, out, pass_k, progress, "
+    "sample_deadline, source, thresholds"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
 
@@ -125,6 +126,8 @@ judge_base_url = "http://127.0.0.1:8000/v1"
 judge_timeout = 30
 judge_max_attempts = 2
 sample_deadline = 90.5
+judge_cache_max_mb = 256
+judge_cache_max_age_days = 30.5
 concurrency = 8
 out = "results/run.jsonl"
 progress = "lines"
@@ -152,6 +155,8 @@ def test_every_field_of_tracegrade_toml(tmp_path: Path) -> None:
         judge_timeout=30.0,
         judge_max_attempts=2,
         sample_deadline=90.5,
+        judge_cache_max_mb=256.0,
+        judge_cache_max_age_days=30.5,
         concurrency=8,
         out=tmp_path / "results" / "run.jsonl",
         progress="lines",
@@ -160,6 +165,7 @@ def test_every_field_of_tracegrade_toml(tmp_path: Path) -> None:
     )
     assert config.fail_under is not None
     assert type(config.fail_under["tool_correctness"]) is float
+    assert type(config.judge_cache_max_mb) is float
 
 
 def test_every_field_of_pyproject_in_kebab_case(tmp_path: Path) -> None:
@@ -178,6 +184,8 @@ judge-base-url = "http://127.0.0.1:9/v1"
 judge-timeout = 5
 judge-max-attempts = 1
 sample-deadline = 60
+judge-cache-max-mb = 0.5
+judge-cache-max-age-days = inf
 concurrency = 1
 out = "r.jsonl"
 progress = "off"
@@ -194,6 +202,8 @@ pass-k = [5]
         judge_timeout=5.0,
         judge_max_attempts=1,
         sample_deadline=60.0,
+        judge_cache_max_mb=0.5,
+        judge_cache_max_age_days=float("inf"),
         concurrency=1,
         out=tmp_path / "r.jsonl",
         progress="off",
@@ -385,6 +395,31 @@ ERRORS = [
     ('judge_model = ""', "judge_model", "must be a non-empty string, got string ''"),
     ("judge-base-url = {}", "judge-base-url", "must be a non-empty string, got table"),
     ("out = 5", "out", "must be a non-empty string, got 5"),
+    (
+        "judge_cache_max_mb = 0",
+        "judge_cache_max_mb",
+        "must be a number of megabytes above 0 (inf for no limit), got 0",
+    ),
+    (
+        "judge-cache-max-mb = -5.5",
+        "judge-cache-max-mb",
+        "must be a number of megabytes above 0 (inf for no limit), got -5.5",
+    ),
+    (
+        'judge_cache_max_mb = "1GB"',
+        "judge_cache_max_mb",
+        "must be a number of megabytes above 0 (inf for no limit), got string '1GB'",
+    ),
+    (
+        "judge_cache_max_age_days = nan",
+        "judge_cache_max_age_days",
+        "must be a number of days above 0 (inf for no limit), got nan",
+    ),
+    (
+        "judge_cache_max_age_days = true",
+        "judge_cache_max_age_days",
+        "must be a number of days above 0 (inf for no limit), got boolean true",
+    ),
     (
         'progress = "fancy"',
         "progress",

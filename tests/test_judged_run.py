@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -337,6 +339,27 @@ def test_cli_says_once_that_a_damaged_cache_was_set_aside(
     assert len(shown) == 1, err
     assert f"judge cache {cache} is unreadable" in shown[0]
     assert list(tmp_path.glob("judge.sqlite.corrupt-*"))
+
+
+def test_cli_takes_the_cache_age_limit_from_the_project_config(
+    judge_server: JudgeServer,  # noqa: F811
+    judge_env: pytest.MonkeyPatch,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    judge_server.respond(sensible_answer)
+    (tmp_path / ".git").mkdir()  # the search for a config file stops here
+    judge_env.chdir(tmp_path)
+    arguments = _judged_arguments(_dataset(tmp_path), judge_server)
+    assert main(arguments) == EXIT_OK
+    assert judge_server.count == 3
+    with closing(sqlite3.connect(tmp_path / "judge-cache.sqlite")) as cache, cache:
+        cache.execute("UPDATE answers SET created = created - 10 * 86400")  # 10 days old
+
+    assert main(arguments) == EXIT_OK
+    assert judge_server.count == 3  # no age limit yet: from the cache
+    (tmp_path / "tracegrade.toml").write_text("judge-cache-max-age-days = 7\n")
+    assert main(arguments) == EXIT_OK
+    assert judge_server.count == 6  # past the config's limit: asked again
 
 
 def test_every_request_sent_is_counted_failed_and_repaired_ones_too(

@@ -30,6 +30,7 @@ from tracegrade.judge import (
     default_judge,
 )
 from tracegrade.judge._gate import Gate
+from tracegrade.judge.cache import CacheLimits
 from tracegrade.judge.client import NO_KEY, Prices
 
 MakeJudge = Callable[..., OpenAIJudge]
@@ -741,6 +742,49 @@ def test_bad_prices_in_the_environment_are_a_clear_error(judge_env: pytest.Monke
     judge_env.setenv("TRACEGRADE_JUDGE_PRICES", "cheap")
     with pytest.raises(JudgeError, match="TRACEGRADE_JUDGE_PRICES"):
         default_judge()
+
+
+def test_the_cache_limits_come_from_the_environment_unless_given(
+    judge_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    judge_env.setenv("TRACEGRADE_JUDGE_MODEL", "m")
+    judge_env.setenv("TRACEGRADE_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
+    judge = default_judge()
+    assert judge.cache is not None
+    assert judge.cache.limits == CacheLimits(max_mb=1024, max_age_days=None)
+
+    judge_env.setenv("TRACEGRADE_JUDGE_CACHE_MAX_MB", "64")
+    judge_env.setenv("TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS", "30")
+    limits = [
+        default_judge().cache,
+        default_judge(cache_max_mb=8).cache,  # the project config's, over the environment
+        default_judge(cache_max_age_days=2).cache,
+        OpenAIJudge("m", base_url="http://127.0.0.1:1/v1", cache=tmp_path / "c.sqlite").cache,
+        OpenAIJudge("m", base_url="http://127.0.0.1:1/v1", cache=JudgeCache(tmp_path / "c")).cache,
+    ]
+    assert [cache.limits if cache is not None else None for cache in limits] == [
+        CacheLimits(64, 30),
+        CacheLimits(8, 30),
+        CacheLimits(64, 2),
+        CacheLimits(64, 30),
+        CacheLimits(1024, None),  # a cache made by hand keeps its own
+    ]
+
+
+def test_a_bad_cache_limit_in_the_environment_is_a_clear_error(
+    judge_env: pytest.MonkeyPatch,
+) -> None:
+    judge_env.setenv("TRACEGRADE_JUDGE_MODEL", "m")
+    judge_env.setenv("TRACEGRADE_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
+    judge_env.setenv("TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS", "a month")
+    with pytest.raises(JudgeError) as caught:
+        default_judge()
+    assert str(caught.value) == (
+        "TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS must be a number of days above 0 (inf for no "
+        "limit), got 'a month'"
+    )
+    judge_env.setenv("TRACEGRADE_JUDGE_CACHE", "off")  # no cache: its limits do not matter
+    assert default_judge().cache is None
 
 
 def test_the_default_cache_location(judge_env: pytest.MonkeyPatch, tmp_path: Path) -> None:

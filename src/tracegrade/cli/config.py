@@ -1,4 +1,5 @@
-"""The project config file: defaults for ``tracegrade evaluate``.
+"""The project config file: defaults for ``tracegrade evaluate`` (and the judge cache's
+limits, for ``tracegrade cache`` too).
 
 The settings live in ``tracegrade.toml`` (at its top level) or in the ``[tool.tracegrade]``
 table of ``pyproject.toml``. :func:`find_config` looks for one from a directory upwards,
@@ -53,6 +54,7 @@ class ProjectConfig:
     ``metrics`` are metric specs as on the command line (``"tool_correctness:threshold=0.8"``),
     ``fail_under`` the least mean per metric name, ``thresholds`` the pass threshold per
     metric name, and ``out`` is absolute (a relative path is taken from the file's folder).
+    ``judge_cache_max_mb`` and ``judge_cache_max_age_days`` are the judge cache's limits.
     """
 
     metrics: list[str] | None = None
@@ -64,6 +66,8 @@ class ProjectConfig:
     judge_timeout: float | None = None
     judge_max_attempts: int | None = None
     sample_deadline: float | None = None
+    judge_cache_max_mb: float | None = None
+    judge_cache_max_age_days: float | None = None
     concurrency: int | None = None
     out: Path | None = None
     progress: str | None = None
@@ -148,6 +152,8 @@ _Seconds = Annotated[float, msgspec.Meta(gt=0, le=_YEAR)]
 infinity are out of range)."""
 _Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
 """A number between 0 and 1 (an integer becomes a float; NaN is out of range)."""
+_Positive = Annotated[float, msgspec.Meta(gt=0)]
+"""A number above 0 (``inf`` included, NaN not)."""
 
 
 class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -162,6 +168,8 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     judge_timeout: _Seconds | None = None
     judge_max_attempts: _Count | None = None
     sample_deadline: _Seconds | None = None
+    judge_cache_max_mb: _Positive | None = None
+    judge_cache_max_age_days: _Positive | None = None
     concurrency: _Count | None = None
     out: _Text | None = None
     progress: _Progress | None = None
@@ -190,6 +198,8 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "judge_timeout": (_SECONDS, None),
     "judge_max_attempts": (_COUNT, None),
     "sample_deadline": (_SECONDS, None),
+    "judge_cache_max_mb": ("must be a number of megabytes above 0 (inf for no limit)", None),
+    "judge_cache_max_age_days": ("must be a number of days above 0 (inf for no limit)", None),
     "concurrency": (_COUNT, None),
     "out": (_TEXT, None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),

@@ -76,6 +76,8 @@ class Settings:
     judge_max_attempts: int | None = None
     sample_deadline: float | None = None
     retry_failed: bool = False
+    judge_cache_max_mb: float | None = None
+    judge_cache_max_age_days: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -123,6 +125,8 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         judge_max_attempts=arguments.judge_max_attempts or chosen.judge_max_attempts,
         sample_deadline=arguments.sample_deadline or chosen.sample_deadline,
         retry_failed=arguments.retry_failed,
+        judge_cache_max_mb=chosen.judge_cache_max_mb,
+        judge_cache_max_age_days=chosen.judge_cache_max_age_days,
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
@@ -240,6 +244,8 @@ def attach_judge(settings: Settings) -> None:
         max_concurrency=settings.concurrency,
         timeout=settings.judge_timeout,
         max_attempts=settings.judge_max_attempts,
+        cache_max_mb=settings.judge_cache_max_mb,
+        cache_max_age_days=settings.judge_cache_max_age_days,
     )
     for metric in judged:
         metric.llm = judge

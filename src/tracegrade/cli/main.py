@@ -8,7 +8,10 @@ metric, option, gate, source or config key, or a ``--resume`` of another run's r
 reported and counted, or a file cannot be written); 4 some metric raised on some sample
 (its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). When
 several apply the lowest-numbered of 3, 1, 4 wins in that order. ``convert`` writes
-every good record and reports each bad one before it exits with 3.
+every good record and reports each bad one before it exits with 3. ``cache`` exits with
+0 when done (no cache file yet included), 2 for a bad limit in the flags, the config or
+the environment, and 3 when its path holds something that is not a judge cache (a
+folder, another kind of file, another program's database) or the file cannot be changed.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .._json import dumps
 from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
+from .cache import add_cache_command, run_cache
 from .config import PROGRESS_MODES, ConfigError
 from .evaluate import (
     EXIT_INPUT,
@@ -80,6 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_evaluate(commands)
     commands.add_parser("metrics", help="list the metrics and their options")
     _add_convert(commands)
+    add_cache_command(commands)
     return parser
 
 
@@ -317,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _convert(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
+        if arguments.command == "cache":
+            return run_cache(arguments)
         try:
             settings = resolve(arguments, project_config(arguments))
         except (MetricSpecError, UsageError, ConfigError, ValueError) as error:

@@ -33,7 +33,15 @@ from ..model.results import Usage
 from ._gate import Gate
 from .asking import per_schema, problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, spend
-from .cache import JudgeCache, cache_key, default_cache_path
+from .cache import (
+    MAX_AGE_DAYS_ENV,
+    MAX_MB_ENV,
+    JudgeCache,
+    cache_key,
+    cache_turned_off,
+    configured_limits,
+    default_cache_path,
+)
 from .retry import RetriesExhausted, Retryable, RetryPolicy, is_retryable_status
 
 if TYPE_CHECKING:
@@ -102,7 +110,10 @@ class OpenAIJudge:
     ``prices`` (a :class:`Prices` or ``(input, output)`` per million tokens) turns tokens
     into cost; without it cost is None. ``cache`` is a :class:`JudgeCache`, a path, True
     (the default: ``$TRACEGRADE_JUDGE_CACHE``, else ``~/.cache/tracegrade/judge.sqlite``)
-    or False/None (no cache). Only answers that follow the request's schema are stored.
+    or False/None (no cache); a cache made here from a path or True has the limits of
+    ``$TRACEGRADE_JUDGE_CACHE_MAX_MB`` and ``$TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS`` (by
+    default 1024 MB, no age limit). Only answers that follow the request's schema are
+    stored.
 
     ``structured_output`` says how the schema is requested: ``json_schema``,
     ``json_object``, ``none`` (the prompt alone), or ``auto``: json_schema, stepping down
@@ -534,11 +545,11 @@ class _Unsupported(Exception):
 def _open_cache(cache: JudgeCache | str | os.PathLike[str] | bool | None) -> JudgeCache | None:
     if cache is None or cache is False:
         return None
-    if cache is True:
-        return JudgeCache(default_cache_path())
     if isinstance(cache, JudgeCache):
         return cache
-    return JudgeCache(Path(cache))
+    limits = configured_limits()
+    path = default_cache_path() if cache is True else Path(cache)
+    return JudgeCache(path, max_mb=limits.max_mb, max_age_days=limits.max_age_days)
 
 
 def _with_schema(request: JudgeRequest) -> list[dict[str, str]]:
@@ -631,6 +642,8 @@ _ENV = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "TRACEGRADE_JUDGE_CACHE",
+    MAX_MB_ENV,
+    MAX_AGE_DAYS_ENV,
     "XDG_CACHE_HOME",
     "TRACEGRADE_JUDGE_PRICES",
 )
@@ -645,14 +658,17 @@ def default_judge(
     max_concurrency: int | None = None,
     timeout: float | None = None,
     max_attempts: int | None = None,
+    cache_max_mb: float | None = None,
+    cache_max_age_days: float | None = None,
 ) -> OpenAIJudge:
     """The process-wide judge configured from the environment, for judged metrics whose
-    ``llm`` is not set; ``model``, ``base_url``, ``max_concurrency``, ``timeout`` and
-    ``max_attempts`` override it (the CLI's flags). One object per distinct
-    configuration, so a changed environment gets a new judge.
+    ``llm`` is not set; the arguments override it (the CLI's flags and project config).
+    One object per distinct configuration, so a changed environment gets a new judge.
 
     Besides the model, URL and key variables: ``TRACEGRADE_JUDGE_CACHE`` (a path, or
-    ``off``) and ``TRACEGRADE_JUDGE_PRICES`` (``input,output`` per million tokens).
+    ``off``), ``TRACEGRADE_JUDGE_CACHE_MAX_MB`` and ``TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS``
+    (the cache's limits, numbers above 0; 1024 MB and none by default) and
+    ``TRACEGRADE_JUDGE_PRICES`` (``input,output`` per million tokens).
     """
     settings = (
         *(os.environ.get(name) for name in _ENV),
@@ -661,6 +677,8 @@ def default_judge(
         str(max_concurrency),
         str(timeout),
         str(max_attempts),
+        str(cache_max_mb),
+        str(cache_max_age_days),
     )
     with _defaults_lock:
         judge = _defaults.get(settings)
@@ -668,7 +686,7 @@ def default_judge(
             judge = OpenAIJudge(
                 model,
                 base_url=base_url,
-                cache=_env_cache(),
+                cache=_env_cache(cache_max_mb, cache_max_age_days),
                 prices=_env_prices(),
                 max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
                 **_chosen(timeout=timeout, max_attempts=max_attempts),
@@ -682,9 +700,12 @@ def _chosen(**settings: Any) -> dict[str, Any]:
     return {name: value for name, value in settings.items() if value is not None}
 
 
-def _env_cache() -> bool:
-    configured = os.environ.get("TRACEGRADE_JUDGE_CACHE", "").strip()
-    return configured.lower() not in ("off", "none", "false", "0")
+def _env_cache(max_mb: float | None, max_age_days: float | None) -> JudgeCache | None:
+    """The cache the environment names, with the limits given, else the environment's."""
+    if cache_turned_off():
+        return None
+    limits = configured_limits(max_mb, max_age_days)
+    return JudgeCache(default_cache_path(), max_mb=limits.max_mb, max_age_days=limits.max_age_days)
 
 
 def _env_prices() -> Prices | None:
