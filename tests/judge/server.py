@@ -12,7 +12,8 @@ answers:
 
 A scripted item is a :class:`Reply` (``answer`` and ``json`` build normal replies; the
 faults are ``rate_limited``, ``error``, ``slow``, ``malformed``, ``truncated``, ``reset``,
-``reject_response_format`` and ``empty``), a dict (sent as the judge's JSON answer) or a
+``reject_response_format``, ``text`` and ``empty``; a reply's headers may set its
+Content-Type, else it is JSON), a dict (sent as the judge's JSON answer) or a
 str (sent as the message text).
 
 The server records every request (``server.requests``: path, lower-case headers, parsed
@@ -133,6 +134,11 @@ class Reply:
     def reset(cls) -> Reply:
         """No response at all: the connection is reset."""
         return cls(action="reset")
+
+    @classmethod
+    def text(cls, status: int, body: str, content_type: str = "text/plain") -> Reply:
+        """A body that is not JSON (plain text, a proxy's HTML error page)."""
+        return cls(status, body.encode(), {"Content-Type": content_type})
 
     @classmethod
     def empty(cls) -> Reply:
@@ -314,7 +320,8 @@ def _handler_for(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                 self.connection.close()  # with SO_LINGER 0: a TCP reset, not a FIN
                 return
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
+            if not any(name.lower() == "content-type" for name in reply.headers):
+                self.send_header("Content-Type", "application/json")
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             promised = len(reply.body) + (100 if reply.action == "truncate" else 0)

@@ -193,6 +193,74 @@ async def test_an_empty_reply_is_repaired_by_ask(
     assert "could not be used" in repair[-1]["content"]
 
 
+UNUSABLE_REPLIES = {
+    "text": (
+        Reply.answer("I think yes."),
+        "the reply is not JSON (unexpected character, expected a JSON value: line 1 column 1 "
+        "(char 0)): 'I think yes.'",
+    ),
+    "null content": (Reply.empty(), "the reply is empty"),
+    "blank": (Reply.answer("  \n"), "the reply is empty"),
+    "a list": (Reply.answer("[1, 2]"), "the answer is JSON list, not an object"),
+}
+
+
+@pytest.mark.parametrize("reply, problem", UNUSABLE_REPLIES.values(), ids=UNUSABLE_REPLIES.keys())
+async def test_an_unusable_reply_is_reported_with_its_real_problem(
+    judge_server: JudgeServer, make_judge: MakeJudge, reply: Reply, problem: str
+) -> None:
+    judge_server.respond(lambda body: reply)
+    with pytest.raises(JudgeError) as caught:
+        await ask(make_judge(), question())
+    assert str(caught.value) == f"test_prompt: the judge's answer is unusable: {problem}"
+    repair = judge_server.requests[1].body["messages"][-1]["content"]
+    assert f"Your answer could not be used: {problem}." in repair
+
+
+HTML_PAGE = (
+    "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n"
+    "<center><h1>502 Bad Gateway</h1></center>\n</body>\n</html>\n"
+)
+BAD_BODIES = {
+    "plain text": (
+        Reply.text(200, "Hello, I am not JSON"),
+        "the reply is not a chat completion: its body is not JSON (unexpected character, "
+        "expected a JSON value: line 1 column 1 (char 0)): 'Hello, I am not JSON'",
+    ),
+    "malformed": (
+        Reply.malformed(),
+        "the reply is not a chat completion: its body is not JSON (unexpected end of data: "
+        """line 1 column 37 (char 36)): '{"id": "chatcmpl-test", "choices": ['""",
+    ),
+    "empty body": (Reply.text(200, ""), "the reply is not a chat completion: its body is empty"),
+    "an HTML page": (
+        Reply.text(200, HTML_PAGE, "text/html"),
+        "the reply is not a chat completion: its body is not JSON (unexpected character, "
+        "expected a JSON value: line 1 column 1 (char 0)): '502 Bad Gateway 502 Bad Gateway'",
+    ),
+    "an HTML error page": (
+        Reply.text(502, HTML_PAGE, "text/html"),
+        "HTTP 502: Error code: 502; the body is not JSON: '502 Bad Gateway 502 Bad Gateway'",
+    ),
+    "JSON null": (
+        Reply.json(200, None),
+        "the reply is not a chat completion: its JSON has no choices[0].message: 'null'",
+    ),
+}
+
+
+@pytest.mark.parametrize("reply, problem", BAD_BODIES.values(), ids=BAD_BODIES.keys())
+async def test_a_body_that_is_no_completion_is_reported_as_what_it_is(
+    judge_server: JudgeServer, make_judge: MakeJudge, reply: Reply, problem: str
+) -> None:
+    judge_server.respond(lambda body: reply)
+    with pytest.raises(JudgeError) as caught:
+        await make_judge(max_attempts=1)(question())
+    assert str(caught.value) == (
+        f"judge test-judge: no answer to test_prompt after 1 attempts; the last: {problem}"
+    )
+
+
 # --- faults ----------------------------------------------------------------------------
 
 FAULTS = {

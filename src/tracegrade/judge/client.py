@@ -17,6 +17,7 @@ import contextlib
 import functools
 import logging
 import os
+import re
 import sys
 import threading
 import weakref
@@ -29,7 +30,7 @@ import orjson
 
 from ..model.results import Usage
 from ._gate import Gate
-from .asking import per_schema, problem_with
+from .asking import per_schema, preview, problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply
 from .cache import JudgeCache, cache_key, default_cache_path
 from .retry import RetriesExhausted, Retryable, RetryPolicy, is_retryable_status
@@ -526,13 +527,16 @@ _strict_schema = per_schema(_strict_ready)
 
 def _parse_completion(body: bytes) -> _Completion:
     """The first choice's text and the token counts; a body that is not a chat
-    completion is a transport fault."""
+    completion is a transport fault, which says what the body is instead."""
+    payload = _json_body(body)
     try:
-        payload = orjson.loads(body)
         message = payload["choices"][0]["message"]
         content = message.get("content")
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
-        raise Retryable(f"the reply is not a chat completion: {body[:200]!r}") from None
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise Retryable(
+            "the reply is not a chat completion: its JSON has no choices[0].message: "
+            + preview(body, _BODY_PREVIEW_CHARS)
+        ) from None
     if isinstance(content, list):  # content parts
         content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
     if not isinstance(content, str) or not content:
@@ -545,11 +549,42 @@ def _parse_completion(body: bytes) -> _Completion:
     )
 
 
+_BODY_PREVIEW_CHARS = 200
+
+
+def _json_body(body: bytes) -> Any:
+    """The reply's body parsed; Retryable when it is empty or not JSON (an HTML error
+    page from a proxy, plain text, a body cut short)."""
+    if not body.strip():
+        raise Retryable("the reply is not a chat completion: its body is empty")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise Retryable(
+            f"the reply is not a chat completion: its body is not JSON ({error}): "
+            + preview(_readable(body), _BODY_PREVIEW_CHARS)
+        ) from None
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _readable(text: str | bytes) -> str:
+    """A body as a person reads it: an HTML page's text without its tags."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if text.lstrip()[:1] == "<":
+        return _TAG.sub(" ", text)
+    return text
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _error_message(error: Any) -> str:
+    """What an error status's body says: its JSON error message, else how its text
+    (an HTML error page's without the tags) begins."""
     body = getattr(error, "body", None)
     if isinstance(body, Mapping):
         inner = body.get("error", body)
@@ -557,7 +592,10 @@ def _error_message(error: Any) -> str:
             return str(inner["message"])
         if isinstance(inner, str):
             return inner
-    return str(getattr(error, "message", "") or error)
+    fallback = str(getattr(error, "message", "") or error)
+    if isinstance(body, str) and body.strip():
+        return f"{fallback}; the body is not JSON: {preview(_readable(body), _BODY_PREVIEW_CHARS)}"
+    return fallback
 
 
 _ENV = (
