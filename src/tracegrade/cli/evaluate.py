@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError
+from ..io.files import is_standard_stream
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
@@ -118,6 +119,11 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
+    if settings.resume and is_standard_stream(settings.data):
+        raise UsageError(
+            "--resume cannot finish a run over standard input ('-'): it cannot be read "
+            "again, nor checked against the run record; save it to a file and evaluate that"
+        )
     _check_outputs(settings)
     settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)
     settings.gates.update(parse_gates(arguments.fail_under, names))
@@ -260,7 +266,7 @@ def run(settings: Settings) -> int:
             keep_rows=keep_rows(settings),
             while_scoring=_import_report,
         )
-    except OSError as error:  # the input is missing
+    except OSError as error:  # the input is missing, or a folder
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError) as error:
@@ -291,9 +297,11 @@ def run(settings: Settings) -> int:
         except (InputError, OSError, WorkerError) as error:
             if termination.received:  # the stop broke something on its way out
                 return _stopped(settings, terminated=True)
-            # a problem after the outputs were opened leaves rows to resume from
+            # a problem after the outputs were opened leaves rows to resume from (a
+            # results file that cannot be written keeps those written before)
             before = isinstance(error, (InputError, OutputError, OutputInUseError))
-            hint = "" if before else _resume_hint(settings)
+            opened = settings.out is not None and settings.out.exists()
+            hint = _resume_hint(settings) if opened and not before else ""
             print(f"tracegrade: {error}{hint}", file=sys.stderr)
             return EXIT_INPUT
     return _report(settings, result)
