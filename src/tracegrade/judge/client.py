@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import orjson
 
 from ..model.results import Usage
+from ._bounded import DEFAULT_MAX_RESPONSE_BYTES, ReplyTooLarge, check_decoded, response_hook
 from ._gate import Gate
 from .asking import per_schema, preview, problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply
@@ -103,6 +104,11 @@ class OpenAIJudge:
     (the default: ``$TRACEGRADE_JUDGE_CACHE``, else ``~/.cache/tracegrade/judge.sqlite``)
     or False/None (no cache). Only answers that follow the request's schema are stored.
 
+    ``max_response_bytes`` bounds a reply's body (default
+    ``TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES``, else 1 MiB): a bigger one is refused as it
+    arrives, never read whole, and fails the question at once (a JudgeError; asking again
+    would bring the same).
+
     ``structured_output`` says how the schema is requested: ``json_schema``,
     ``json_object``, ``none`` (the prompt alone), or ``auto``: json_schema, stepping down
     for the judge's lifetime when the endpoint rejects a ``response_format`` with a 400.
@@ -126,6 +132,7 @@ class OpenAIJudge:
         cache: JudgeCache | str | os.PathLike[str] | bool | None = True,
         structured_output: StructuredOutput = "auto",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_response_bytes: int | None = None,
     ) -> None:
         env = os.environ.get
         resolved_model = model or env("TRACEGRADE_JUDGE_MODEL")
@@ -167,6 +174,7 @@ class OpenAIJudge:
         )
         self._gate = Gate(max_concurrency)
         self._sleep = sleep
+        self.max_response_bytes = _response_bound(max_response_bytes)
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
@@ -330,7 +338,21 @@ class OpenAIJudge:
             raise Retryable(self._scrub(f"connection failed ({detail})")) from None
         except openai.APIStatusError as error:
             raise self._status_fault(error, mode) from None
+        except ReplyTooLarge as error:
+            raise self._too_large(error) from None
+        try:
+            check_decoded(body, self.max_response_bytes)  # a compressed body, unpacked
+        except ReplyTooLarge as error:
+            raise self._too_large(error) from None
         return _parse_completion(body)
+
+    def _too_large(self, error: ReplyTooLarge) -> JudgeError:
+        """A reply over max_response_bytes: refused, not retried (the same question
+        would bring the same reply)."""
+        return JudgeError(
+            f"judge {self.model}: {error}: not read further; if the endpoint's replies "
+            "are that large, raise max_response_bytes (TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES)"
+        )
 
     def _status_fault(self, error: Any, mode: StructuredOutput) -> Exception:
         status: int = error.status_code
@@ -379,7 +401,7 @@ class OpenAIJudge:
             base_url=self.base_url,
             timeout=self.timeout,
             max_retries=0,
-            http_client=_http_client(self.timeout),
+            http_client=_http_client(self.timeout, self.max_response_bytes),
         )
         closer = _close_at_shutdown(client)
         with self._clients_lock:
@@ -422,18 +444,30 @@ def _socket_error(error: BaseException) -> OSError | None:
     return found
 
 
-def _http_client(timeout: float) -> Any:
+def _http_client(timeout: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> Any:
     """The SDK's aiohttp-based HTTP client when it has one and aiohttp is installed
     (about half the CPU time per request of the default httpx transport, which caps
-    throughput at high concurrency); else None, the SDK's default."""
+    throughput at high concurrency), else its default httpx one; either bounds the
+    replies' bodies to ``max_response_bytes`` (see :mod:`tracegrade.judge._bounded`)."""
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "event_hooks": {"response": [response_hook(max_response_bytes)]},
+        # a reply as sent is what the bound counts: no compressed body to unpack
+        # (replies are small JSON, so compression saved little anyway)
+        "headers": {"Accept-Encoding": "identity"},
+    }
     try:
         from openai import DefaultAioHttpClient
     except ImportError:  # an SDK older than its aiohttp support, or aiohttp missing
-        return None
-    try:
-        return DefaultAioHttpClient(timeout=timeout)
-    except RuntimeError:  # the SDK checks for aiohttp only here
-        return None
+        pass
+    else:
+        try:
+            return DefaultAioHttpClient(**options)
+        except RuntimeError:  # the SDK checks for aiohttp only here
+            pass
+    from openai import DefaultAsyncHttpxClient
+
+    return DefaultAsyncHttpxClient(**options)
 
 
 async def _close_at_shutdown(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
@@ -607,6 +641,7 @@ _ENV = (
     "TRACEGRADE_JUDGE_CACHE",
     "XDG_CACHE_HOME",
     "TRACEGRADE_JUDGE_PRICES",
+    "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES",
 )
 _defaults: dict[tuple[str | None, ...], OpenAIJudge] = {}
 _defaults_lock = threading.Lock()
@@ -646,6 +681,25 @@ def default_judge(
 def _env_cache() -> bool:
     configured = os.environ.get("TRACEGRADE_JUDGE_CACHE", "").strip()
     return configured.lower() not in ("off", "none", "false", "0")
+
+
+def _response_bound(given: int | None) -> int:
+    """``max_response_bytes`` as given, else from the environment, else the default."""
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise ValueError(
+                f"max_response_bytes must be a whole number of at least 1, got {given!r}"
+            )
+        return given
+    configured = os.environ.get("TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES", "").strip()
+    if not configured:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    if not configured.isdigit() or int(configured) < 1:
+        raise JudgeError(
+            "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES must be a whole number of bytes, at least 1, "
+            f"got {configured!r}"
+        )
+    return int(configured)
 
 
 def _env_prices() -> Prices | None:
