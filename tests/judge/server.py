@@ -279,7 +279,7 @@ class JudgeServer:
             queued = self._queue.popleft() if self._queue else None
         if queued is not None:
             return queued
-        if record.path != CHAT_PATH:
+        if record.path.partition("?")[0] != CHAT_PATH:
             return Reply.error(404, f"no route {record.path}")
         responder = self._responder
         if responder is None:

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from .._json import dumps, loads
+from .._urls import masked_urls_in
 from ..errors import FileReadError, FileWriteError, TracegradeError, os_problem
 from ..model.results import SampleResult
 from .lock import OutputLock
@@ -98,6 +99,11 @@ class RunRecord:
     metrics: tuple[str, ...]
     judge: str | None = None
     version: int = RUN_RECORD_VERSION
+
+    def __post_init__(self) -> None:
+        # credentials in the judge's URL are never written, nor shown in a message
+        if self.judge is not None:
+            object.__setattr__(self, "judge", masked_urls_in(self.judge))
 
     @classmethod
     def describe(
@@ -223,7 +229,8 @@ class ResultsFile:
                 "was not written by 'tracegrade evaluate --out'; start over without --resume"
             )
         try:
-            previous = RunRecord.from_dict(loads(record_path.read_bytes()))
+            stored = loads(record_path.read_bytes())
+            previous = RunRecord.from_dict(stored)
             if upgrade is not None:
                 previous = upgrade(previous)
         except (ValueError, KeyError, TypeError) as error:
@@ -237,6 +244,8 @@ class ResultsFile:
                 + "; ".join(differences)
                 + "); start over without --resume or choose another --out"
             )
+        if stored.get("judge") != previous.judge:  # written with credentials in a URL
+            _write_atomically(record_path, dumps(run.to_dict()))
         _drop_cut_line(self.path)
         yield from self._read_rows()
         self._handle = open(self.path, "ab")  # noqa: SIM115 (closed by close())

@@ -13,6 +13,7 @@ which shows it to the model once.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
 import logging
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 
+from .._urls import MASK, masked_url, masked_urls_in, url_secrets, without_credentials
 from ..model.results import Usage
 from ._bounded import DEFAULT_MAX_RESPONSE_BYTES, ReplyTooLarge, check_decoded, response_hook
 from ._gate import Gate
@@ -89,7 +91,11 @@ class OpenAIJudge:
     ``model``, ``base_url`` and ``api_key`` default to ``TRACEGRADE_JUDGE_MODEL``,
     ``TRACEGRADE_JUDGE_BASE_URL`` (then ``OPENAI_BASE_URL``; unset means OpenAI) and
     ``TRACEGRADE_JUDGE_API_KEY`` (then ``OPENAI_API_KEY``). A model is required; a key is
-    not when ``base_url`` is set (local servers take any key).
+    not when ``base_url`` is set (local servers take any key). Credentials in
+    ``base_url`` are used (``user:password@`` as HTTP Basic authentication, query
+    parameters such as ``?api-key=`` sent with every request) and shown nowhere:
+    ``judge.base_url``, the run record, errors and log lines have them masked
+    (``http://***@host/v1?api-key=***``).
 
     ``timeout`` bounds each request, in seconds. ``max_attempts`` bounds the requests
     per question; between them the wait doubles from ``backoff`` up to ``max_backoff``
@@ -149,7 +155,9 @@ class OpenAIJudge:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.model = resolved_model
-        self.base_url = base_url or env("TRACEGRADE_JUDGE_BASE_URL") or env("OPENAI_BASE_URL")
+        given_url = base_url or env("TRACEGRADE_JUDGE_BASE_URL") or env("OPENAI_BASE_URL")
+        self._endpoint = _Endpoint.of(given_url)
+        self.base_url = masked_url(given_url) if given_url else None
         key = api_key or env("TRACEGRADE_JUDGE_API_KEY") or env("OPENAI_API_KEY")
         if not key:
             if self.base_url is None:
@@ -344,7 +352,10 @@ class OpenAIJudge:
             check_decoded(body, self.max_response_bytes)  # a compressed body, unpacked
         except ReplyTooLarge as error:
             raise self._too_large(error) from None
-        return _parse_completion(body)
+        try:
+            return _parse_completion(body)
+        except Retryable as fault:  # its preview of the body may quote the URL
+            raise Retryable(self._scrub(fault.problem), fault.wait) from None
 
     def _too_large(self, error: ReplyTooLarge) -> JudgeError:
         """A reply over max_response_bytes: refused, not retried (the same question
@@ -383,8 +394,13 @@ class OpenAIJudge:
             )
 
     def _scrub(self, text: str) -> str:
+        """``text`` without the key or the endpoint's credentials, in URLs or not."""
         key = self._key.value
-        return text.replace(key, "***") if key and key != NO_KEY else text
+        if key and key != NO_KEY:
+            text = text.replace(key, MASK)
+        for secret in self._endpoint.secrets:
+            text = text.replace(secret, MASK)
+        return masked_urls_in(text)
 
     async def _client(self) -> AsyncOpenAI:
         """The SDK client of the running event loop (an HTTP connection pool belongs to
@@ -398,11 +414,14 @@ class OpenAIJudge:
 
         client = AsyncOpenAI(
             api_key=self._key.value,
-            base_url=self.base_url,
+            base_url=self._endpoint.url,
+            default_query=self._endpoint.query or None,
+            default_headers=self._endpoint.headers or None,
             timeout=self.timeout,
             max_retries=0,
             http_client=_http_client(self.timeout, self.max_response_bytes),
         )
+        _mask_urls_in_http_logs()
         closer = _close_at_shutdown(client)
         with self._clients_lock:
             self._clients[loop] = (client, closer)
@@ -496,6 +515,52 @@ else:
     async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
         """``awaitable``'s result, or asyncio.TimeoutError after ``seconds``."""
         return await asyncio.wait_for(awaitable, seconds)
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    """A base URL as the SDK is given it: ``url`` without credentials, its query as
+    ``query`` (sent with every request, where the SDK would have joined the path after
+    the query), its user and password as ``headers`` (HTTP Basic authentication, which
+    is what they mean in a URL), and ``secrets``, what no message may show."""
+
+    url: str | None
+    query: dict[str, str]
+    headers: dict[str, str]
+    secrets: tuple[str, ...]
+
+    @classmethod
+    def of(cls, base_url: str | None) -> _Endpoint:
+        if not base_url:
+            return cls(base_url, {}, {}, ())
+        bare, query, user = without_credentials(base_url)
+        headers = {}
+        if user is not None:
+            token = base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode("ascii")
+            headers["Authorization"] = f"Basic {token}"
+        return cls(bare, dict(query), headers, tuple(url_secrets(base_url)))
+
+
+class _MaskedURLs(logging.Filter):
+    """Masks the credentials of URLs in the HTTP libraries' log lines (httpx logs each
+    request's URL, query included, at INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = masked_urls_in(message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
+
+
+_HTTP_LOGGERS = ("httpx", "httpx2")
+
+
+def _mask_urls_in_http_logs() -> None:
+    for name in _HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(each, _MaskedURLs) for each in logger.filters):
+            logger.addFilter(_MaskedURLs())
 
 
 class _Unsupported(Exception):

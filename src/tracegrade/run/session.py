@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._gc import kept_aside
+from .._urls import masked_url
 from ..convert import SOURCES
 from ..errors import TracegradeError
 from ..io.files import check_input, is_standard_stream, is_stream
@@ -274,7 +275,8 @@ def _option_text(value: object) -> str:
 
 def describe_judge(metrics: Sequence[Metric]) -> str | None:
     """The judge of the run's judged metrics as the run record names it: ``MODEL at
-    URL`` for an OpenAI-compatible judge (the environment's when ``llm`` is not set),
+    URL`` for an OpenAI-compatible judge (the environment's when ``llm`` is not set; any
+    credentials in the URL masked),
     else the judge's class or function; ``NAME: JUDGE; ...`` when they differ, ``None``
     without judged metrics or a judge."""
     described: dict[str, str] = {}
@@ -286,7 +288,9 @@ def describe_judge(metrics: Sequence[Metric]) -> str | None:
                 continue  # none configured: the metric fails on every sample
             model = getattr(judge, "model", None)
             if isinstance(model, str):
-                described[metric.name] = f"{model} at {getattr(judge, 'base_url', None)}"
+                url = getattr(judge, "base_url", None)
+                shown = masked_url(url) if isinstance(url, str) else url
+                described[metric.name] = f"{model} at {shown}"
             else:
                 kind = judge if callable(judge) and hasattr(judge, "__qualname__") else type(judge)
                 described[metric.name] = f"{kind.__module__}.{kind.__qualname__}"
