@@ -175,6 +175,19 @@ def test_a_full_disk_names_the_results_file_and_resume_finishes_the_run(
     assert rows[: len(kept)] == kept
 
 
+def test_results_in_a_read_only_folder_exit_3_naming_the_file_before_scoring(
+    read_only_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_jsonl(Path("data.jsonl"), [GOOD])
+    out = read_only_folder / "r.jsonl"
+    assert main(["evaluate", "data.jsonl", "-m", "tool_call_f1", "--out", str(out)]) == EXIT_INPUT
+    captured = capsys.readouterr()
+    assert one_line(captured.err) == (
+        f"tracegrade: cannot write results to {out}: [Errno {errno.EROFS}] Read-only file system"
+    )
+    assert captured.out == ""
+
+
 # -- convert: standard streams, gzip, file errors --------------------------------------------
 
 

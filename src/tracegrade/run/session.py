@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 from .._gc import kept_aside
 from .._urls import masked_url
 from ..convert import SOURCES
-from ..errors import TracegradeError
+from ..errors import TracegradeError, os_problem
 from ..io.files import check_input, is_standard_stream, is_stream
 from ..io.lock import OutputInUseError
 from ..io.store import RUN_RECORD_VERSION, IndexSet, ResultsFile, RunRecord
@@ -401,7 +401,7 @@ class _Outputs:
         except OutputInUseError:
             raise
         except OSError as error:
-            raise OutputError(f"cannot write results to {path}: {error}") from error
+            raise OutputError(f"cannot write results to {path}: {os_problem(error)}") from error
         return results
 
     def _open_parquet(self, path: Path) -> None:
@@ -411,7 +411,7 @@ class _Outputs:
         try:
             self.parquet = ParquetRows(path, self.summary.metric_names, judged)
         except OSError as error:
-            raise OutputError(f"cannot write Parquet to {path}: {error}") from error
+            raise OutputError(f"cannot write Parquet to {path}: {os_problem(error)}") from error
 
     def _open_results(self, results: ResultsFile, record: RunRecord | None) -> None:
         try:
@@ -422,7 +422,9 @@ class _Outputs:
             else:
                 results.start(record)
         except OSError as error:
-            raise OutputError(f"cannot write results to {results.path}: {error}") from error
+            raise OutputError(
+                f"cannot write results to {results.path}: {os_problem(error)}"
+            ) from error
         self.done = results.done
 
     def add(self, row: SampleResult) -> None:
