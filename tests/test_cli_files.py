@@ -97,6 +97,34 @@ def test_resuming_a_run_over_standard_input_is_a_usage_error(
     assert not Path("r.jsonl").exists()
 
 
+def feed(pipe: Path, data: bytes) -> threading.Thread:
+    """A thread writing ``data`` into the named pipe ``pipe`` (once a reader opens it)."""
+    writer = threading.Thread(target=pipe.write_bytes, args=(data,), daemon=True)
+    writer.start()
+    return writer
+
+
+def test_a_named_pipe_as_dataset_is_read_whole_and_gets_no_run_record(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = write_jsonl(Path("data.jsonl"), [GOOD, HALF, GOOD]).read_bytes()
+    os.mkfifo("pipe")
+    feed(Path("pipe"), data)
+    arguments = ["-m", "tool_call_f1", "--progress", "off", "--no-samples", "--out", "r.jsonl"]
+    assert main(["evaluate", "pipe", *arguments]) == EXIT_OK
+    assert counts(capsys.readouterr().out) == (3, 3, 0, 0)  # none read away to describe it
+    assert len(read_rows(Path("r.jsonl"))) == 3
+    assert not Path(".r.jsonl.run.json").exists()
+    feed(Path("pipe"), data)
+    assert main(["evaluate", "pipe", *arguments, "--resume"]) == EXIT_USAGE
+    assert one_line(capsys.readouterr().err) == (
+        "tracegrade: --resume cannot finish a run over the pipe pipe: it cannot be read "
+        "again, nor checked against the run record; save it to a file and evaluate that"
+    )
+    with open("pipe", "rb") as drained:  # let the writer go
+        drained.read()
+
+
 def test_a_gzip_dataset_is_read_in_one_process_and_resumed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

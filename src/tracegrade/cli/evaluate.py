@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError
-from ..io.files import is_standard_stream
+from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
@@ -119,10 +119,11 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
-    if settings.resume and is_standard_stream(settings.data):
+    if settings.resume and read_once(settings.data):
         raise UsageError(
-            "--resume cannot finish a run over standard input ('-'): it cannot be read "
-            "again, nor checked against the run record; save it to a file and evaluate that"
+            f"--resume cannot finish a run over {once_read_name(settings.data)}: it cannot "
+            "be read again, nor checked against the run record; save it to a file and "
+            "evaluate that"
         )
     _check_outputs(settings)
     settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)

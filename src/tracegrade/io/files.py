@@ -70,6 +70,19 @@ def is_gzip(path: PathArg) -> bool:
         return False
 
 
+def read_once(path: PathArg) -> bool:
+    """Whether reading ``path`` consumes it: standard input, a named pipe (False for a
+    path that does not exist)."""
+    if is_standard_stream(path):
+        return True
+    return os.path.exists(path) and not is_regular_file(path) and not os.path.isdir(path)
+
+
+def once_read_name(path: PathArg) -> str:
+    """How a message names an input that :func:`read_once` says is consumed."""
+    return "standard input ('-')" if is_standard_stream(path) else f"the pipe {fspath(path)}"
+
+
 def is_stream(path: PathArg) -> bool:
     """Whether ``path`` can be read only once, front to back: standard input, a gzip
     file, or anything else that is not a regular file (a named pipe). False for a path

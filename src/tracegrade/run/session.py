@@ -45,7 +45,7 @@ from .._gc import kept_aside
 from .._urls import masked_url
 from ..convert import SOURCES
 from ..errors import TracegradeError, os_problem
-from ..io.files import check_input, is_standard_stream, is_stream
+from ..io.files import check_input, is_stream, once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import RUN_RECORD_VERSION, IndexSet, ResultsFile, RunRecord
 from ..metrics.base import Metric
@@ -560,13 +560,14 @@ class EvaluationRun:
                 "names the input, which records in memory cannot be checked against"
             )
         if from_file:
-            check_input(cast("OutputPath", data))
-        if resume and is_standard_stream(cast("OutputPath", data)):
-            raise ValueError(
-                "resume=True cannot finish a run over standard input ('-'): it cannot be "
-                "read again, nor checked against the run record; save it to a file and "
-                "evaluate that"
-            )
+            path = cast("OutputPath", data)
+            check_input(path)
+            if resume and read_once(path):
+                raise ValueError(
+                    f"resume=True cannot finish a run over {once_read_name(path)}: it cannot "
+                    "be read again, nor checked against the run record; save it to a file "
+                    "and evaluate that"
+                )
         check_outputs(data, out, parquet)
         self.data = data
         self.metrics = list(metrics)
@@ -604,9 +605,10 @@ class EvaluationRun:
             )
 
     def run_record(self) -> RunRecord | None:
-        """The record written beside the results file (``None`` for records in memory
-        or standard input, which cannot be resumed)."""
-        if not isinstance(self.data, (str, PathLike)) or is_standard_stream(self.data):
+        """The record written beside the results file (``None`` for records in memory,
+        standard input or a pipe, which cannot be resumed: describing a pipe would read
+        away its first records)."""
+        if not isinstance(self.data, (str, PathLike)) or read_once(self.data):
             return None
         return RunRecord.describe(
             self.data,
