@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import logging
 import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
@@ -27,7 +30,7 @@ from tracegrade import (
     aevaluate,
     evaluate,
 )
-from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
+from tracegrade.cli import EXIT_FAILURES, EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 from tracegrade.judge import OpenAIJudge, Usage
 
 # a judge left with open connections after a run is a failure, not a warning
@@ -225,6 +228,105 @@ def test_cli_with_judge_flags_then_from_the_cache(
     assert "Judge: 0 request(s), 6 answer(s) from the cache" in second.out
     assert SECRET not in second.out + second.err
     assert SECRET not in out.read_text()
+
+
+USER_SECRET = "pw-SECRET-in-userinfo"
+QUERY_SECRET = "key-SECRET-in-query"
+
+
+def secret_url(server: JudgeServer) -> str:
+    """The server's URL with a user and password and an API key in its query."""
+    address = server.url.removeprefix("http://")
+    return (
+        f"http://judge-user:{USER_SECRET}@{address}?api-key={QUERY_SECRET}&api-version=2024-10-21"
+    )
+
+
+def leaks(folder: Path, *texts: str) -> list[str]:
+    """Where a secret shows: the files under ``folder`` (every byte) and ``texts``."""
+    found = []
+    for secret in (USER_SECRET, QUERY_SECRET):
+        for path in folder.rglob("*"):
+            if path.is_file() and secret.encode() in path.read_bytes():
+                found.append(f"{secret} in {path}")
+        found += [f"{secret} in text {at}" for at, text in enumerate(texts) if secret in text]
+    return found
+
+
+def test_credentials_in_the_judge_url_are_used_and_never_written_or_shown(
+    judge_server: JudgeServer,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)  # every library's log lines, httpx's URLs included
+    url = secret_url(judge_server)
+    echoed = url.replace("/v1?", "/v1/chat/completions?")  # the URL each request went to
+    judge_server.script(
+        # a proxy's page quoting the URL (retried), then a refusal quoting it (recorded)
+        Reply.text(502, f"<html><body>Bad gateway for {echoed}</body></html>", "text/html"),
+        Reply.error(403, f"no access for judge-user:{USER_SECRET} to {echoed}"),
+    )
+    judge_server.respond(sensible_answer)
+    out = tmp_path / "results.jsonl"
+    arguments = ["evaluate", str(_dataset(tmp_path)), "-m", "agent_goal_accuracy_with_reference"]
+    judge = ["--judge-model", "test-judge", "--judge-base-url", url, "--concurrency", "1"]
+    code = main([*arguments, *judge, "--out", str(out)])
+    printed = capsys.readouterr()
+    assert code == EXIT_FAILURES  # the 403's sample
+
+    token = base64.b64encode(f"judge-user:{USER_SECRET}".encode()).decode()
+    for request in judge_server.requests:  # the credentials were used as they are meant
+        assert request.headers["authorization"] == f"Basic {token}"
+        path, _, query = request.path.partition("?")
+        assert path == "/v1/chat/completions"
+        assert dict(parse_qsl(query)) == {"api-key": QUERY_SECRET, "api-version": "2024-10-21"}
+    assert judge_server.count == 4
+
+    assert leaks(tmp_path, printed.out, printed.err, caplog.text) == []
+    address = judge_server.url.removeprefix("http://")
+    record = json.loads((tmp_path / ".results.jsonl.run.json").read_text())
+    assert record["judge"] == (
+        f"test-judge at http://***@{address}?api-key=***&api-version=2024-10-21"
+    )
+    errors = [
+        entry["error"]
+        for row in map(json.loads, out.read_text().splitlines())
+        for entry in row["metrics"].values()
+        if "error" in entry
+    ]
+    assert errors == [
+        "JudgeError: judge test-judge: the endpoint refused the request: HTTP 403: no access "
+        f"for ***:*** to http://***@{address}/chat/completions?api-key=***"
+        "&api-version=2024-10-21"  # the user too: a URL's user may be the key
+    ]
+    assert any("HTTP Request: POST" in line and "api-key=***" in line for line in caplog.messages)
+
+
+def test_a_run_record_written_with_credentials_is_resumed_and_cleaned(
+    judge_server: JudgeServer,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    judge_server.respond(sensible_answer)
+    url = secret_url(judge_server)
+    out = tmp_path / "results.jsonl"
+    arguments = [
+        *("evaluate", str(_dataset(tmp_path)), "-m", "agent_goal_accuracy_with_reference"),
+        *("--judge-model", "test-judge", "--judge-base-url", url, "--out", str(out)),
+    ]
+    assert main(arguments) == EXIT_OK
+    # as an older tracegrade wrote it: the URL as given
+    record_path = tmp_path / ".results.jsonl.run.json"
+    record = json.loads(record_path.read_text())
+    record_path.write_text(json.dumps({**record, "judge": f"test-judge at {url}"}))
+    out.write_text(out.read_text().splitlines(keepends=True)[0])  # stopped after one row
+
+    assert main([*arguments, "--resume"]) == EXIT_OK
+    printed = capsys.readouterr()
+    assert json.loads(record_path.read_text()) == record
+    assert len(out.read_text().splitlines()) == 3
+    assert leaks(tmp_path, printed.out, printed.err) == []
 
 
 def test_cli_takes_the_judge_from_the_environment(

@@ -673,3 +673,20 @@ def test_results_of_records_in_memory_leave_no_stale_run_record(tmp_path: Path) 
     assert [row["index"] for row in _rows(out)] == [0, 1] == [row.index for row in result]
     with pytest.raises(ResumeError, match="it has no run record"):
         evaluate(data, [ToolCallF1()], out=out, resume=True)
+
+
+# -- inputs read once ------------------------------------------------------------------------
+
+
+def test_a_run_over_standard_input_or_a_pipe_cannot_be_resumed(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    out = tmp_path / "r.jsonl"
+    for data, named in (("-", "standard input ('-')"), (pipe, f"the pipe {pipe}")):
+        with pytest.raises(ValueError) as caught:
+            tracegrade.evaluate(data, [tracegrade.ToolCallF1()], out=out, resume=True)
+        assert str(caught.value) == (
+            f"resume=True cannot finish a run over {named}: it cannot be read again, nor "
+            "checked against the run record; save it to a file and evaluate that"
+        )
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pipe"]

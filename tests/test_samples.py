@@ -64,6 +64,60 @@ def test_a_misplaced_tool_message_names_its_index_and_the_rule(
     assert follows in text
 
 
+def _calling_with_ids(*ids: str | None) -> AIMessage:
+    calls = [ToolCall(name=f"tool{at}", args={}, id=each) for at, each in enumerate(ids)]
+    return AIMessage(content="", tool_calls=calls)
+
+
+def test_a_tool_message_answering_no_call_names_its_id_and_the_calls() -> None:
+    with pytest.raises(ValidationError) as caught:
+        MultiTurnSample(
+            user_input=[
+                HumanMessage(content="q"),
+                _calling_with_ids("c1", "c2"),
+                ToolMessage(content="1", tool_call_id="c1"),
+                ToolMessage(content="2", tool_call_id="c9"),
+            ]
+        )
+    [(field, rule)] = caught.value.problems
+    assert field == "user_input[3].tool_call_id"
+    assert rule == (
+        "'c9' matches no tool call of the AIMessage it answers (user_input[1], whose "
+        "calls have the ids 'c1', 'c2')"
+    )
+
+
+def test_a_tool_message_cannot_answer_an_earlier_turns_call() -> None:
+    with pytest.raises(ValidationError, match=r"user_input\[4\]\.tool_call_id: 'c1' matches"):
+        MultiTurnSample(
+            user_input=[
+                _calling_with_ids("c1"),
+                ToolMessage(content="1", tool_call_id="c1"),
+                HumanMessage(content="again"),
+                _calling_with_ids("c2"),
+                ToolMessage(content="2", tool_call_id="c1"),
+            ]
+        )
+
+
+@pytest.mark.parametrize(
+    "ids, answered",
+    [
+        (("c1", "c2"), "c2"),  # matching ids
+        ((None, None), "c9"),  # calls without ids: nothing to compare with
+        (("c1", None), "c9"),  # a call without an id may be the one answered
+        (("c1", "c2"), None),  # a tool message without an id
+    ],
+)
+def test_ids_are_compared_only_where_both_sides_have_them(
+    ids: tuple[str | None, ...], answered: str | None
+) -> None:
+    sample = MultiTurnSample(
+        user_input=[_calling_with_ids(*ids), ToolMessage(content="r", tool_call_id=answered)]
+    )
+    assert len(sample.user_input) == 2
+
+
 def test_predicted_tool_calls_come_from_every_ai_message_in_order() -> None:
     sample = MultiTurnSample(
         user_input=[

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from os import PathLike
 from typing import Any
 
 import orjson
@@ -48,19 +47,3 @@ def numbered_lines(lines: Iterable[bytes], first: int = 1) -> Iterator[tuple[int
             line = without_bom(line)
         if line.strip():
             yield number, line.removesuffix(b"\n")
-
-
-def raw_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes]]:
-    """:func:`numbered_lines` of a file, read one line at a time."""
-    with open(path, "rb") as handle:
-        yield from numbered_lines(handle)
-
-
-def json_lines(path: str | PathLike[str]) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` for each non-blank line of a JSON Lines file, read one line
-    at a time; a line that is not JSON gives its ValueError as the value."""
-    for number, line in raw_lines(path):
-        try:
-            yield number, loads(line)
-        except ValueError as error:  # the parser reports bad JSON as a ValueError
-            yield number, error

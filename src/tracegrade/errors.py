@@ -7,6 +7,7 @@ which rule it breaks, so a user can fix the data without guessing.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from os import PathLike, fspath
 
 
 class TracegradeError(Exception):
@@ -68,6 +69,36 @@ class ValidationError(InputError):
         self.problems = problems
         found = "; ".join(f"{path}: {rule}" if path else rule for path, rule in problems)
         super().__init__(f"invalid {what}: {found}")
+
+
+class FileError(TracegradeError, OSError):
+    """A file cannot be read or written (missing, a folder, a full disk, a damaged gzip
+    stream...): the message is one line that names the file and says why. ``path`` is
+    the file; ``errno`` the operating system's error number, when it gave one."""
+
+    def __init__(self, message: str, path: str | PathLike[str], errno: int | None = None) -> None:
+        super().__init__(message)
+        self.path = fspath(path)
+        self.errno = errno
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class FileReadError(FileError):
+    """An input file cannot be read."""
+
+
+class FileWriteError(FileError):
+    """An output file cannot be written; what was written before stays."""
+
+
+def os_problem(error: BaseException) -> str:
+    """What an operating-system error says, without the path it may repeat:
+    ``[Errno 28] No space left on device``."""
+    if isinstance(error, OSError) and error.errno is not None and error.strerror:
+        return f"[Errno {error.errno}] {error.strerror}"
+    return str(error) or type(error).__name__
 
 
 class WorkerError(TracegradeError, RuntimeError):

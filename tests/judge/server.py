@@ -12,7 +12,8 @@ answers:
 
 A scripted item is a :class:`Reply` (``answer`` and ``json`` build normal replies; the
 faults are ``rate_limited``, ``error``, ``slow``, ``malformed``, ``truncated``, ``reset``,
-``reject_response_format`` and ``empty``), a dict (sent as the judge's JSON answer) or a
+``reject_response_format``, ``text``, ``endless`` and ``empty``; a reply's headers may
+set its Content-Type, else it is JSON), a dict (sent as the judge's JSON answer) or a
 str (sent as the message text).
 
 The server records every request (``server.requests``: path, lower-case headers, parsed
@@ -41,8 +42,10 @@ CHAT_PATH = "/v1/chat/completions"
 @dataclass(frozen=True)
 class Reply:
     """One scripted response. ``action`` is how it is sent: ``send`` (normally),
-    ``truncate`` (a Content-Length longer than the body, then close) or ``reset`` (close
-    the connection with a TCP reset, sending nothing); ``delay`` seconds pass first."""
+    ``truncate`` (a Content-Length longer than the body, then close), ``reset`` (close
+    the connection with a TCP reset, sending nothing) or ``endless`` (the body over and
+    over, chunked, until the client stops reading or :data:`ENDLESS_MOST` bytes went);
+    ``delay`` seconds pass first."""
 
     status: int = 200
     body: bytes = b""
@@ -135,10 +138,24 @@ class Reply:
         return cls(action="reset")
 
     @classmethod
+    def text(cls, status: int, body: str, content_type: str = "text/plain") -> Reply:
+        """A body that is not JSON (plain text, a proxy's HTML error page)."""
+        return cls(status, body.encode(), {"Content-Type": content_type})
+
+    @classmethod
+    def endless(cls, status: int = 200, chunk: int = 1 << 16) -> Reply:
+        """A body that never ends (chunked, without a Content-Length): ``chunk`` bytes of
+        JSON-looking text again and again; ``server.bytes_sent`` says how many went."""
+        return cls(status, b'{"choices": [' + b" " * (chunk - 13), {}, 0.0, "endless")
+
+    @classmethod
     def empty(cls) -> Reply:
         """A valid completion whose message content is null."""
         return cls.answer(None)
 
+
+ENDLESS_MOST = 1 << 28
+"""An endless reply stops after this many bytes (256 MiB) all the same."""
 
 Scripted = Reply | Mapping[str, Any] | str
 Responder = Callable[[Mapping[str, Any]], Scripted]
@@ -171,6 +188,7 @@ class JudgeServer:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._max_in_flight = 0
+        self._bytes_sent = 0
         self._closing = threading.Event()
         self._open = threading.Event()
         self._open.set()
@@ -202,6 +220,16 @@ class JudgeServer:
         """Requests received and not yet answered."""
         with self._lock:
             return self._in_flight
+
+    @property
+    def bytes_sent(self) -> int:
+        """The body bytes of endless replies sent so far."""
+        with self._lock:
+            return self._bytes_sent
+
+    def _sent(self, count: int) -> None:
+        with self._lock:
+            self._bytes_sent += count
 
     @property
     def max_in_flight(self) -> int:
@@ -251,7 +279,7 @@ class JudgeServer:
             queued = self._queue.popleft() if self._queue else None
         if queued is not None:
             return queued
-        if record.path != CHAT_PATH:
+        if record.path.partition("?")[0] != CHAT_PATH:
             return Reply.error(404, f"no route {record.path}")
         responder = self._responder
         if responder is None:
@@ -313,8 +341,12 @@ def _handler_for(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
                 self.rfile.close()
                 self.connection.close()  # with SO_LINGER 0: a TCP reset, not a FIN
                 return
+            if reply.action == "endless":
+                self._send_endless(reply)
+                return
             self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
+            if not any(name.lower() == "content-type" for name in reply.headers):
+                self.send_header("Content-Type", "application/json")
             for name, value in reply.headers.items():
                 self.send_header(name, value)
             promised = len(reply.body) + (100 if reply.action == "truncate" else 0)
@@ -326,6 +358,19 @@ def _handler_for(server: JudgeServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.flush()
             if reply.action == "truncate":
                 self.close_connection = True
+
+        def _send_endless(self, reply: Reply) -> None:
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.close_connection = True
+            frame = f"{len(reply.body):x}\r\n".encode() + reply.body + b"\r\n"
+            sent = 0
+            while sent < ENDLESS_MOST and not server._closing.is_set():
+                self.wfile.write(frame)  # an OSError once the client has gone
+                sent += len(reply.body)
+                server._sent(len(reply.body))
 
     return Handler
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import gzip
 import logging
 import socket
 import threading
@@ -192,6 +193,74 @@ async def test_an_empty_reply_is_repaired_by_ask(
     repair = judge_server.requests[1].body["messages"]
     assert repair[-1]["role"] == "user"
     assert "could not be used" in repair[-1]["content"]
+
+
+UNUSABLE_REPLIES = {
+    "text": (
+        Reply.answer("I think yes."),
+        "the reply is not JSON (unexpected character, expected a JSON value: line 1 column 1 "
+        "(char 0)): 'I think yes.'",
+    ),
+    "null content": (Reply.empty(), "the reply is empty"),
+    "blank": (Reply.answer("  \n"), "the reply is empty"),
+    "a list": (Reply.answer("[1, 2]"), "the answer is JSON list, not an object"),
+}
+
+
+@pytest.mark.parametrize("reply, problem", UNUSABLE_REPLIES.values(), ids=UNUSABLE_REPLIES.keys())
+async def test_an_unusable_reply_is_reported_with_its_real_problem(
+    judge_server: JudgeServer, make_judge: MakeJudge, reply: Reply, problem: str
+) -> None:
+    judge_server.respond(lambda body: reply)
+    with pytest.raises(JudgeError) as caught:
+        await ask(make_judge(), question())
+    assert str(caught.value) == f"test_prompt: the judge's answer is unusable: {problem}"
+    repair = judge_server.requests[1].body["messages"][-1]["content"]
+    assert f"Your answer could not be used: {problem}." in repair
+
+
+HTML_PAGE = (
+    "<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n"
+    "<center><h1>502 Bad Gateway</h1></center>\n</body>\n</html>\n"
+)
+BAD_BODIES = {
+    "plain text": (
+        Reply.text(200, "Hello, I am not JSON"),
+        "the reply is not a chat completion: its body is not JSON (unexpected character, "
+        "expected a JSON value: line 1 column 1 (char 0)): 'Hello, I am not JSON'",
+    ),
+    "malformed": (
+        Reply.malformed(),
+        "the reply is not a chat completion: its body is not JSON (unexpected end of data: "
+        """line 1 column 37 (char 36)): '{"id": "chatcmpl-test", "choices": ['""",
+    ),
+    "empty body": (Reply.text(200, ""), "the reply is not a chat completion: its body is empty"),
+    "an HTML page": (
+        Reply.text(200, HTML_PAGE, "text/html"),
+        "the reply is not a chat completion: its body is not JSON (unexpected character, "
+        "expected a JSON value: line 1 column 1 (char 0)): '502 Bad Gateway 502 Bad Gateway'",
+    ),
+    "an HTML error page": (
+        Reply.text(502, HTML_PAGE, "text/html"),
+        "HTTP 502: Error code: 502; the body is not JSON: '502 Bad Gateway 502 Bad Gateway'",
+    ),
+    "JSON null": (
+        Reply.json(200, None),
+        "the reply is not a chat completion: its JSON has no choices[0].message: 'null'",
+    ),
+}
+
+
+@pytest.mark.parametrize("reply, problem", BAD_BODIES.values(), ids=BAD_BODIES.keys())
+async def test_a_body_that_is_no_completion_is_reported_as_what_it_is(
+    judge_server: JudgeServer, make_judge: MakeJudge, reply: Reply, problem: str
+) -> None:
+    judge_server.respond(lambda body: reply)
+    with pytest.raises(JudgeError) as caught:
+        await make_judge(max_attempts=1)(question())
+    assert str(caught.value) == (
+        f"judge test-judge: no answer to test_prompt after 1 attempts; the last: {problem}"
+    )
 
 
 # --- faults ----------------------------------------------------------------------------
@@ -612,6 +681,110 @@ async def test_a_failed_question_is_asked_again_next_run(
     answer = await ask(judge, question())
     assert answer.data == GOOD
     assert judge_server.count == 3
+
+
+# --- the bound on a reply's size ----------------------------------------------------------
+
+MIB = 1 << 20
+
+
+def big_answer(size: int) -> Reply:
+    """A chat completion of about ``size`` bytes, with its Content-Length."""
+    return Reply.answer({"verdict": "yes", "padding": "x" * size})
+
+
+async def test_a_reply_over_the_bound_is_refused_from_its_length_and_not_retried(
+    judge_server: JudgeServer, make_judge: MakeJudge, sleeps: Sleeps
+) -> None:
+    reply = big_answer(5 * MIB)
+    judge_server.respond(lambda body: reply)
+    with pytest.raises(JudgeError) as caught:
+        await ask(make_judge(), question())
+    assert str(caught.value) == (
+        f"judge test-judge: the reply (HTTP 200) has {len(reply.body)} bytes, over the bound "
+        f"of {MIB}: not read further; if the endpoint's replies are that large, raise "
+        "max_response_bytes (TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES)"
+    )
+    assert caught.value.usage.requests == 1
+    assert judge_server.count == 1 and sleeps == []
+
+
+@pytest.mark.parametrize("status", [200, 500])
+async def test_an_endless_reply_is_cut_at_the_bound_not_read_whole(
+    judge_server: JudgeServer, make_judge: MakeJudge, status: int
+) -> None:
+    judge_server.script(Reply.endless(status))
+    with pytest.raises(JudgeError) as caught:
+        await make_judge(timeout=30.0)(question())
+    assert str(caught.value).startswith(
+        f"judge test-judge: the reply (HTTP {status}) has more than {MIB} bytes, over the "
+        f"bound of {MIB}: not read further"
+    )
+    # what the kernel's socket buffers took besides the bound, and no more
+    assert judge_server.bytes_sent < 8 * MIB
+
+
+async def test_the_bound_holds_on_the_sdks_httpx_transport_too(
+    judge_server: JudgeServer, make_judge: MakeJudge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import openai
+
+    def no_aiohttp(**options: Any) -> Any:
+        raise RuntimeError("as the SDK says when aiohttp is not installed")
+
+    monkeypatch.setattr(openai, "DefaultAioHttpClient", no_aiohttp)
+    judge_server.script(Reply.endless(), GOOD)
+    judge = make_judge(timeout=30.0)
+    with pytest.raises(JudgeError, match=f"has more than {MIB} bytes, over the bound of {MIB}"):
+        await judge(question())
+    assert judge_server.bytes_sent < 8 * MIB
+    answer = await judge(question())  # the connection pool is still good
+    assert isinstance(answer, JudgeAnswer) and answer.data == GOOD
+
+
+async def test_replies_are_asked_for_uncompressed_and_a_compressed_one_is_bounded_unpacked(
+    judge_server: JudgeServer, make_judge: MakeJudge
+) -> None:
+    plain = big_answer(5 * MIB).body
+    packed = gzip.compress(plain)
+    assert len(packed) < MIB  # under the bound as sent
+    judge_server.script(Reply(200, packed, {"Content-Encoding": "gzip"}))
+    with pytest.raises(JudgeError, match=f"has {len(plain)} bytes, over the bound of {MIB}"):
+        await make_judge()(question())
+    assert judge_server.requests[0].headers["accept-encoding"] == "identity"
+
+
+async def test_the_bound_is_an_argument_or_comes_from_the_environment(
+    judge_server: JudgeServer, make_judge: MakeJudge, judge_env: pytest.MonkeyPatch
+) -> None:
+    judge_server.respond(lambda body: big_answer(3000))
+    assert make_judge().max_response_bytes == MIB
+    judge = make_judge(max_response_bytes=2000)
+    with pytest.raises(JudgeError, match="over the bound of 2000: not read further"):
+        await judge(question())
+    assert isinstance(await make_judge(max_response_bytes=4000)(question()), JudgeAnswer)
+    judge_env.setenv("TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES", "2000")
+    with pytest.raises(JudgeError, match="over the bound of 2000"):
+        await make_judge()(question())
+    assert make_judge(max_response_bytes=4000).max_response_bytes == 4000
+
+
+@pytest.mark.parametrize("value", ["", "lots", "0", "-1", "1.5"])
+def test_a_bad_bound_in_the_environment_is_a_clear_error(
+    judge_env: pytest.MonkeyPatch, value: str
+) -> None:
+    judge_env.setenv("TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES", value)
+    if not value:
+        assert OpenAIJudge("m", base_url="http://127.0.0.1:9/v1").max_response_bytes == MIB
+        return
+    with pytest.raises(JudgeError, match="TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES must be a whole"):
+        OpenAIJudge("m", base_url="http://127.0.0.1:9/v1")
+
+
+@pytest.mark.parametrize("value", [0, -5, True, 1.5])
+def test_a_bad_bound_argument_is_refused(value: Any) -> None:
+    with pytest.raises(ValueError, match="max_response_bytes must be a whole number"):
+        OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", max_response_bytes=value)
 
 
 # --- the key stays secret --------------------------------------------------------------

@@ -109,6 +109,22 @@ def test_a_valid_conversation_reads_alike() -> None:
             "user_input[0]",
             "a ToolMessage must follow an AIMessage that called tools",
         ),
+        (
+            json.dumps(
+                conversation(
+                    user_input=[
+                        {
+                            "type": "ai",
+                            "content": "",
+                            "tool_calls": [{"name": "t", "args": {}, "id": "c1"}],
+                        },
+                        {"type": "tool", "content": "x", "tool_call_id": "c2"},
+                    ]
+                )
+            ),
+            "user_input[1].tool_call_id",
+            "'c2' matches no tool call of the AIMessage it answers (user_input[0]",
+        ),
         (json.dumps(conversation(reference_topics=[1])), "reference_topics[0]", "valid string"),
         ('{"id": "s", "user_input": [}', None, "not valid JSON"),
         ("[1, 2]", None, "must be a JSON object"),

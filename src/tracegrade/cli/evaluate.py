@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError
+from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
@@ -132,6 +133,12 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
     if settings.retry_failed and not settings.resume:
         raise UsageError("--retry-failed goes with --resume: it scores the failed rows again")
+    if settings.resume and read_once(settings.data):
+        raise UsageError(
+            f"--resume cannot finish a run over {once_read_name(settings.data)}: it cannot "
+            "be read again, nor checked against the run record; save it to a file and "
+            "evaluate that"
+        )
     _check_outputs(settings)
     settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)
     settings.gates.update(parse_gates(arguments.fail_under, names))
@@ -280,7 +287,7 @@ def run(settings: Settings) -> int:
             retry_failed=settings.retry_failed,
             while_scoring=_import_report,
         )
-    except OSError as error:  # the input is missing
+    except OSError as error:  # the input is missing, or a folder
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError) as error:
@@ -311,9 +318,11 @@ def run(settings: Settings) -> int:
         except (InputError, OSError, WorkerError) as error:
             if termination.received:  # the stop broke something on its way out
                 return _stopped(settings, terminated=True)
-            # a problem after the outputs were opened leaves rows to resume from
+            # a problem after the outputs were opened leaves rows to resume from (a
+            # results file that cannot be written keeps those written before)
             before = isinstance(error, (InputError, OutputError, OutputInUseError))
-            hint = "" if before else _resume_hint(settings)
+            opened = settings.out is not None and settings.out.exists()
+            hint = _resume_hint(settings) if opened and not before else ""
             print(f"tracegrade: {error}{hint}", file=sys.stderr)
             return EXIT_INPUT
     return _report(settings, result)

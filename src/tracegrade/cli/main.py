@@ -4,8 +4,9 @@
 of input runs in flat memory. Exit codes (see README, "Exit codes"): 0 every record
 scored and every gate passed; 1 a ``--fail-under`` gate failed; 2 a usage error (unknown
 metric, option, gate, source or config key, or a ``--resume`` of another run's results);
-3 an input or output problem (the input is missing or has malformed records, which are
-reported and counted, or a file cannot be written); 4 some metric raised on some sample
+3 an input or output problem (the input is missing, a folder or unreadable, or has
+malformed records, which are reported and counted, or a file cannot be written: one
+line names the file); 4 some metric raised on some sample
 (its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). When
 several apply the lowest-numbered of 3, 1, 4 wins in that order. ``convert`` writes
 every good record and reports each bad one before it exits with 3. ``cache`` exits with
@@ -17,12 +18,10 @@ folder, another kind of file, another program's database) or the file cannot be 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import warnings
 from collections.abc import Sequence
 from enum import Enum
-from pathlib import Path
 from typing import Any
 
 from .. import __version__
@@ -97,7 +96,11 @@ def _add_evaluate(commands: Any) -> None:
         description="Score every record of DATA with every metric, streaming. Defaults come "
         "from tracegrade.toml or [tool.tracegrade] in pyproject.toml; flags override them.",
     )
-    run.add_argument("data", help="a JSONL file, one sample per line (or see --source)")
+    run.add_argument(
+        "data",
+        help="a JSONL file, one sample per line (or see --source); gzip is unpacked, "
+        "- reads standard input",
+    )
     run.add_argument(
         "--metric",
         "-m",
@@ -212,8 +215,14 @@ def _add_convert(commands: Any) -> None:
         description="Read conversations in a framework's format (JSON, JSON Lines, or "
         "OTLP JSON for otel/openinference) and write one MultiTurnSample per line.",
     )
-    convert.add_argument("input", metavar="IN", help="a .json file or a JSON Lines file")
-    convert.add_argument("output", metavar="OUT", help="the tracegrade JSONL file to write")
+    convert.add_argument(
+        "input",
+        metavar="IN",
+        help="a .json file or a JSON Lines file (gzip too), or - for standard input",
+    )
+    convert.add_argument(
+        "output", metavar="OUT", help="the tracegrade JSONL file to write, or - for standard output"
+    )
     convert.add_argument(
         "--from", dest="source", choices=SOURCES, default="auto", help="the input's format"
     )
@@ -260,9 +269,11 @@ def _list_metrics() -> None:
 
 
 def _convert(arguments: argparse.Namespace) -> int:
-    """Write the good records, report each bad one; exit 3 if any was bad."""
+    """Write the good records, report each bad one; exit 3 if any was bad, or when a
+    file cannot be read or written (one line naming it; OUT is then left as it was)."""
     from ..convert.records import ConversionSettings
     from ..io.conversations import convert_file
+    from ..io.files import check_input, is_standard_stream, open_output
 
     settings = ConversionSettings(
         arguments.source,
@@ -270,11 +281,10 @@ def _convert(arguments: argparse.Namespace) -> int:
         "keep" if arguments.keep_invalid_arguments else "raise",
         arguments.group_by,
     )
-    target = Path(arguments.output)
-    partial = target.with_name(f".{target.name}.partial")
     written = rejected = 0
     try:
-        with open(partial, "wb") as out:
+        check_input(arguments.input, "conversation")
+        with open_output(arguments.output) as out:
             for outcome in convert_file(arguments.input, settings):
                 if isinstance(outcome, InputError):
                     rejected += 1
@@ -282,11 +292,10 @@ def _convert(arguments: argparse.Namespace) -> int:
                     continue
                 out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
-        os.replace(partial, target)
-    except OSError as error:
-        partial.unlink(missing_ok=True)
+    except OSError as error:  # FileReadError, FileWriteError: each names its file
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
+    target = "standard output" if is_standard_stream(arguments.output) else arguments.output
     print(
         f"converted {written} conversation{'s' * (written != 1)} to {target}"
         + (f"; {rejected} rejected (see above)" if rejected else ""),

@@ -1,10 +1,11 @@
 """Files of conversations in a framework's own format, read into MultiTurnSamples.
 
-``.json`` holds one document: an array whose items are all arrays or wrappers is that
-many records, anything else is one record. Every other file is JSON Lines, one record
-per line. OpenTelemetry sources (``otel``, ``openinference``) read OTLP JSON files
-instead and give one record per trace or conversation id. What a record may be is said
-in :mod:`tracegrade.convert.records`.
+``.json`` (or ``.json.gz``) holds one document: an array whose items are all arrays or
+wrappers is that many records, anything else is one record. Every other file, and ``-``
+(standard input), is JSON Lines, one record per line. OpenTelemetry sources (``otel``,
+``openinference``) read OTLP JSON files instead and give one record per trace or
+conversation id. A gzip file is unpacked as it is read (:mod:`tracegrade.io.files`).
+What a record may be is said in :mod:`tracegrade.convert.records`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterator
 from os import PathLike, fspath
 from typing import Any
 
-from .._json import json_lines, loads, without_bom
+from .._json import loads, without_bom
 from ..convert._base import ConversionError
 from ..convert.records import (
     OTLP_SOURCES,
@@ -23,17 +24,17 @@ from ..convert.records import (
     is_wrapper,
     to_sample,
 )
-from ..errors import RecordError, ValidationError
+from ..errors import FileReadError, RecordError, ValidationError, os_problem
 from ..model.samples import MultiTurnSample
+from .files import is_stream, read_all, read_lines
 
 
 def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any]]:
     """``(position, kind, record)`` for each record of a JSON or JSON Lines file; a line
     that is not JSON yields a RecordError in place of the record."""
     name = fspath(path)
-    if name.endswith(".json"):
-        with open(path, "rb") as handle:
-            data = without_bom(handle.read())
+    if name.removesuffix(".gz").endswith(".json"):
+        data = without_bom(read_all(path))
         try:
             document = loads(data)
         except ValueError as error:
@@ -49,9 +50,11 @@ def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any
         else:
             yield 1, "document", document
         return
-    for number, value in json_lines(path):
-        if isinstance(value, ValueError):
-            value = RecordError(name, number, None, f"not valid JSON: {value}")
+    for number, line in read_lines(path):
+        try:
+            value = loads(line)
+        except ValueError as error:  # the parser reports bad JSON as a ValueError
+            value = RecordError(name, number, None, f"not valid JSON: {error}")
         yield number, "line", value
 
 
@@ -76,9 +79,12 @@ def _convert_otlp(path: str | PathLike[str], settings: ConversionSettings) -> It
     from ..convert.otel import read_otlp
 
     name = fspath(path)
+    # a stream (standard input, gzip) is read here; a plain file by read_otlp, whose
+    # messages then name it
+    source: str | PathLike[str] | bytes = read_all(path) if is_stream(path) else path
     try:
         conversations = read_otlp(
-            path,
+            source,
             format=settings.source,  # type: ignore[arg-type]  # one of OTLP_SOURCES
             group_by=settings.group_by,
             metadata=settings.metadata,
@@ -87,6 +93,8 @@ def _convert_otlp(path: str | PathLike[str], settings: ConversionSettings) -> It
     except ConversionError as error:
         yield RecordError(name, 1, None, str(error), kind="document")
         return
+    except OSError as error:
+        raise FileReadError(f"cannot read {name}: {os_problem(error)}", name, error.errno) from None
     for index, conversation in enumerate(conversations):
         try:
             yield MultiTurnSample(

@@ -8,18 +8,16 @@ records and are passed over.
 from __future__ import annotations
 
 import math
-import os
-import stat
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from os import PathLike
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from .._gc import gc_paused, kept_aside
-from .._json import dumps, raw_lines
+from .._json import dumps
 from ..errors import RecordError
 from ..model.decoding import LineReader, Outcome, SampleType, parse_record
 from ..model.samples import Sample
+from .files import check_input, is_regular_file, open_output, read_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -29,7 +27,8 @@ PathArg = Union[str, "PathLike[str]"]
 
 def iter_jsonl(path: PathArg, *, sample_type: SampleType | None = None) -> Iterator[Sample]:
     """Yield the samples of a JSONL file as it is read (the file is never loaded whole; at
-    most 128 lines or 1 MiB of it are read ahead)."""
+    most 128 lines or 1 MiB of it are read ahead). ``-`` reads standard input; a gzip
+    file is unpacked as it is read (see :mod:`tracegrade.io.files`)."""
     return _raising(jsonl_outcomes(path, sample_type=sample_type))
 
 
@@ -57,11 +56,7 @@ held 128 at a time."""
 
 
 def _batch_lines(path: PathArg) -> int:
-    try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        regular = False  # opening it will say what is wrong
-    return _BATCH_LINES if regular else 1
+    return _BATCH_LINES if is_regular_file(path) else 1
 
 
 def _each_line(
@@ -71,7 +66,7 @@ def _each_line(
     batch at a time. An error partway through a batch comes after the lines before it."""
     name = str(path)
     size = _batch_lines(path)
-    lines = enumerate(raw_lines(path))
+    lines = enumerate(read_lines(path))
     finished = False
     while not finished:
         batch: list[_Read | None] = []
@@ -151,11 +146,10 @@ class EvaluationDataset:
     def from_jsonl(
         cls, path: PathArg, *, sample_type: SampleType | None = None
     ) -> EvaluationDataset:
-        """A dataset streamed from a JSONL file, one sample per line."""
-        file = Path(path)
-        if not file.is_file():
-            raise FileNotFoundError(f"no such dataset file: {file}")
-        return cls._streaming(lambda: jsonl_outcomes(file, sample_type=sample_type))
+        """A dataset streamed from a JSONL file, one sample per line (``-``: standard
+        input, which can be iterated once; a gzip file is unpacked as it is read)."""
+        check_input(path)
+        return cls._streaming(lambda: jsonl_outcomes(path, sample_type=sample_type))
 
     @classmethod
     def from_conversations(
@@ -180,10 +174,8 @@ class EvaluationDataset:
 
         settings = ConversionSettings(source, metadata, invalid_arguments, group_by)
         if isinstance(data, (str, PathLike)):
-            file = Path(data)
-            if not file.is_file():
-                raise FileNotFoundError(f"no such conversation file: {file}")
-            return cls._streaming(lambda: convert_file(file, settings))
+            check_input(data, "conversation")
+            return cls._streaming(lambda: convert_file(data, settings))
         dataset = cls()
         dataset._samples = list(_raising(convert_records(data, settings)))
         return dataset
@@ -252,14 +244,12 @@ class EvaluationDataset:
         """Write one sample per line; :meth:`from_jsonl` reads it back unchanged.
 
         The file is replaced only when writing has finished, so a dataset streamed from
-        ``path`` can be written back to it.
+        ``path`` can be written back to it. ``-`` writes standard output; an error is a
+        :class:`~tracegrade.errors.FileWriteError` naming ``path``.
         """
-        target = Path(path)
-        partial = target.with_name(f".{target.name}.partial")
-        with open(partial, "wb") as handle:
+        with open_output(path) as handle:
             for sample in self:
                 handle.write(dumps(_dump(sample)) + b"\n")
-        os.replace(partial, target)
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample; needs the ``pandas`` extra."""

@@ -4,12 +4,14 @@ memory whole. Needs pyarrow (the ``parquet`` extra), imported only here."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from os import PathLike
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..errors import FileWriteError, os_problem
 from ..model.results import SampleResult
 from .table import flat_columns, flat_row
 
@@ -80,19 +82,35 @@ class ParquetRows:
     def _flush(self) -> None:
         if self._batch:
             pa = _pyarrow()
-            self._writer.write_table(pa.Table.from_pylist(self._batch, schema=self._schema))
+            table = pa.Table.from_pylist(self._batch, schema=self._schema)
+            with self._naming_errors():
+                self._writer.write_table(table)
             self._batch = []
 
     def close(self) -> None:
-        """Write what is queued and finish the file; only now does it replace ``path``."""
+        """Write what is queued and finish the file; only now does it replace ``path``.
+        An error (a full disk) is a FileWriteError naming ``path``."""
         self._flush()
-        self._writer.close()
-        os.replace(self._partial, self.path)
+        with self._naming_errors():
+            self._writer.close()
+            os.replace(self._partial, self.path)
 
     def abort(self) -> None:
         """Drop what was written, leaving any earlier file at ``path`` as it was."""
-        self._writer.close()
+        with suppress(OSError):  # a full disk: the file goes all the same
+            self._writer.close()
         self._partial.unlink(missing_ok=True)
+
+    @contextmanager
+    def _naming_errors(self) -> Iterator[None]:
+        try:
+            yield
+        except OSError as error:  # pyarrow's IO errors are OSErrors
+            raise FileWriteError(
+                f"cannot write Parquet to {self.path}: {os_problem(error)}",
+                self.path,
+                error.errno,
+            ) from error
 
     def __enter__(self) -> ParquetRows:
         return self

@@ -17,13 +17,15 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
 
 from .._json import dumps, loads
-from ..errors import TracegradeError
+from .._urls import masked_urls_in
+from ..errors import FileReadError, FileWriteError, TracegradeError, os_problem
 from ..model.results import SampleResult
 from .lock import OutputLock
 
@@ -105,6 +107,11 @@ class RunRecord:
     judge: str | None = None
     version: int = RUN_RECORD_VERSION
 
+    def __post_init__(self) -> None:
+        # credentials in the judge's URL are never written, nor shown in a message
+        if self.judge is not None:
+            object.__setattr__(self, "judge", masked_urls_in(self.judge))
+
     @classmethod
     def describe(
         cls,
@@ -116,11 +123,17 @@ class RunRecord:
         """The record of a run over the file ``data`` (size and a hash of its first MB
         stand for its content, so a changed input is noticed without reading it all)."""
         path = Path(data).resolve()
-        with open(path, "rb") as handle:
-            head = handle.read(_FINGERPRINT_BYTES)
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(_FINGERPRINT_BYTES)
+                size = os.fstat(handle.fileno()).st_size
+        except OSError as error:
+            raise FileReadError(
+                f"cannot read {data}: {os_problem(error)}", data, error.errno
+            ) from error
         return cls(
             str(path),
-            path.stat().st_size,
+            size,
             hashlib.sha256(head).hexdigest(),
             source,
             tuple(metrics),
@@ -229,7 +242,8 @@ class ResultsFile:
                 "was not written by 'tracegrade evaluate --out'; start over without --resume"
             )
         try:
-            previous = RunRecord.from_dict(loads(record_path.read_bytes()))
+            stored = loads(record_path.read_bytes())
+            previous = RunRecord.from_dict(stored)
             if upgrade is not None:
                 previous = upgrade(previous)
         except (ValueError, KeyError, TypeError) as error:
@@ -243,6 +257,8 @@ class ResultsFile:
                 + "; ".join(differences)
                 + "); start over without --resume or choose another --out"
             )
+        if stored.get("judge") != previous.judge:  # written with credentials in a URL
+            _write_atomically(record_path, dumps(run.to_dict()))
         _drop_cut_line(self.path)
         if retry_failed:
             yield from self._drop_failed_rows()
@@ -292,12 +308,15 @@ class ResultsFile:
         self.write_lines(dumps(row.to_dict()) + b"\n", (row.index,))
 
     def write_lines(self, lines: bytes | memoryview, indices: Iterable[int]) -> None:
-        """Append rows already written as JSON lines, of the records ``indices``."""
+        """Append rows already written as JSON lines, of the records ``indices``. An
+        error (a full disk) is a FileWriteError naming the file; the rows written before
+        stay, and a line it cut short is dropped on resume."""
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
-        self._raise_sync_error()
-        self._handle.write(lines)
-        self._handle.flush()
+        with self._naming_errors():
+            self._raise_sync_error()
+            self._handle.write(lines)
+            self._handle.flush()
         self.done.update(indices)
         now = time.monotonic()
         syncing = self._syncing is not None and self._syncing.is_alive()
@@ -319,19 +338,35 @@ class ResultsFile:
         if error is not None:
             raise error
 
+    @contextmanager
+    def _naming_errors(self) -> Iterator[None]:
+        """An OSError within, as a FileWriteError that names the results file."""
+        try:
+            yield
+        except OSError as error:
+            if isinstance(error, FileWriteError):
+                raise
+            raise FileWriteError(
+                f"cannot write results to {self.path}: {os_problem(error)}",
+                self.path,
+                error.errno,
+            ) from error
+
     def close(self) -> None:
-        """Write everything out to the disk, close the file and let its lock go."""
+        """Write everything out to the disk, close the file and let its lock go (a
+        FileWriteError naming the file if the last rows cannot be written)."""
         try:
             if self._handle is not None:
-                try:
-                    if self._syncing is not None:
-                        self._syncing.join()
-                    self._raise_sync_error()
-                    self._handle.flush()
-                    os.fsync(self._handle.fileno())
-                finally:
-                    self._handle.close()
-                    self._handle = None
+                handle, self._handle = self._handle, None
+                with self._naming_errors():
+                    try:
+                        if self._syncing is not None:
+                            self._syncing.join()
+                        self._raise_sync_error()
+                        handle.flush()
+                        os.fsync(handle.fileno())
+                    finally:
+                        handle.close()  # closes the file even when its flush fails
         finally:
             if self._locked:
                 self._locked = False

@@ -38,17 +38,42 @@ def per_schema(work: Callable[[Mapping[str, Any]], _T]) -> Callable[[Mapping[str
 
 def _normalise(reply: Any) -> JudgeAnswer:
     """A custom judge's reply (JudgeAnswer, dict or JSON text) as a JudgeAnswer; text
-    that is not a JSON object raises ValueError."""
+    that is not a JSON object raises ValueError saying what it is instead."""
     if isinstance(reply, JudgeAnswer):
         return reply
     if isinstance(reply, Mapping):
         return JudgeAnswer(dict(reply))
     if isinstance(reply, (str, bytes)):
-        parsed = orjson.loads(reply)  # raises orjson.JSONDecodeError, a ValueError
+        parsed = parse_json_text(reply)
         if not isinstance(parsed, dict):
             raise ValueError(f"the answer is JSON {type(parsed).__name__}, not an object")
         return JudgeAnswer(parsed)
     raise ValueError(f"a judge must return a dict or JSON text, got {type(reply).__name__}")
+
+
+_PREVIEW_CHARS = 80
+
+
+def parse_json_text(text: str | bytes) -> Any:
+    """The JSON value ``text`` holds; ValueError saying that it is empty, or that it is
+    not JSON (the parser's reason and how the text begins)."""
+    # orjson takes str and bytes themselves only: a TextReply (a str subclass) would be
+    # refused for its type ("Input must be bytes, bytearray, memoryview, or str")
+    plain = str(text) if isinstance(text, str) else bytes(text)
+    if not plain.strip():
+        raise ValueError("the reply is empty")
+    try:
+        return orjson.loads(plain)
+    except orjson.JSONDecodeError as error:
+        raise ValueError(f"the reply is not JSON ({error}): {preview(plain)}") from None
+
+
+def preview(text: str | bytes, limit: int = _PREVIEW_CHARS) -> str:
+    """How ``text`` begins, on one line, quoted: at most ``limit`` characters."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    line = " ".join(text.split())
+    return repr(line if len(line) <= limit else line[: limit - 3] + "...")
 
 
 @per_schema
@@ -108,7 +133,7 @@ async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
             answer = _normalise(reply)
             problem = problem_with(answer.data, request.schema)
         except ValueError as error:
-            problem = f"not a JSON object ({error})"
+            problem = str(error)
         if problem is None:
             checked = JudgeAnswer(answer.data, usage)
             if attempt == 2:

@@ -13,11 +13,13 @@ which shows it to the model once.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
 import itertools
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -29,9 +31,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import orjson
 
+from .._urls import MASK, masked_url, masked_urls_in, url_secrets, without_credentials
 from ..model.results import Usage
+from ._bounded import DEFAULT_MAX_RESPONSE_BYTES, ReplyTooLarge, check_decoded, response_hook
 from ._gate import Gate
-from .asking import per_schema, problem_with
+from .asking import per_schema, preview, problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, spend
 from .cache import (
     MAX_AGE_DAYS_ENV,
@@ -97,7 +101,11 @@ class OpenAIJudge:
     ``model``, ``base_url`` and ``api_key`` default to ``TRACEGRADE_JUDGE_MODEL``,
     ``TRACEGRADE_JUDGE_BASE_URL`` (then ``OPENAI_BASE_URL``; unset means OpenAI) and
     ``TRACEGRADE_JUDGE_API_KEY`` (then ``OPENAI_API_KEY``). A model is required; a key is
-    not when ``base_url`` is set (local servers take any key).
+    not when ``base_url`` is set (local servers take any key). Credentials in
+    ``base_url`` are used (``user:password@`` as HTTP Basic authentication, query
+    parameters such as ``?api-key=`` sent with every request) and shown nowhere:
+    ``judge.base_url``, the run record, errors and log lines have them masked
+    (``http://***@host/v1?api-key=***``).
 
     ``timeout`` bounds each request, in seconds. ``max_attempts`` bounds the requests
     per question; between them the wait doubles from ``backoff`` up to ``max_backoff``
@@ -114,6 +122,11 @@ class OpenAIJudge:
     ``$TRACEGRADE_JUDGE_CACHE_MAX_MB`` and ``$TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS`` (by
     default 1024 MB, no age limit). Only answers that follow the request's schema are
     stored.
+
+    ``max_response_bytes`` bounds a reply's body (default
+    ``TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES``, else 1 MiB): a bigger one is refused as it
+    arrives, never read whole, and fails the question at once (a JudgeError; asking again
+    would bring the same).
 
     ``structured_output`` says how the schema is requested: ``json_schema``,
     ``json_object``, ``none`` (the prompt alone), or ``auto``: json_schema, stepping down
@@ -138,6 +151,7 @@ class OpenAIJudge:
         cache: JudgeCache | str | os.PathLike[str] | bool | None = True,
         structured_output: StructuredOutput = "auto",
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        max_response_bytes: int | None = None,
     ) -> None:
         env = os.environ.get
         resolved_model = model or env("TRACEGRADE_JUDGE_MODEL")
@@ -154,7 +168,9 @@ class OpenAIJudge:
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.model = resolved_model
-        self.base_url = base_url or env("TRACEGRADE_JUDGE_BASE_URL") or env("OPENAI_BASE_URL")
+        given_url = base_url or env("TRACEGRADE_JUDGE_BASE_URL") or env("OPENAI_BASE_URL")
+        self._endpoint = _Endpoint.of(given_url)
+        self.base_url = masked_url(given_url) if given_url else None
         key = api_key or env("TRACEGRADE_JUDGE_API_KEY") or env("OPENAI_API_KEY")
         if not key:
             if self.base_url is None:
@@ -180,6 +196,7 @@ class OpenAIJudge:
         self._gate = Gate(max_concurrency)
         self._sleep = sleep
         self._activity = _Activity()
+        self.max_response_bytes = _response_bound(max_response_bytes)
         self._clients: weakref.WeakKeyDictionary[
             asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
@@ -365,7 +382,24 @@ class OpenAIJudge:
             raise Retryable(self._scrub(f"connection failed ({detail})")) from None
         except openai.APIStatusError as error:
             raise self._status_fault(error, mode) from None
-        return _parse_completion(body)
+        except ReplyTooLarge as error:
+            raise self._too_large(error) from None
+        try:
+            check_decoded(body, self.max_response_bytes)  # a compressed body, unpacked
+        except ReplyTooLarge as error:
+            raise self._too_large(error) from None
+        try:
+            return _parse_completion(body)
+        except Retryable as fault:  # its preview of the body may quote the URL
+            raise Retryable(self._scrub(fault.problem), fault.wait) from None
+
+    def _too_large(self, error: ReplyTooLarge) -> JudgeError:
+        """A reply over max_response_bytes: refused, not retried (the same question
+        would bring the same reply)."""
+        return JudgeError(
+            f"judge {self.model}: {error}: not read further; if the endpoint's replies "
+            "are that large, raise max_response_bytes (TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES)"
+        )
 
     def _status_fault(self, error: Any, mode: StructuredOutput) -> Exception:
         status: int = error.status_code
@@ -396,8 +430,13 @@ class OpenAIJudge:
             )
 
     def _scrub(self, text: str) -> str:
+        """``text`` without the key or the endpoint's credentials, in URLs or not."""
         key = self._key.value
-        return text.replace(key, "***") if key and key != NO_KEY else text
+        if key and key != NO_KEY:
+            text = text.replace(key, MASK)
+        for secret in self._endpoint.secrets:
+            text = text.replace(secret, MASK)
+        return masked_urls_in(text)
 
     async def _client(self) -> AsyncOpenAI:
         """The SDK client of the running event loop (an HTTP connection pool belongs to
@@ -411,11 +450,14 @@ class OpenAIJudge:
 
         client = AsyncOpenAI(
             api_key=self._key.value,
-            base_url=self.base_url,
+            base_url=self._endpoint.url,
+            default_query=self._endpoint.query or None,
+            default_headers=self._endpoint.headers or None,
             timeout=self.timeout,
             max_retries=0,
-            http_client=_http_client(self.timeout),
+            http_client=_http_client(self.timeout, self.max_response_bytes),
         )
+        _mask_urls_in_http_logs()
         closer = _close_at_shutdown(client)
         with self._clients_lock:
             self._clients[loop] = (client, closer)
@@ -457,18 +499,30 @@ def _socket_error(error: BaseException) -> OSError | None:
     return found
 
 
-def _http_client(timeout: float) -> Any:
+def _http_client(timeout: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> Any:
     """The SDK's aiohttp-based HTTP client when it has one and aiohttp is installed
     (about half the CPU time per request of the default httpx transport, which caps
-    throughput at high concurrency); else None, the SDK's default."""
+    throughput at high concurrency), else its default httpx one; either bounds the
+    replies' bodies to ``max_response_bytes`` (see :mod:`tracegrade.judge._bounded`)."""
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "event_hooks": {"response": [response_hook(max_response_bytes)]},
+        # a reply as sent is what the bound counts: no compressed body to unpack
+        # (replies are small JSON, so compression saved little anyway)
+        "headers": {"Accept-Encoding": "identity"},
+    }
     try:
         from openai import DefaultAioHttpClient
     except ImportError:  # an SDK older than its aiohttp support, or aiohttp missing
-        return None
-    try:
-        return DefaultAioHttpClient(timeout=timeout)
-    except RuntimeError:  # the SDK checks for aiohttp only here
-        return None
+        pass
+    else:
+        try:
+            return DefaultAioHttpClient(**options)
+        except RuntimeError:  # the SDK checks for aiohttp only here
+            pass
+    from openai import DefaultAsyncHttpxClient
+
+    return DefaultAsyncHttpxClient(**options)
 
 
 async def _close_at_shutdown(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
@@ -538,6 +592,52 @@ class _Activity:
         return ", ".join(parts)
 
 
+@dataclass(frozen=True)
+class _Endpoint:
+    """A base URL as the SDK is given it: ``url`` without credentials, its query as
+    ``query`` (sent with every request, where the SDK would have joined the path after
+    the query), its user and password as ``headers`` (HTTP Basic authentication, which
+    is what they mean in a URL), and ``secrets``, what no message may show."""
+
+    url: str | None
+    query: dict[str, str]
+    headers: dict[str, str]
+    secrets: tuple[str, ...]
+
+    @classmethod
+    def of(cls, base_url: str | None) -> _Endpoint:
+        if not base_url:
+            return cls(base_url, {}, {}, ())
+        bare, query, user = without_credentials(base_url)
+        headers = {}
+        if user is not None:
+            token = base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode("ascii")
+            headers["Authorization"] = f"Basic {token}"
+        return cls(bare, dict(query), headers, tuple(url_secrets(base_url)))
+
+
+class _MaskedURLs(logging.Filter):
+    """Masks the credentials of URLs in the HTTP libraries' log lines (httpx logs each
+    request's URL, query included, at INFO)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = masked_urls_in(message)
+        if masked != message:
+            record.msg, record.args = masked, ()
+        return True
+
+
+_HTTP_LOGGERS = ("httpx", "httpx2")
+
+
+def _mask_urls_in_http_logs() -> None:
+    for name in _HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(each, _MaskedURLs) for each in logger.filters):
+            logger.addFilter(_MaskedURLs())
+
+
 class _Unsupported(Exception):
     """The endpoint rejected the response_format kind sent."""
 
@@ -601,13 +701,16 @@ _strict_schema = per_schema(_strict_ready)
 
 def _parse_completion(body: bytes) -> _Completion:
     """The first choice's text and the token counts; a body that is not a chat
-    completion is a transport fault."""
+    completion is a transport fault, which says what the body is instead."""
+    payload = _json_body(body)
     try:
-        payload = orjson.loads(body)
         message = payload["choices"][0]["message"]
         content = message.get("content")
-    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
-        raise Retryable(f"the reply is not a chat completion: {body[:200]!r}") from None
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise Retryable(
+            "the reply is not a chat completion: its JSON has no choices[0].message: "
+            + preview(body, _BODY_PREVIEW_CHARS)
+        ) from None
     if isinstance(content, list):  # content parts
         content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
     if not isinstance(content, str) or not content:
@@ -620,11 +723,42 @@ def _parse_completion(body: bytes) -> _Completion:
     )
 
 
+_BODY_PREVIEW_CHARS = 200
+
+
+def _json_body(body: bytes) -> Any:
+    """The reply's body parsed; Retryable when it is empty or not JSON (an HTML error
+    page from a proxy, plain text, a body cut short)."""
+    if not body.strip():
+        raise Retryable("the reply is not a chat completion: its body is empty")
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError as error:
+        raise Retryable(
+            f"the reply is not a chat completion: its body is not JSON ({error}): "
+            + preview(_readable(body), _BODY_PREVIEW_CHARS)
+        ) from None
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _readable(text: str | bytes) -> str:
+    """A body as a person reads it: an HTML page's text without its tags."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if text.lstrip()[:1] == "<":
+        return _TAG.sub(" ", text)
+    return text
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
 def _error_message(error: Any) -> str:
+    """What an error status's body says: its JSON error message, else how its text
+    (an HTML error page's without the tags) begins."""
     body = getattr(error, "body", None)
     if isinstance(body, Mapping):
         inner = body.get("error", body)
@@ -632,7 +766,10 @@ def _error_message(error: Any) -> str:
             return str(inner["message"])
         if isinstance(inner, str):
             return inner
-    return str(getattr(error, "message", "") or error)
+    fallback = str(getattr(error, "message", "") or error)
+    if isinstance(body, str) and body.strip():
+        return f"{fallback}; the body is not JSON: {preview(_readable(body), _BODY_PREVIEW_CHARS)}"
+    return fallback
 
 
 _ENV = (
@@ -646,6 +783,7 @@ _ENV = (
     MAX_AGE_DAYS_ENV,
     "XDG_CACHE_HOME",
     "TRACEGRADE_JUDGE_PRICES",
+    "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES",
 )
 _defaults: dict[tuple[str | None, ...], OpenAIJudge] = {}
 _defaults_lock = threading.Lock()
@@ -706,6 +844,25 @@ def _env_cache(max_mb: float | None, max_age_days: float | None) -> JudgeCache |
         return None
     limits = configured_limits(max_mb, max_age_days)
     return JudgeCache(default_cache_path(), max_mb=limits.max_mb, max_age_days=limits.max_age_days)
+
+
+def _response_bound(given: int | None) -> int:
+    """``max_response_bytes`` as given, else from the environment, else the default."""
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise ValueError(
+                f"max_response_bytes must be a whole number of at least 1, got {given!r}"
+            )
+        return given
+    configured = os.environ.get("TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES", "").strip()
+    if not configured:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    if not configured.isdigit() or int(configured) < 1:
+        raise JudgeError(
+            "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES must be a whole number of bytes, at least 1, "
+            f"got {configured!r}"
+        )
+    return int(configured)
 
 
 def _env_prices() -> Prices | None:

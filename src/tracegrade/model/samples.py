@@ -42,7 +42,8 @@ class MultiTurnSample(_Sample, kw_only=True):
 
     ``user_input`` is the whole conversation, in order (messages, or their dict forms
     when built by keyword). A ToolMessage must follow an AIMessage that called tools, or
-    another ToolMessage.
+    another ToolMessage; when it has a ``tool_call_id`` and every call of that AIMessage
+    has an ``id``, the id must be one of theirs.
     """
 
     user_input: list[Message]
@@ -67,11 +68,12 @@ class MultiTurnSample(_Sample, kw_only=True):
 
 def _settle(messages: list[HumanMessage | AIMessage | ToolMessage]) -> None:
     """Raise ConversationRuleError unless every ToolMessage follows an AIMessage that
-    called tools, or another ToolMessage. On the way, every tool name is interned: a
-    conversation read from JSON holds its own copy of each, and thousands of them held
-    in memory are several percent smaller for sharing them (equal strings, so nothing a
-    caller can see changes)."""
-    after_calls = False  # whether a ToolMessage may come next
+    called tools, or another ToolMessage, and answers one of those calls (see
+    :func:`_unanswered`). On the way, every tool name is interned: a conversation read
+    from JSON holds its own copy of each, and thousands of them held in memory are
+    several percent smaller for sharing them (equal strings, so nothing a caller can see
+    changes)."""
+    calling: AIMessage | None = None  # the AIMessage a ToolMessage here would answer
     for message in messages:
         kind = type(message)
         if kind is AIMessage:
@@ -79,19 +81,35 @@ def _settle(messages: list[HumanMessage | AIMessage | ToolMessage]) -> None:
             if calls:
                 for call in calls:
                     call.name = intern(call.name)
-            after_calls = bool(calls)
+            calling = message if calls else None  # type: ignore[assignment]
         elif kind is ToolMessage:
-            if not after_calls:
+            if calling is None:
                 raise _misplaced(messages, message)
+            answered = message.tool_call_id  # type: ignore[union-attr]
+            if answered is not None and _unanswered(answered, calling):
+                raise _unmatched(messages, message, answered, calling)
         else:
-            after_calls = False
+            calling = None
+
+
+def _unanswered(tool_call_id: str, calling: AIMessage) -> bool:
+    """Whether ``tool_call_id`` names none of ``calling``'s tool calls. Ids are compared
+    only when every call has one: a call without an id may be the one answered."""
+    calls = calling.tool_calls or []
+    if any(call.id is None for call in calls):
+        return False
+    return all(call.id != tool_call_id for call in calls)
+
+
+def _index_of(messages: list[HumanMessage | AIMessage | ToolMessage], message: object) -> int:
+    return next(at for at, each in enumerate(messages) if each is message)
 
 
 def _misplaced(
     messages: list[HumanMessage | AIMessage | ToolMessage], message: object
 ) -> ConversationRuleError:
     """The error for a ToolMessage that follows no tool call."""
-    index = next(at for at, each in enumerate(messages) if each is message)
+    index = _index_of(messages, message)
     after = (
         "it opens the conversation"
         if index == 0
@@ -101,6 +119,22 @@ def _misplaced(
         f"user_input[{index}]",
         "a ToolMessage must follow an AIMessage that called tools, or another ToolMessage; "
         + after,
+    )
+
+
+def _unmatched(
+    messages: list[HumanMessage | AIMessage | ToolMessage],
+    message: object,
+    tool_call_id: str,
+    calling: AIMessage,
+) -> ConversationRuleError:
+    """The error for a ToolMessage whose tool_call_id names none of the calls it answers."""
+    index = _index_of(messages, message)
+    ids = ", ".join(repr(call.id) for call in calling.tool_calls or [])
+    return ConversationRuleError(
+        f"user_input[{index}].tool_call_id",
+        f"{tool_call_id!r} matches no tool call of the AIMessage it answers "
+        f"(user_input[{_index_of(messages, calling)}], whose calls have the ids {ids})",
     )
 
 

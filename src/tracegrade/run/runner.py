@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Union
 from .._gc import gc_paused
 from ..errors import RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
+from ..io.files import check_input, is_regular_file, is_stream
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
 from ..model.decoding import Outcome, parse_record
@@ -69,21 +70,20 @@ def read_records(
 
     ``data`` is a dataset, an iterable of samples or their dict forms, or a file: a
     JSONL of samples, or with ``source`` a framework's conversations (see
-    :mod:`tracegrade.convert`). Records whose index is in ``skip`` yield ``None`` and, in
-    a JSONL of samples, are not even validated.
+    :mod:`tracegrade.convert`); ``-`` is standard input, and a gzip file is unpacked as
+    it is read (:mod:`tracegrade.io.files`). Records whose index is in ``skip`` yield
+    ``None`` and, in a JSONL of samples, are not even validated.
     """
     if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
     if isinstance(data, (str, PathLike)):
-        path = Path(data)
-        if not path.is_file():
-            raise FileNotFoundError(f"no such dataset file: {path}")
+        check_input(data)
         if source is None or source == NATIVE_SOURCE:
-            return jsonl_outcomes(path, skip=skip)
+            return jsonl_outcomes(data, skip=skip)
         from ..convert.records import ConversionSettings
         from ..io.conversations import convert_file
 
-        return _skipping(convert_file(path, ConversionSettings(source)), skip)
+        return _skipping(convert_file(data, ConversionSettings(source)), skip)
     if source is not None and source != NATIVE_SOURCE:
         raise ValueError(
             "source= applies to a file; convert records in memory with "
@@ -110,10 +110,10 @@ def _skipping(outcomes: Iterable[Outcome], skip: Container[int]) -> Iterator[Out
 def count_records(data: Data, *, source: str | None = None) -> int | None:
     """How many records ``data`` holds, when that is cheap to know (for the progress
     bar): the length of an in-memory dataset or list, the non-blank lines of a JSONL
-    file; ``None`` otherwise."""
+    file; ``None`` otherwise (standard input and gzip files are read once only)."""
     if isinstance(data, (str, PathLike)):
         path = Path(data)
-        if not path.is_file() or path.suffix == ".json":
+        if is_stream(data) or not path.is_file() or path.suffix == ".json":
             return None
         if source in ("otel", "openinference"):  # records are traces, not lines
             return None
@@ -477,7 +477,7 @@ def _scoring_batch(data: Data) -> int:
     when they are all there already (held in memory, or in a regular file, which is
     read in batches anyway), else one, so that each row follows its record at once."""
     if isinstance(data, (str, PathLike)):
-        return SCORING_BATCH if Path(data).is_file() else 1
+        return SCORING_BATCH if is_regular_file(data) else 1
     if isinstance(data, EvaluationDataset):
         return 1 if data.is_streaming else SCORING_BATCH
     return SCORING_BATCH if isinstance(data, Sequence) else 1

@@ -42,8 +42,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._gc import kept_aside
+from .._urls import masked_url
 from ..convert import SOURCES
-from ..errors import TracegradeError
+from ..errors import TracegradeError, os_problem
+from ..io.files import check_input, is_stream, once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import RUN_RECORD_VERSION, IndexSet, ResultsFile, RunRecord
 from ..metrics.base import Metric
@@ -83,11 +85,12 @@ AUTO_WORKERS_BYTES = 1 << 20
 """From this input size on, ``workers="auto"`` scores in one process per CPU (forked
 workers start in about 10 ms; below a megabyte they save no more than that)."""
 
-Hindrance = Literal["in_memory", "judged", "source", "rows", "raise_exceptions"]
+Hindrance = Literal["in_memory", "stream", "judged", "source", "rows", "raise_exceptions"]
 """Why a run is scored in one process whatever ``workers`` says."""
 
 ONE_PROCESS_BECAUSE: Mapping[Hindrance, str] = {
     "in_memory": "records in memory are scored in this process",
+    "stream": "standard input and gzip files are read front to back, by one process",
     "judged": "judged metrics wait on the judge concurrently in one process",
     "source": "source= reads a framework's records in one process",
     "rows": "parquet= and keep_rows=True need every row's reasons in one process",
@@ -129,8 +132,9 @@ def choose_workers(
     """How many processes score a run: ``workers`` when a number, and for ``"auto"``
     every CPU for a file of :data:`AUTO_WORKERS_BYTES` or more, else one.
 
-    Several processes serve only a run over a tracegrade JSONL file whose metrics are
-    all deterministic, that neither writes Parquet nor keeps every row (those need each
+    Several processes serve only a run over a tracegrade JSONL file (a regular file, not
+    standard input or gzip, which are read front to back) whose metrics are all
+    deterministic, that neither writes Parquet nor keeps every row (those need each
     row's reasons in this process) and does not raise at the first problem; any other
     run is scored in one, and when a number above one was asked for, ``unused`` says why.
     Raises FileNotFoundError when the size of a missing file is needed.
@@ -142,8 +146,7 @@ def choose_workers(
     if workers != "auto":
         return WorkerChoice(workers)
     path = Path(cast("OutputPath", data))
-    if not path.is_file():
-        raise FileNotFoundError(f"no such dataset file: {data}")
+    check_input(path)
     if path.stat().st_size < AUTO_WORKERS_BYTES:
         return WorkerChoice(1)
     return WorkerChoice(available_cpus())
@@ -159,6 +162,8 @@ def _hindrance(
 ) -> Hindrance | None:
     if not isinstance(data, (str, PathLike)):
         return "in_memory"
+    if is_stream(data):
+        return "stream"
     if any(isinstance(metric, JudgedMetric) for metric in metrics):
         return "judged"
     if source is not None and source != NATIVE_SOURCE:
@@ -271,7 +276,8 @@ def _option_text(value: object) -> str:
 
 def describe_judge(metrics: Sequence[Metric]) -> str | None:
     """The judge of the run's judged metrics as the run record names it: ``MODEL at
-    URL`` for an OpenAI-compatible judge (the environment's when ``llm`` is not set),
+    URL`` for an OpenAI-compatible judge (the environment's when ``llm`` is not set; any
+    credentials in the URL masked),
     else the judge's class or function; ``NAME: JUDGE; ...`` when they differ, ``None``
     without judged metrics or a judge."""
     described: dict[str, str] = {}
@@ -283,7 +289,9 @@ def describe_judge(metrics: Sequence[Metric]) -> str | None:
                 continue  # none configured: the metric fails on every sample
             model = getattr(judge, "model", None)
             if isinstance(model, str):
-                described[metric.name] = f"{model} at {getattr(judge, 'base_url', None)}"
+                url = getattr(judge, "base_url", None)
+                shown = masked_url(url) if isinstance(url, str) else url
+                described[metric.name] = f"{model} at {shown}"
             else:
                 kind = judge if callable(judge) and hasattr(judge, "__qualname__") else type(judge)
                 described[metric.name] = f"{kind.__module__}.{kind.__qualname__}"
@@ -394,7 +402,7 @@ class _Outputs:
         except OutputInUseError:
             raise
         except OSError as error:
-            raise OutputError(f"cannot write results to {path}: {error}") from error
+            raise OutputError(f"cannot write results to {path}: {os_problem(error)}") from error
         return results
 
     def _open_parquet(self, path: Path) -> None:
@@ -404,7 +412,7 @@ class _Outputs:
         try:
             self.parquet = ParquetRows(path, self.summary.metric_names, judged)
         except OSError as error:
-            raise OutputError(f"cannot write Parquet to {path}: {error}") from error
+            raise OutputError(f"cannot write Parquet to {path}: {os_problem(error)}") from error
 
     def _open_results(self, results: ResultsFile, record: RunRecord | None) -> None:
         try:
@@ -418,7 +426,9 @@ class _Outputs:
             else:
                 results.start(record)
         except OSError as error:
-            raise OutputError(f"cannot write results to {results.path}: {error}") from error
+            raise OutputError(
+                f"cannot write results to {results.path}: {os_problem(error)}"
+            ) from error
         self.done = results.done
 
     def add(self, row: SampleResult) -> None:
@@ -508,7 +518,8 @@ class EvaluationRun:
     Made, it says how it will run: :attr:`workers` processes, and :attr:`workers_unused`,
     why not the number asked for (a key of :data:`ONE_PROCESS_BECAUSE`), if so. Bad
     arguments raise ValueError or TypeError (ImportError for Parquet without pyarrow)
-    and a missing input file FileNotFoundError, all before anything is written.
+    and a missing input file FileNotFoundError (a folder IsADirectoryError), all before
+    anything is written.
     """
 
     def __init__(
@@ -559,8 +570,15 @@ class EvaluationRun:
                 "resume=True needs data to be a file: the run record beside the results file "
                 "names the input, which records in memory cannot be checked against"
             )
-        if from_file and not Path(cast("OutputPath", data)).is_file():
-            raise FileNotFoundError(f"no such dataset file: {data}")
+        if from_file:
+            path = cast("OutputPath", data)
+            check_input(path)
+            if resume and read_once(path):
+                raise ValueError(
+                    f"resume=True cannot finish a run over {once_read_name(path)}: it cannot "
+                    "be read again, nor checked against the run record; save it to a file "
+                    "and evaluate that"
+                )
         check_outputs(data, out, parquet)
         self.data = data
         self.metrics = list(metrics)
@@ -601,8 +619,9 @@ class EvaluationRun:
 
     def run_record(self) -> RunRecord | None:
         """The record written beside the results file (``None`` for records in memory,
-        which cannot be resumed)."""
-        if not isinstance(self.data, (str, PathLike)):
+        standard input or a pipe, which cannot be resumed: describing a pipe would read
+        away its first records)."""
+        if not isinstance(self.data, (str, PathLike)) or read_once(self.data):
             return None
         return RunRecord.describe(
             self.data,
@@ -765,7 +784,9 @@ def evaluate(
     does, from Python.
 
     ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
-    forms), or the path of a JSONL file (with ``source``, a framework's conversations).
+    forms), or the path of a JSONL file (with ``source``, a framework's conversations):
+    ``-`` reads standard input (which cannot be resumed), and a gzip file is unpacked as
+    it is read.
     ``thresholds`` sets the pass mark per metric name for the pass rates and pass@k of
     metrics that have no ``threshold`` of their own; ``pass_k`` chooses the k of pass@k
     and pass^k over samples sharing a ``task_id``. ``progress=True`` shows a bar on a
