@@ -31,6 +31,7 @@ from tracegrade import (
     evaluate,
 )
 from tracegrade.cli import EXIT_FAILURES, EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
+from tracegrade.io.store import run_record_path
 from tracegrade.judge import OpenAIJudge, Usage
 
 # a judge left with open connections after a run is a failure, not a warning
@@ -324,7 +325,10 @@ def test_a_run_record_written_with_credentials_is_resumed_and_cleaned(
 
     assert main([*arguments, "--resume"]) == EXIT_OK
     printed = capsys.readouterr()
-    assert json.loads(record_path.read_text()) == record
+    cleaned = json.loads(record_path.read_text())
+    # the same record, but for what the judge cost (the rows now: one asked, two cached)
+    assert cleaned.pop("judge_usage")["cached"] == 2
+    assert cleaned == {key: value for key, value in record.items() if key != "judge_usage"}
     assert len(out.read_text().splitlines()) == 3
     assert leaks(tmp_path, printed.out, printed.err) == []
 
@@ -498,10 +502,13 @@ def test_every_request_sent_is_counted_failed_and_repaired_ones_too(
     rows = sorted((json.loads(line) for line in out.read_text().splitlines()), key=_index)
     assert [Usage(**row["metrics"][name]["usage"]) for row in rows] == spent
     assert result.usage == Usage(60, 18, 60 + 36.0, 6)  # what the provider bills
+    record = json.loads(run_record_path(out).read_text())
+    assert record["judge_usage"] == result.usage.to_dict()  # beside the rows, for people
     # a resumed run's summary counts them from the rows already written
     resumed = evaluate(data, [AgentGoalAccuracyWithoutReference(llm=judge)], out=out, resume=True)
     assert judge_server.count == 6
     assert resumed.usage == result.usage
+    assert json.loads(run_record_path(out).read_text())["judge_usage"] == result.usage.to_dict()
 
 
 def _index(row: dict[str, Any]) -> int:

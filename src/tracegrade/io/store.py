@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from .._json import dumps, loads
 from .._urls import masked_urls_in
 from ..errors import FileReadError, FileWriteError, TracegradeError, os_problem
-from ..model.results import SampleResult
+from ..model.results import SampleResult, Usage
 from .lock import OutputLock
 
 SYNC_SECONDS = 2.0
@@ -192,6 +192,7 @@ class ResultsFile:
         self.path = Path(path)
         self.done = IndexSet()
         self._lock = OutputLock(self.path)
+        self._run: RunRecord | None = None
         self._locked = False
         self._handle: BinaryIO | None = None
         self._synced = time.monotonic()
@@ -212,6 +213,7 @@ class ResultsFile:
         that these rows cannot be resumed as another run's."""
         self.lock()
         self._handle = open(self.path, "wb")  # noqa: SIM115 (closed by close())
+        self._run = run
         if run is None:
             run_record_path(self.path).unlink(missing_ok=True)
         else:
@@ -259,6 +261,7 @@ class ResultsFile:
             )
         if stored.get("judge") != previous.judge:  # written with credentials in a URL
             _write_atomically(record_path, dumps(run.to_dict()))
+        self._run = run
         _drop_cut_line(self.path)
         if retry_failed:
             yield from self._drop_failed_rows()
@@ -351,6 +354,15 @@ class ResultsFile:
                 self.path,
                 error.errno,
             ) from error
+
+    def record_usage(self, usage: Usage | None) -> None:
+        """Write what the judge cost for the rows in the file (``usage``, every request
+        counted) into the run record, as ``judge_usage``; nothing without a record or
+        usage. Resuming reads the rows, not this: it is for people and scripts."""
+        if self._run is None or usage is None:
+            return
+        content = {**self._run.to_dict(), "judge_usage": usage.to_dict()}
+        _write_atomically(run_record_path(self.path), dumps(content))
 
     def close(self) -> None:
         """Write everything out to the disk, close the file and let its lock go (a

@@ -470,9 +470,13 @@ class _Outputs:
         self._last_index = last
 
     def close_results(self) -> None:
-        """Write out and close the results file (closing it again does nothing)."""
+        """Write out and close the results file, with what the judge cost in its run
+        record (closing it again does nothing)."""
         if self.results is not None:
-            self.results.close()
+            try:
+                self.results.record_usage(self.summary.usage)
+            finally:
+                self.results.close()
 
     def close(self, *, complete: bool) -> None:
         """Close the outputs; an incomplete run drops its Parquet file, leaving any
