@@ -100,6 +100,19 @@ def test_a_tool_message_cannot_answer_an_earlier_turns_call() -> None:
         )
 
 
+def test_tool_messages_may_answer_their_calls_in_any_order() -> None:
+    sample = MultiTurnSample(
+        user_input=[
+            _calling_with_ids("c1", "c2", "c3"),
+            ToolMessage(content="3", tool_call_id="c3"),
+            ToolMessage(content="1", tool_call_id="c1"),
+            ToolMessage(content="2", tool_call_id="c2"),
+            ToolMessage(content="1 again", tool_call_id="c1"),
+        ]
+    )
+    assert len(sample.user_input) == 5
+
+
 @pytest.mark.parametrize(
     "ids, answered",
     [

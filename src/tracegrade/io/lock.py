@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 from pathlib import Path
 
 from ..errors import TracegradeError
@@ -33,6 +32,16 @@ class OutputInUseError(TracegradeError, OSError):
             f"{output} is being written by another run ({holder}); wait for it to end or "
             "write to another file"
         )
+
+
+def host_name() -> str:
+    """This machine's name (as ``socket.gethostname()`` says, without importing it)."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return str(uname().nodename)
+    import socket  # Windows
+
+    return socket.gethostname()
 
 
 def lock_path(output: Path) -> Path:
@@ -65,7 +74,7 @@ class OutputLock:
             else:
                 os.close(descriptor)
         os.ftruncate(self._descriptor, 0)
-        os.write(self._descriptor, f"{os.getpid()} {socket.gethostname()}".encode())
+        os.write(self._descriptor, f"{os.getpid()} {host_name()}".encode())
 
     def release(self) -> None:
         """Let the lock go and remove its file (releasing it again does nothing)."""

@@ -24,7 +24,6 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 from .._json import dumps, loads
-from .._urls import masked_urls_in
 from ..errors import FileReadError, FileWriteError, TracegradeError, os_problem
 from ..model.results import SampleResult, Usage
 from .lock import OutputLock
@@ -110,6 +109,8 @@ class RunRecord:
     def __post_init__(self) -> None:
         # credentials in the judge's URL are never written, nor shown in a message
         if self.judge is not None:
+            from .._urls import masked_urls_in  # (urllib, only for a judged run)
+
             object.__setattr__(self, "judge", masked_urls_in(self.judge))
 
     @classmethod
@@ -316,10 +317,12 @@ class ResultsFile:
         stay, and a line it cut short is dropped on resume."""
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
-        with self._naming_errors():
+        try:  # (not _naming_errors(): a context manager per row costs a run 1%)
             self._raise_sync_error()
             self._handle.write(lines)
             self._handle.flush()
+        except OSError as error:
+            raise self._write_error(error) from error
         self.done.update(indices)
         now = time.monotonic()
         syncing = self._syncing is not None and self._syncing.is_alive()
@@ -347,13 +350,15 @@ class ResultsFile:
         try:
             yield
         except OSError as error:
-            if isinstance(error, FileWriteError):
-                raise
-            raise FileWriteError(
-                f"cannot write results to {self.path}: {os_problem(error)}",
-                self.path,
-                error.errno,
-            ) from error
+            raise self._write_error(error) from error
+
+    def _write_error(self, error: OSError) -> FileWriteError:
+        """``error`` as a FileWriteError naming the results file (itself if it is one)."""
+        if isinstance(error, FileWriteError):
+            return error
+        return FileWriteError(
+            f"cannot write results to {self.path}: {os_problem(error)}", self.path, error.errno
+        )
 
     def record_usage(self, usage: Usage | None) -> None:
         """Write what the judge cost for the rows in the file (``usage``, every request

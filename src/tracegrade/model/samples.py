@@ -68,37 +68,44 @@ class MultiTurnSample(_Sample, kw_only=True):
 
 def _settle(messages: list[HumanMessage | AIMessage | ToolMessage]) -> None:
     """Raise ConversationRuleError unless every ToolMessage follows an AIMessage that
-    called tools, or another ToolMessage, and answers one of those calls (see
-    :func:`_unanswered`). On the way, every tool name is interned: a conversation read
-    from JSON holds its own copy of each, and thousands of them held in memory are
-    several percent smaller for sharing them (equal strings, so nothing a caller can see
-    changes)."""
+    called tools, or another ToolMessage, and answers one of those calls: its
+    ``tool_call_id`` names one of theirs, compared only when it and every call have one
+    (a call without an id may be the one answered). On the way, every tool name is
+    interned: a conversation read from JSON holds its own copy of each, and thousands of
+    them held in memory are several percent smaller for sharing them (equal strings, so
+    nothing a caller can see changes)."""
     calling: AIMessage | None = None  # the AIMessage a ToolMessage here would answer
+    calls: list[ToolCall] = []  # its calls
+    answer = 0  # which ToolMessage after it this is: most answer its calls in order
     for message in messages:
         kind = type(message)
         if kind is AIMessage:
-            calls = message.tool_calls  # type: ignore[union-attr]
+            calls = message.tool_calls  # type: ignore[union-attr,assignment]
             if calls:
                 for call in calls:
                     call.name = intern(call.name)
             calling = message if calls else None  # type: ignore[assignment]
+            answer = 0
         elif kind is ToolMessage:
             if calling is None:
                 raise _misplaced(messages, message)
             answered = message.tool_call_id  # type: ignore[union-attr]
-            if answered is not None and _unanswered(answered, calling):
+            if (
+                answered is not None
+                and not (answer < len(calls) and calls[answer].id == answered)
+                and _unanswered(answered, calls)
+            ):
                 raise _unmatched(messages, message, answered, calling)
+            answer += 1
         else:
             calling = None
 
 
-def _unanswered(tool_call_id: str, calling: AIMessage) -> bool:
-    """Whether ``tool_call_id`` names none of ``calling``'s tool calls. Ids are compared
-    only when every call has one: a call without an id may be the one answered."""
-    calls = calling.tool_calls or []
-    if any(call.id is None for call in calls):
-        return False
-    return all(call.id != tool_call_id for call in calls)
+def _unanswered(tool_call_id: str, calls: list[ToolCall]) -> bool:
+    """Whether ``tool_call_id`` names none of ``calls``. Ids are compared only when every
+    call has one: a call without an id may be the one answered."""
+    ids = [call.id for call in calls]
+    return None not in ids and tool_call_id not in ids
 
 
 def _index_of(messages: list[HumanMessage | AIMessage | ToolMessage], message: object) -> int:

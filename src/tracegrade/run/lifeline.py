@@ -10,7 +10,6 @@ twice a second and ends the process once it has changed (the worker was re-paren
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import signal
 import sys
@@ -41,7 +40,9 @@ def _kernel_signal() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # the process's own symbols, libc's among them (finding libc by name would run
+        # ldconfig in a subprocess, in every worker)
+        libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False

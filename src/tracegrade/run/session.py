@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._gc import kept_aside
-from .._urls import masked_url
 from ..convert import SOURCES
 from ..errors import TracegradeError, os_problem
 from ..io.files import check_input, is_stream, once_read_name, read_once
@@ -289,6 +288,8 @@ def describe_judge(metrics: Sequence[Metric]) -> str | None:
                 continue  # none configured: the metric fails on every sample
             model = getattr(judge, "model", None)
             if isinstance(model, str):
+                from .._urls import masked_url
+
                 url = getattr(judge, "base_url", None)
                 shown = masked_url(url) if isinstance(url, str) else url
                 described[metric.name] = f"{model} at {shown}"
