@@ -57,6 +57,16 @@ def _evaluate(data: Path, server: JudgeServer, *more: str) -> list[str]:
     ]  # fmt: skip
 
 
+def _held(server: JudgeServer, arguments: list[str]) -> int:
+    """The command line's exit code for ``arguments`` while ``server`` holds every reply
+    (let go once the run has ended)."""
+    server.hold()
+    try:
+        return main(arguments)
+    finally:
+        server.release()
+
+
 def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -69,17 +79,13 @@ def test_a_judge_that_never_answers_ends_each_sample_at_its_deadline_while_lines
 ) -> None:
     monkeypatch.setattr(tracegrade.run.progress, "LINE_SECONDS", 0.25)
     judge_server.respond(sensible_answer)
-    judge_server.hold()  # every reply waits until the test ends
     out = tmp_path / "results.jsonl"
     arguments = _evaluate(
         _data(tmp_path, 3), judge_server, "--sample-deadline", "1.5", "--judge-timeout", "600",
         "--progress", "lines", "--out", str(out),
     )  # fmt: skip
     started = time.monotonic()
-    try:
-        code = main(arguments)
-    finally:
-        judge_server.release()
+    code = _held(judge_server, arguments)  # every reply waits until the run ends
     took = time.monotonic() - started
     err = capsys.readouterr().err
     assert code == EXIT_FAILURES, err
@@ -106,16 +112,12 @@ def test_judge_timeout_and_attempts_from_the_command_line_bound_each_question(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     judge_server.respond(sensible_answer)
-    judge_server.hold()
     out = tmp_path / "results.jsonl"
     arguments = _evaluate(
         _data(tmp_path, 1), judge_server, "--judge-timeout", "0.3", "--judge-max-attempts", "2",
         "--out", str(out), "--progress", "off",
     )  # fmt: skip
-    try:
-        code = main(arguments)
-    finally:
-        judge_server.release()
+    code = _held(judge_server, arguments)
     assert code == EXIT_FAILURES, capsys.readouterr().err
     [row] = _rows(out)
     failed = row["metrics"][GOAL]
@@ -130,17 +132,13 @@ def test_the_config_file_sets_the_judges_limits(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     judge_server.respond(sensible_answer)
-    judge_server.hold()
     config = tmp_path / "tracegrade.toml"
     config.write_text("judge_timeout = 0.2\njudge_max_attempts = 1\nsample_deadline = 30\n")
     out = tmp_path / "results.jsonl"
     arguments = _evaluate(
         _data(tmp_path, 1), judge_server, "--config", str(config), "--out", str(out),
     )  # fmt: skip
-    try:
-        code = main(arguments)
-    finally:
-        judge_server.release()
+    code = _held(judge_server, arguments)
     assert code == EXIT_FAILURES, capsys.readouterr().err
     [row] = _rows(out)
     assert "after 1 attempts; the last: no reply within 0.2s" in row["metrics"][GOAL]["error"]

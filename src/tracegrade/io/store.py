@@ -267,7 +267,8 @@ class ResultsFile:
         if retry_failed:
             yield from self._drop_failed_rows()
         else:
-            yield from self._read_rows()
+            for _, row in self._read_rows():
+                yield row
         self._handle = open(self.path, "ab")  # noqa: SIM115 (closed by close())
 
     def _drop_failed_rows(self) -> Iterator[SampleResult]:
@@ -275,7 +276,7 @@ class ResultsFile:
         partial = self.path.with_name(f".{self.path.name}.partial")
         try:
             with open(partial, "wb") as kept:
-                for line, row in self._read_rows(with_lines=True):
+                for line, row in self._read_rows():
                     if row.status == "failed":
                         self.done.discard(row.index)
                         continue
@@ -287,8 +288,8 @@ class ResultsFile:
         finally:
             partial.unlink(missing_ok=True)
 
-    def _read_rows(self, with_lines: bool = False) -> Iterator[Any]:
-        """Each row of the file (with its line, ``with_lines``), added to :attr:`done`."""
+    def _read_rows(self) -> Iterator[tuple[bytes, SampleResult]]:
+        """Each row of the file with its line, added to :attr:`done`."""
         with open(self.path, "rb") as handle:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
@@ -305,7 +306,7 @@ class ResultsFile:
                         f"cannot resume {self.path}: line {number} repeats the row of "
                         f"record {row.index}"
                     )
-                yield (line, row) if with_lines else row
+                yield line, row
 
     def write(self, row: SampleResult) -> None:
         """Append one row; it reaches the OS now and the disk within SYNC_SECONDS."""

@@ -256,8 +256,7 @@ class JudgeWait:
         waiting = len(self.pending)
         if not waiting:
             return ""
-        said = [f"{waiting} sample(s) with the judge"]
-        seen: set[int] = set()
+        doing: dict[int, str] = {}  # per judge, however many metrics ask it
         for metric in self.metrics:
             assert isinstance(metric, JudgedMetric)
             try:
@@ -265,10 +264,10 @@ class JudgeWait:
             except Exception:  # no judge configured: the samples will say so
                 continue
             activity = getattr(judge, "activity", None)
-            if id(judge) not in seen and callable(activity):
-                seen.add(id(judge))
-                said.append(str(activity()))
-        return ": ".join(said[:1]) + (": " + "; ".join(said[1:]) if len(said) > 1 else "")
+            if id(judge) not in doing and callable(activity):
+                doing[id(judge)] = str(activity())
+        said = f"{waiting} sample(s) with the judge"
+        return f"{said}: {'; '.join(doing.values())}" if doing else said
 
 
 async def _judged_rows(
