@@ -235,11 +235,36 @@ def agreement(ours: Path, theirs: Path) -> dict[str, tuple[int, int]]:
     return {name: (same, total) for name, (same, total) in counts.items()}
 
 
-def api_run(data: Path) -> dict[str, Any]:
-    measured = run([sys.executable, str(BENCH / "api_run.py"), str(data)])
-    summary: dict[str, Any] = json.loads(measured.stdout.splitlines()[-1])
-    summary["peak_rss_mb"] = measured.peak_rss_mb
-    return summary
+API = "tracegrade Python API"
+ONE_WORKER = "tracegrade CLI, 1 worker"
+
+
+def api_command(data: Path, out: Path) -> list[str]:
+    """The Python API run on ``data``; it keeps its rows in memory, so ``out`` is unused."""
+    return [sys.executable, str(BENCH / "api_run.py"), str(data)]
+
+
+def api_against_one_worker(runs: dict[str, Runs]) -> dict[str, Any]:
+    """The API's medians (load, evaluate, both, peak memory) and, when the CLI with one
+    worker ran beside it, the median over repetitions of (load + evaluate) / the CLI's
+    seconds in that repetition."""
+    api = runs[API]
+    both = [s["load_seconds"] + s["seconds"] for s in api.summaries]
+    found: dict[str, Any] = {
+        "records": api.summaries[0]["records"],
+        "repetitions": len(api.summaries),
+        "load_seconds": median([s["load_seconds"] for s in api.summaries]),
+        "seconds": median([s["seconds"] for s in api.summaries]),
+        "total_seconds": median(both),
+        "peak_rss_mb": api.peak_mb,
+    }
+    if ONE_WORKER in runs:
+        cli = runs[ONE_WORKER].measured
+        found["cli_one_worker_seconds"] = runs[ONE_WORKER].seconds
+        found["over_cli_one_worker"] = median(
+            [total / one.seconds for total, one in zip(both, cli, strict=True)]
+        )
+    return found
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -287,22 +312,27 @@ def main(argv: Sequence[str] | None = None) -> None:
                 Tool(f"{name} {mode}", competitor(python, name, mode), reported=True)
                 for mode in modes
             ]
+    api_size = sizes[min(1, len(sizes) - 1)]
     for size in sizes:
         data = dataset(work, size)
         tools = list(ours)
-        if size != sizes[-1]:
-            tools.append(Tool("tracegrade CLI, 1 worker", tracegrade_cli("1")))
+        if size != sizes[-1] or size == api_size:
+            tools.append(Tool(ONE_WORKER, tracegrade_cli("1")))
         if size == options.competitor_size:
             tools += competitors
+        scored = list(tools)  # the tools that write results files
+        if size == api_size:  # timed beside the others, reported apart
+            tools.append(Tool(API, api_command, reported=True))
         repetitions = options.largest_repetitions if size == sizes[-1] else options.repetitions
         runs = interleaved(tools, data, size, repetitions, work)
+        if size == api_size:
+            report.api = (api_size, api_against_one_worker(runs))
+            del runs[API]
         report.sizes[size] = (runs, ratios(runs, "tracegrade CLI"))
         tracegrade_out = work / f"out-tracegrade_CLI-{size}.jsonl"
-        for tool in tools[1:]:
+        for tool in scored[1:]:
             other = work / f"out-{tool.label.replace(' ', '_')}-{size}.jsonl"
             report.agreement.setdefault(size, {})[tool.label] = agreement(tracegrade_out, other)
-    api_size = sizes[min(1, len(sizes) - 1)]
-    report.api = (api_size, api_run(dataset(work, api_size)))
 
     from judged import run_judged
 

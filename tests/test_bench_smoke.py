@@ -52,6 +52,13 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
     for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
         assert label in text  # the import-time rows
     assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text
+    # the Python API is timed beside the CLI with one worker, and judged against it
+    api = re.search(
+        r"\| Python API, load \+ evaluate ≤ 1.3x the CLI with 1 worker .*\| ([\d.]+)x \|", text
+    )
+    assert api is not None and float(api[1]) > 0
+    assert re.search(r"\| Python API peak memory ≤ 2,995 MB .*\| [\d,]+ MB \| met \|", text)
+    assert "| API / CLI, 1 worker |" in text
     if len(os.sched_getaffinity(0)) > 1:  # how far processes at once scale, measured
         found = re.search(r"\| (\d+) processes of a CPU-bound loop at once \| ([\d.]+)x", text)
         assert found is not None
