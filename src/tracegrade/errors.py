@@ -120,6 +120,11 @@ class TracegradeWarning(UserWarning):
     The command line shows each on standard error once."""
 
 
+class ConversionWarning(TracegradeWarning):
+    """A converter left something of its input out (a span it cannot read, an event of
+    no known kind ...); the text says what and how many."""
+
+
 class SampleWarning(TracegradeWarning):
     """A sample's score was computed, but something about it deserves attention; its
     score's reason says so too, so the command line does not show these."""

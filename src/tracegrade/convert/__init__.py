@@ -95,13 +95,28 @@ def convert_messages(
     source carries is kept in each message's ``metadata``; tool call ids are always kept.
     Arguments that are not valid JSON raise :class:`ConversionError`, unless
     ``invalid_arguments="keep"`` keeps their text in ``ToolCall.unparsed_args``.
+    Anything else a converter leaves out is counted and said in one
+    :class:`~tracegrade.errors.ConversionWarning`.
     """
+    import warnings
+
+    from ..errors import ConversionWarning
     from ._base import Options
-    from .detect import detect_source
 
     if invalid_arguments not in ("raise", "keep"):
         raise ValueError("invalid_arguments must be 'raise' or 'keep'")
     options = Options(metadata=metadata, invalid_arguments=invalid_arguments)
+    messages = converted(obj, source, options)
+    if options.skipped:
+        warnings.warn(f"left out: {options.skipped.describe()}", ConversionWarning, stacklevel=2)
+    return messages
+
+
+def converted(obj: Any, source: str, options: Options) -> list[AnyMessage]:
+    """:func:`convert_messages` with its ``options`` given, and what it leaves out counted
+    in ``options.skipped`` rather than warned of (a file's reader says it once)."""
+    from .detect import detect_source
+
     module = _module(detect_source(obj) if source == "auto" else source)
     unwrap = getattr(module, "items_of", None)
     items = unwrap(obj) if unwrap is not None else _message_list(obj)

@@ -24,12 +24,40 @@ class ConversionError(InputError):
     """A source message cannot be converted; the text names its position and type."""
 
 
+@dataclass
+class Skipped:
+    """What conversions left out, counted by reason (``"OTLP span with gen_ai.*
+    attributes tracegrade does not read (...)"`` → 3). A converter that leaves anything out
+    of its input counts it here, so nothing is dropped unsaid; the reason names the
+    kind of thing and, where it helps, the attributes or types it had."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, reason: str, count: int = 1) -> None:
+        """Count ``count`` things left out for ``reason``."""
+        self.counts[reason] = self.counts.get(reason, 0) + count
+
+    def update(self, other: Skipped) -> None:
+        for reason, count in other.counts.items():
+            self.add(reason, count)
+
+    def __bool__(self) -> bool:
+        return bool(self.counts)
+
+    def describe(self) -> str:
+        """One line: each reason with its count, the most frequent first."""
+        ranked = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
+        return "; ".join(f"{count}x {reason}" for reason, count in ranked)
+
+
 @dataclass(frozen=True)
 class Options:
-    """How to convert: keep source metadata? What to do with arguments that are not JSON?"""
+    """How to convert: keep source metadata? What to do with arguments that are not JSON?
+    ``skipped`` tallies what the conversion left out (see :class:`Skipped`)."""
 
     metadata: bool = False
     invalid_arguments: InvalidArguments = "raise"
+    skipped: Skipped = field(default_factory=Skipped, compare=False)
 
 
 def plain(value: Any) -> Any:

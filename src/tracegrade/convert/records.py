@@ -16,13 +16,13 @@ Files of them are read by :mod:`tracegrade.io.conversations`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..errors import RecordError, ValidationError, readable_id
 from ..model.samples import MultiTurnSample
-from . import convert_messages
-from ._base import ConversionError, InvalidArguments
+from . import converted
+from ._base import ConversionError, InvalidArguments, Options, Skipped
 
 SAMPLE_FIELDS = frozenset(
     {"id", "reference", "reference_tool_calls", "reference_topics", "metadata"}
@@ -34,12 +34,18 @@ GroupBy = Literal["trace", "conversation"]
 
 @dataclass(frozen=True)
 class ConversionSettings:
-    """How each record is converted (see :func:`tracegrade.convert.convert_messages`)."""
+    """How each record is converted (see :func:`tracegrade.convert.convert_messages`);
+    ``skipped`` tallies what the conversions left out, for the reader to report once."""
 
     source: str = "auto"
     metadata: bool = False
     invalid_arguments: InvalidArguments = "raise"
     group_by: GroupBy = "trace"
+    skipped: Skipped = field(default_factory=Skipped, compare=False)
+
+    def options(self) -> Options:
+        """The converters' options, counting into :attr:`skipped`."""
+        return Options(self.metadata, self.invalid_arguments, self.skipped)
 
 
 def is_wrapper(record: Any) -> bool:
@@ -71,12 +77,7 @@ def to_sample(
             )
         conversation = record[WRAPPER_KEY]
     try:
-        messages = convert_messages(
-            conversation,
-            settings.source,
-            settings.metadata,
-            invalid_arguments=settings.invalid_arguments,
-        )
+        messages = converted(conversation, settings.source, settings.options())
     except ConversionError as error:
         field = WRAPPER_KEY if fields or is_wrapper(record) else None
         raise RecordError(
