@@ -24,6 +24,13 @@ class ConversionError(InputError):
     """A source message cannot be converted; the text names its position and type."""
 
 
+class NothingReadError(ConversionError):
+    """A source holds what looks like LLM or agent activity (spans, records, events) but
+    not one conversation could be read from it; the text names what was found and what
+    was not recognised. The command line exits with code 3: scoring nothing is never a
+    success."""
+
+
 @dataclass
 class Skipped:
     """What conversions left out, counted by reason (``"OTLP span with gen_ai.*
