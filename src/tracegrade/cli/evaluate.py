@@ -352,7 +352,7 @@ def _report(settings: Settings, result: EvaluationResult) -> int:
     show = settings.samples
     if show or (show is None and summary.records <= SAMPLE_TABLE_LIMIT):
         print_samples(console, result.rows, result.metric_names)
-    print_summary(console, summary)
+    print_summary(console, summary, result.left_out)
     print_failures(errors, summary)
     gates = failed_gates(summary, settings.gates)
     for failure in gates:

@@ -301,6 +301,8 @@ def _convert(arguments: argparse.Namespace) -> int:
         + (f"; {rejected} rejected (see above)" if rejected else ""),
         file=sys.stderr,
     )
+    if settings.skipped:
+        print(f"left out while reading: {settings.skipped.describe()}", file=sys.stderr)
     return EXIT_INPUT if rejected else EXIT_OK
 
 

@@ -52,9 +52,13 @@ class Skipped:
         return bool(self.counts)
 
     def describe(self) -> str:
-        """One line: each reason with its count, the most frequent first."""
-        ranked = sorted(self.counts.items(), key=lambda item: (-item[1], item[0]))
-        return "; ".join(f"{count}x {reason}" for reason, count in ranked)
+        return describe_left_out(self.counts)
+
+
+def describe_left_out(counts: Mapping[str, int]) -> str:
+    """One line: each reason with its count, the most frequent first."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "; ".join(f"{count}x {reason}" for reason, count in ranked)
 
 
 @dataclass(frozen=True)

@@ -361,13 +361,19 @@ class ResultsFile:
             f"cannot write results to {self.path}: {os_problem(error)}", self.path, error.errno
         )
 
-    def record_usage(self, usage: Usage | None) -> None:
+    def record_totals(self, usage: Usage | None, left_out: Mapping[str, int] | None) -> None:
         """Write what the judge cost for the rows in the file (``usage``, every request
-        counted) into the run record, as ``judge_usage``; nothing without a record or
-        usage. Resuming reads the rows, not this: it is for people and scripts."""
-        if self._run is None or usage is None:
+        counted) and what the input's converters left out (``left_out``, reason → count)
+        into the run record, as ``judge_usage`` and ``left_out``; nothing without a
+        record or either. Resuming reads the rows, not these: they are for people and
+        scripts."""
+        if self._run is None or (usage is None and not left_out):
             return
-        content = {**self._run.to_dict(), "judge_usage": usage.to_dict()}
+        content = self._run.to_dict()
+        if usage is not None:
+            content["judge_usage"] = usage.to_dict()
+        if left_out:
+            content["left_out"] = dict(left_out)
         _write_atomically(run_record_path(self.path), dumps(content))
 
     def close(self) -> None:

@@ -3,13 +3,14 @@ pass@k over repeated trials, how the records ended, and what went wrong where.""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ..convert._base import describe_left_out
 from ..model.results import SampleResult, Usage
 from ..run.results import MetricSummary, SummaryAccumulator
 
@@ -79,9 +80,12 @@ def _pass_marks(found: list[MetricSummary]) -> str:
     return f"A sample passes at {full}"
 
 
-def print_summary(console: Console, summary: SummaryAccumulator) -> None:
+def print_summary(
+    console: Console, summary: SummaryAccumulator, left_out: Mapping[str, int] | None = None
+) -> None:
     """The per-metric aggregates, pass@k when samples carry task ids, the record counts,
-    the judge's usage and the failures."""
+    what the input's converters left out (``left_out``, reason → count), and the
+    judge's usage."""
     counts = summary.counts
     table = Table(
         title=f"Summary over {_records(counts.records)}", box=box.SIMPLE_HEAVY, pad_edge=False
@@ -108,6 +112,9 @@ def print_summary(console: Console, summary: SummaryAccumulator) -> None:
         f"{counts.rejected} rejected",
         highlight=False,
     )
+    if left_out:
+        text = escape(describe_left_out(left_out))
+        console.print(f"left out while reading: {text}", highlight=False, soft_wrap=True)
     if summary.usage is not None:
         console.print(describe_usage(summary.usage), highlight=False, soft_wrap=True)
 

@@ -400,6 +400,8 @@ class EvaluationResult:
     ) -> None:
         self.rows = rows
         self.all_rows = all_rows  # whether rows holds every record's row (see keep_rows)
+        self.left_out: dict[str, int] = {}
+        """What the converters of a framework's file left out of it, reason → count."""
         self._accumulator = accumulator
         self.metric_names = accumulator.metric_names
         self.judged_names = [m.name for m in metrics if isinstance(m, JudgedMetric)]

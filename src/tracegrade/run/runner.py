@@ -15,6 +15,7 @@ input order (each row carries its ``index``; ``evaluate`` sorts them back).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -28,12 +29,12 @@ from collections.abc import (
 )
 from contextlib import aclosing, closing
 from itertools import islice
-from os import PathLike
+from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from .._gc import gc_paused
-from ..errors import RecordError
+from ..errors import ConversionWarning, RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..io.files import check_input, is_regular_file, is_stream
 from ..metrics.base import Metric
@@ -45,6 +46,8 @@ from .progress import ProgressMode, ProgressReporter
 
 if TYPE_CHECKING:
     import asyncio
+
+    from ..convert._base import Skipped
 
 
 Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
@@ -64,7 +67,11 @@ NATIVE_SOURCE = "tracegrade"
 
 
 def read_records(
-    data: Data, *, source: str | None = None, skip: Container[int] = ()
+    data: Data,
+    *,
+    source: str | None = None,
+    skip: Container[int] = (),
+    left_out: Skipped | None = None,
 ) -> Iterator[Outcome | None]:
     """Every input record, in order, as its sample or the RecordError that rejects it.
 
@@ -73,6 +80,10 @@ def read_records(
     :mod:`tracegrade.convert`); ``-`` is standard input, and a gzip file is unpacked as
     it is read (:mod:`tracegrade.io.files`). Records whose index is in ``skip`` yield
     ``None`` and, in a JSONL of samples, are not even validated.
+
+    What a framework's converter leaves out of a file is counted in ``left_out`` when
+    given (the caller reports it), else said in one ConversionWarning once the file is
+    read.
     """
     if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
@@ -80,10 +91,17 @@ def read_records(
         check_input(data)
         if source is None or source == NATIVE_SOURCE:
             return jsonl_outcomes(data, skip=skip)
+        from ..convert._base import Skipped
         from ..convert.records import ConversionSettings
         from ..io.conversations import convert_file
 
-        return _skipping(convert_file(data, ConversionSettings(source)), skip)
+        settings = ConversionSettings(
+            source, skipped=left_out if left_out is not None else Skipped()
+        )
+        outcomes: Iterator[Outcome] = convert_file(data, settings)
+        if left_out is None:
+            outcomes = _warning_of_left_out(outcomes, settings.skipped, data)
+        return _skipping(outcomes, skip)
     if source is not None and source != NATIVE_SOURCE:
         raise ValueError(
             "source= applies to a file; convert records in memory with "
@@ -92,6 +110,19 @@ def read_records(
     if isinstance(data, EvaluationDataset):
         return _skipping(data.outcomes(), skip)
     return _skipping(_parsed(data), skip)
+
+
+def _warning_of_left_out(
+    outcomes: Iterable[Outcome], left_out: Skipped, data: str | PathLike[str]
+) -> Iterator[Outcome]:
+    """``outcomes``, then a ConversionWarning saying what the converters left out."""
+    yield from outcomes
+    if left_out:
+        warnings.warn(
+            f"{fspath(data)}: left out while reading: {left_out.describe()}",
+            ConversionWarning,
+            stacklevel=2,
+        )
 
 
 def _parsed(records: Iterable[Any]) -> Iterator[Outcome]:
@@ -446,6 +477,7 @@ def iter_evaluate(
     skip: Container[int] = (),
     progress: ProgressMode | bool = False,
     sample_deadline: float | None = None,
+    left_out: Skipped | None = None,
 ) -> Iterator[SampleResult]:
     """Score records one at a time, yielding each one's row as soon as it is done.
 
@@ -454,9 +486,10 @@ def iter_evaluate(
     lines on stderr (see :class:`tracegrade.run.progress.ProgressReporter`); the lines
     keep coming while samples wait on the judge. ``sample_deadline`` (seconds) bounds
     each judged metric on each sample, retries included: past it the metric fails on
-    that sample with a JudgeError and the run goes on.
+    that sample with a JudgeError and the run goes on. ``left_out`` is as in
+    :func:`read_records`.
     """
-    records = _checked_records(data, metrics, concurrency, source, skip)
+    records = _checked_records(data, metrics, concurrency, source, skip, left_out)
     check_deadline(sample_deadline)
     _check_no_running_loop(metrics)
     waiting = None
@@ -492,9 +525,10 @@ async def aiter_evaluate(
     skip: Container[int] = (),
     progress: ProgressMode | bool = False,
     sample_deadline: float | None = None,
+    left_out: Skipped | None = None,
 ) -> AsyncIterator[SampleResult]:
     """:func:`iter_evaluate` for async callers."""
-    records = _checked_records(data, metrics, concurrency, source, skip)
+    records = _checked_records(data, metrics, concurrency, source, skip, left_out)
     check_deadline(sample_deadline)
     waiting = JudgeWait(metrics)
     rows = _judged_rows(records, metrics, concurrency, raise_exceptions, sample_deadline, waiting)
@@ -513,11 +547,12 @@ def _checked_records(
     concurrency: int,
     source: str | None,
     skip: Container[int],
+    left_out: Skipped | None,
 ) -> Iterator[Outcome | None]:
     """The input's records, once the run's arguments are known to be sound."""
     check_metrics(metrics)
     _check_concurrency(concurrency)
-    return read_records(data, source=source, skip=skip)
+    return read_records(data, source=source, skip=skip, left_out=left_out)
 
 
 def reporter_for(

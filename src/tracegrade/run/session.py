@@ -69,6 +69,7 @@ from .runner import (
 if TYPE_CHECKING:
     import threading
 
+    from ..convert._base import Skipped
     from .workers import ScoredSpan
 
 Workers: TypeAlias = int | Literal["auto"]
@@ -475,7 +476,9 @@ class _Outputs:
         record (closing it again does nothing)."""
         if self.results is not None:
             try:
-                self.results.record_usage(self.summary.usage)
+                left_out = self.run.left_out
+                counts = left_out.counts if left_out else None
+                self.results.record_totals(self.summary.usage, counts)
             finally:
                 self.results.close()
 
@@ -504,7 +507,10 @@ class _Outputs:
             totals = SummaryAccumulator(run.metrics, run.thresholds, pass_k=run.pass_k)
             for row in rows:
                 totals.add(row)
-        return EvaluationResult.from_totals(rows, totals, run.metrics, all_rows=all_rows)
+        result = EvaluationResult.from_totals(rows, totals, run.metrics, all_rows=all_rows)
+        if run.left_out:
+            result.left_out = dict(run.left_out.counts)
+        return result
 
 
 class _Stopped(Exception):
@@ -611,6 +617,13 @@ class EvaluationRun:
         )
         self.workers = choice.count
         self.workers_unused = choice.unused
+        self.left_out: Skipped | None = None
+        """What the converters of a framework's file left out, reason → count (counted
+        as the file is read; reported in the result, the run record and the summary)."""
+        if source is not None and source != NATIVE_SOURCE:
+            from ..convert._base import Skipped
+
+            self.left_out = Skipped()
 
     def warn_unused_workers(self, stacklevel: int = 2) -> None:
         """Warn (RuntimeWarning) when more workers were asked for than the run can use."""
@@ -657,6 +670,7 @@ class EvaluationRun:
                 skip=outputs.done,
                 progress=self.progress,
                 sample_deadline=self.sample_deadline,
+                left_out=self.left_out,
             )
             # every row kept: what each batch builds need not be walked by the collector
             keeping = kept_aside() if self.keep_limit is None else nullcontext()
@@ -692,6 +706,7 @@ class EvaluationRun:
                 skip=outputs.done,
                 progress=self.progress,
                 sample_deadline=self.sample_deadline,
+                left_out=self.left_out,
             )
             async with aclosing(cast("AsyncGenerator[SampleResult, None]", rows)) as each:
                 async for row in each:
