@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from types import ModuleType
 
     from ..model.samples import MultiTurnSample
-    from ._base import AnyMessage, ConversionError, InvalidArguments, Options
+    from ._base import AnyMessage, ConversionError, InvalidArguments, NothingReadError, Options
     from .detect import detect_source
     from .export import to_openai
 
@@ -28,6 +28,7 @@ _LAZY = {
     "ConversionError": "_base",
     "AnyMessage": "_base",
     "InvalidArguments": "_base",
+    "NothingReadError": "_base",
     "Options": "_base",
     "plain": "_base",
     "detect_source": "detect",
@@ -143,6 +144,7 @@ def sample_from_messages(
 __all__ = [
     "SOURCES",
     "ConversionError",
+    "NothingReadError",
     "convert_messages",
     "detect_source",
     "sample_from_messages",
