@@ -173,8 +173,10 @@ def _action_call(data: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]
     content = record(body.get("content") or {}, f"{where} requestBody.content")
     for media, schema in content.items():
         place = f"{where} requestBody.content[{media!r}]"
-        properties = listed(record(schema, place).get("properties"), f"{place} properties")
-        _arguments(properties, f"{place} properties", args)
+        if not isinstance(schema, list):  # a Lambda event's {"properties": [...]}
+            place = f"{place} properties"
+            schema = listed(record(schema, place).get("properties"), place)
+        _arguments(schema, place, args)
     return name, args
 
 
