@@ -18,18 +18,22 @@ Hand-made events are checked against botocore's ``TracePart`` shape.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.convert.shapes_bedrock import check_trace_part
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages, detect_source
 from tracegrade.convert._base import Options
 from tracegrade.convert.bedrock import convert
+from tracegrade.convert.bedrock_agents import TRACE_KINDS
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bedrock_agents"
 STEP = "37901850-e166-4283-bb79-dc573285869d-0"
@@ -431,3 +435,55 @@ def test_a_request_body_in_the_lambda_events_properties_form_is_read_too() -> No
     assert agents(invocation(call))[1].tool_calls == [
         ToolCall(name="post /bookings", args={"guests": 2}, id="t-1")
     ]
+
+
+leaf = st.none() | st.integers() | st.text(max_size=3) | st.sampled_from(["t-1", "x"])
+body = st.dictionaries(
+    st.sampled_from(
+        [
+            "traceId",
+            "text",
+            "function",
+            "apiPath",
+            "verb",
+            "parameters",
+            "actionGroupInvocationInput",
+            "actionGroupInvocationOutput",
+            "knowledgeBaseLookupInput",
+            "knowledgeBaseLookupOutput",
+            "finalResponse",
+            "failureReason",
+        ]
+    ),
+    leaf | st.lists(st.dictionaries(st.sampled_from(["name", "type", "value"]), leaf)),
+    max_size=3,
+)
+inner = st.dictionaries(st.sampled_from([*TRACE_KINDS, "other"]), body, max_size=2)
+orchestration = st.fixed_dictionaries(
+    {
+        "orchestrationTrace": st.dictionaries(
+            st.sampled_from(
+                ["invocationInput", "observation", "rationale", "modelInvocationInput"]
+            ),
+            body | leaf,
+            max_size=2,
+        )
+    }
+)
+event = st.one_of(
+    st.fixed_dictionaries({"trace": st.fixed_dictionaries({"trace": orchestration | inner})}),
+    st.fixed_dictionaries(
+        {"chunk": st.dictionaries(st.just("bytes"), leaf | st.binary(max_size=3))}
+    ),
+    st.dictionaries(st.sampled_from(["trace", "chunk", "files", "oops"]), leaf | body, max_size=2),
+)
+records = st.fixed_dictionaries(
+    {"events": st.lists(event, max_size=5)}, optional={"inputText": leaf}
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(event, min_size=1, max_size=5) | st.lists(records, min_size=1, max_size=2))
+def test_malformed_traces_raise_only_conversion_errors(items: list[Any]) -> None:
+    with contextlib.suppress(ConversionError):
+        agents(items, metadata=True)

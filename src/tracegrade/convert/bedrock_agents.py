@@ -407,6 +407,8 @@ class _Invocation:
         body = record(data[kind], place)
         name, args = _call_of(kind, body, place)
         trace_id = data.get("traceId")
+        if trace_id is not None:
+            trace_id = string(trace_id, where, "traceId")
         call = checked(place, ToolCall, name=name, args=args, id=self.call_id(trace_id))
         self.calls.append(_Open(call, trace_id, _CALLS[kind]))
         self.call_fields.append({"id": call.id, **without(data, "traceId")})
