@@ -71,3 +71,14 @@ def as_bedrock(messages: list[Any]) -> list[Any]:
 
 WRITERS: dict[str, Callable[[list[Any]], Any]] = {"bedrock": as_bedrock}
 SOURCE_OF = {"bedrock": "bedrock"}
+
+
+def check_trace_part(part: dict[str, Any]) -> None:
+    """Fail unless botocore's validator accepts ``part`` as an InvokeAgent stream's
+    ``TracePart`` (the bedrock-agent-runtime model shipped with botocore)."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    model = botocore.session.get_session().get_service_model("bedrock-agent-runtime")
+    report = ParamValidator().validate(part, model.shape_for("TracePart"))
+    assert not report.has_errors(), report.generate_report()

@@ -1,4 +1,5 @@
-"""AWS Bedrock Converse conversations (boto3's plain dicts, or their JSON).
+"""AWS Bedrock Converse conversations (boto3's plain dicts, or their JSON); Bedrock Agents
+InvokeAgent traces are read by :mod:`.bedrock_agents` under the same source name.
 
 Reads Converse messages ``{"role", "content": [ContentBlock, ...]}``, whole Converse
 responses ``{"output": {"message"}, "stopReason", "usage", "metrics", ...}`` (the message,
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import ToolCall
+from . import bedrock_agents
 from ._base import (
     AnyMessage,
     Builder,
@@ -29,6 +31,7 @@ from ._base import (
     make_call,
     not_one_of,
     parts_metadata,
+    plain,
     plain_data,
     record,
     shown,
@@ -256,7 +259,10 @@ def items_of(obj: Any) -> list[Any]:
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
-    """Convert Converse messages, responses and requests, in order."""
+    """Convert Converse messages, responses and requests, in order; or Bedrock Agents
+    trace events (see :mod:`.bedrock_agents`)."""
+    if any(bedrock_agents.is_agents_item(plain(item)) for item in items):
+        return bedrock_agents.convert(items, options)
     reader = _Reader(Builder(options))
     # bytes (image, document and video sources, redacted reasoning) become base64 text,
     # as the Converse API carries them in JSON

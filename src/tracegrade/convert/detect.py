@@ -93,10 +93,18 @@ def _attribute_keys(document: Mapping[str, Any]) -> Iterator[str]:
                         yield attribute["key"]
 
 
+def _is_bedrock_agents(data: Mapping[str, Any]) -> bool:
+    from .bedrock_agents import is_agents_item
+
+    return is_agents_item(data)
+
+
 def _from_container(data: Mapping[str, Any]) -> str | None:
     """Formats recognised by their outer object rather than by a message."""
     if any(key in data for key in _OTLP_KEYS):
         return _otlp_flavour(data)
+    if _is_bedrock_agents(data):  # an InvokeAgent event, TracePart or invocation record
+        return "bedrock"
     if "contents" in data or "candidates" in data:
         return "gemini"
     if "modelId" in data or isinstance(data.get("output"), Mapping):
