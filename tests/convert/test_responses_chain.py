@@ -183,3 +183,13 @@ def test_requests_read_their_input_and_instructions() -> None:
     }
     with pytest.raises(RecordError, match=r"index 0: continues the response 'resp_1'"):
         EvaluationDataset.from_conversations([request])
+
+
+def test_sdk_response_objects_chain_too() -> None:
+    from openai.types.responses import Response
+
+    extra = {"tools": [], "tool_choice": "auto", "parallel_tool_calls": True, "usage": None}
+    first, second = (Response.model_validate(WEATHER[i]["response"] | extra) for i in (0, 1))
+    (sample,) = conversations(EvaluationDataset.from_conversations([second, first]))
+    assert sample.id == second.id
+    assert [type(message).__name__ for message in sample.user_input] == ["AIMessage", "AIMessage"]

@@ -695,10 +695,18 @@ def _element_links(data: Mapping[str, Any], where: str) -> tuple[str | None, str
     )
 
 
+def _responses_data(value: Any) -> Any:
+    """An openai SDK Responses object as a dict; anything else as it is (other SDKs'
+    objects are not dumped only to find they hold no link)."""
+    if type(value).__module__.startswith("openai.types.responses"):
+        return plain(value)
+    return value
+
+
 def links_of(obj: Any) -> Links | None:
     """The chain links of a record (a Response, request, exchange, or a list holding
     them), or ``None`` when it has neither a ``previous_response_id`` nor a Response id."""
-    data = plain(obj)
+    data = _responses_data(obj)
     elements = [data] if isinstance(data, Mapping) else data
     if not isinstance(elements, (list, tuple)):
         return None
@@ -706,7 +714,7 @@ def links_of(obj: Any) -> Links | None:
     ids: list[str] = []
     found = False
     for index, element in enumerate(elements):
-        element = plain(element)
+        element = _responses_data(element)
         if not isinstance(element, Mapping):
             continue
         links = _element_links(element, f"message {index}")
