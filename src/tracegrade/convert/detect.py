@@ -115,11 +115,20 @@ def _from_container(data: Mapping[str, Any]) -> str | None:
         isinstance(data.get("output"), list) and "type" not in data and "role" not in data
     ):
         return "openai_responses"
+    if "previous_response_id" in data or _is_exchange(data):  # a request, or a pair
+        return "openai_responses"
     if "context_variables" in data and "messages" in data:
         return "swarm"
     if "choices" in data and "role" not in data:
         return "openai"
     return None
+
+
+def _is_exchange(data: Mapping[str, Any]) -> bool:
+    """A Responses ``{"request", "response"}`` pair."""
+    from .openai_responses import is_exchange
+
+    return "response" in data and is_exchange(data)
 
 
 def _part_types(content: Any) -> set[str]:

@@ -4,7 +4,15 @@ Reads the items a Responses conversation is made of, as sent in ``input`` or ret
 ``Response``'s ``output``: ``message`` items (and the ``{"role", "content"}`` "easy input"
 form) with their content parts, ``function_call`` and ``custom_tool_call`` items and their
 ``*_output`` items linked by ``call_id``, the hosted tools' items, and whole ``Response``
-objects (their ``output``, with the response's own fields as metadata).
+objects (their ``output``, with the response's own fields as metadata), request bodies
+(their ``input``; ``instructions`` set aside like a system prompt) and ``{"request",
+"response"}`` exchanges (the request's input, then the response).
+
+A record that continues a stored conversation names it by ``previous_response_id``:
+:func:`links_of` reads those links so that a file's records can be joined in chain order
+(:mod:`tracegrade.convert.chains`), and :func:`convert_chain` converts the joined records
+as one conversation. Read alone, a continuation that answers calls it does not hold is an
+error that names the response it continues.
 
 The assistant items of one turn (message text and every call, up to the next input item or
 tool result) make one AIMessage. Hosted tool calls are tool calls too, named after their
@@ -344,6 +352,9 @@ class Conversion:
         self.group: _Group | None = None
         self.turn: _Turn | None = None
         self.pending: dict[str, list[Any]] = {}  # notes waiting for the next message
+        self.calls: set[Any] = set()  # ids of the calls read so far
+        self.responses: set[str] = set()  # ids of the Responses read so far
+        self.continues: str | None = None  # a previous_response_id not among them
 
     # turns and the end
 
@@ -424,9 +435,19 @@ class Conversion:
             group.said = True
             self._keep_entry(group, item, ("role", "content"), details)
 
+    def follow(self, previous: Any, own: Any) -> None:
+        """Note a request's or Response's ``previous_response_id`` and own id: a result that
+        answers a call of a response this conversation does not hold is then an error that
+        says which response it continues."""
+        if isinstance(previous, str) and previous not in self.responses:
+            self.continues = self.continues or previous
+        if isinstance(own, str):
+            self.responses.add(own)
+
     def _call(self, item: Item, kind: str) -> None:
         read = HOSTED[kind](item.data, item.where)
         call = make_call(read.name, plain(read.args), read.id, item.where, self.options)
+        self.calls.add(call.id)
         group = self._group_for(item)
         group.calls.append(call)
         group.said = True
@@ -439,6 +460,14 @@ class Conversion:
             self.builder.tool(text, call.id, self._finish_meta(meta, parts))
 
     def _result(self, item: Item, output: Output, kind: str) -> None:
+        if self.continues is not None and output.call_id not in self.calls:
+            raise ConversionError(
+                f"{item.where}: answers the call {output.call_id!r}, which is not in this "
+                f"conversation: it continues the response {self.continues!r} "
+                "(previous_response_id). Pass the chain's records together, in order, as one "
+                "list, or read them from a file (EvaluationDataset.from_conversations, "
+                "tracegrade convert), which joins records chained by previous_response_id"
+            )
         meta = self._item_meta(item, ("type", *output.used), output.details)
         if kind != "function_call_output":
             meta["result_type"] = kind
@@ -541,6 +570,7 @@ def add_response(conversion: Conversion, data: Mapping[str, Any], where: str) ->
         raise ConversionError(
             f"{where}: a Response's 'output' must be a list, got {type(output).__name__}"
         )
+    conversion.follow(data.get("previous_response_id"), data.get("id"))
     conversion.begin_turn(without(data, "output", "object"), force=True)
     for index, item in enumerate(output):
         place = f"{where} output {index}"
@@ -548,12 +578,68 @@ def add_response(conversion: Conversion, data: Mapping[str, Any], where: str) ->
     conversion.end_turn()
 
 
+def is_request(data: Mapping[str, Any]) -> bool:
+    """Is ``data`` a request body (an ``input``, no ``output``, not an item)?"""
+    return "input" in data and "output" not in data and "type" not in data and "role" not in data
+
+
+def is_exchange(data: Mapping[str, Any]) -> bool:
+    """Is ``data`` a ``{"request": ..., "response": ...}`` pair (the request optional)?"""
+    response = plain(data.get("response"))
+    return (
+        isinstance(response, Mapping)
+        and is_response(response)
+        and set(data) <= {"request", "response"}
+    )
+
+
+def add_request(conversion: Conversion, data: Mapping[str, Any], where: str) -> None:
+    """A request's ``input`` (text is one user message; a list holds items); its
+    ``instructions`` are set aside as a developer prompt and, with metadata, its other
+    fields are kept under ``request`` on the first message read from it."""
+    conversion.end_turn()
+    conversion.follow(data.get("previous_response_id"), None)
+    instructions = data.get("instructions")
+    if instructions is not None:
+        text, parts, _ = content_text(instructions, f"{where} instructions")
+        conversion.builder.add_system("developer", text, parts)
+    start = len(conversion.builder.messages)
+    given = data.get("input")
+    items = [{"role": "user", "content": given}] if isinstance(given, str) else given
+    if not isinstance(items, list):
+        raise ConversionError(
+            f"{where}: a request's 'input' must be text or a list of items, "
+            f"got {type(given).__name__}"
+        )
+    for index, item in enumerate(items):
+        place = f"{where} input {index}"
+        conversion.add(Item(place, record(item, place)))
+    conversion.end_turn()
+    conversion.builder.keep_request(start, without(data, "input", "instructions"))
+
+
+def add_record(conversion: Conversion, obj: Any, where: str) -> None:
+    """One element of a conversation: a Response, a request, an exchange or an item."""
+    data = record(obj, where)
+    if is_exchange(data):
+        if data.get("request") is not None:
+            add_request(conversion, record(data["request"], f"{where} request"), f"{where} request")
+        add_response(conversion, record(data["response"], where), f"{where} response")
+    elif is_response(data):
+        add_response(conversion, data, where)
+    elif is_request(data):
+        add_request(conversion, data, where)
+    else:
+        conversion.add(Item(where, data))
+
+
 def items_of(obj: Any) -> list[Any]:
-    """The items of a list (input items and Responses, mixed) or of one Response."""
+    """The items of a list (input items, Responses, requests and exchanges, mixed) or of
+    one Response, request or exchange."""
     if isinstance(obj, (list, tuple)):
         return list(obj)
     data = plain(obj)
-    if isinstance(data, Mapping) and is_response(data):
+    if isinstance(data, Mapping) and (is_response(data) or is_exchange(data) or is_request(data)):
         return [data]
     raise ConversionError(
         f"expected a list of Responses items or a Response, got {type(obj).__name__}"
@@ -561,13 +647,98 @@ def items_of(obj: Any) -> list[Any]:
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
-    """Convert a list of Responses items; a Response among them stands for its output."""
+    """Convert a list of Responses items; a Response among them stands for its output, a
+    request for its input."""
     conversion = Conversion(options)
     for index, item in enumerate(items):
-        where = f"message {index}"
-        data = record(item, where)
-        if is_response(data):
-            add_response(conversion, data, where)
+        add_record(conversion, item, f"message {index}")
+    return conversion.finish()
+
+
+# --- chains of records joined by previous_response_id -----------------------------------
+
+
+@dataclass(frozen=True)
+class Links:
+    """How a record chains: the response it continues (``previous_response_id`` of its
+    first request or Response) and the ids of the Responses it holds."""
+
+    previous: str | None
+    ids: tuple[str, ...]
+
+
+def _link_id(value: Any, where: str, what: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ConversionError(f"{where}: {what} must be text, got {type(value).__name__}")
+
+
+def _element_links(data: Mapping[str, Any], where: str) -> tuple[str | None, str | None] | None:
+    """``(previous_response_id, own id)`` of a Response, exchange or request; ``None``
+    for an item."""
+    response: Mapping[str, Any] = data
+    if is_exchange(data):
+        response = record(data["response"], where)
+        request = plain(data.get("request"))
+        previous = request.get("previous_response_id") if isinstance(request, Mapping) else None
+        previous = previous or response.get("previous_response_id")
+    elif is_response(data):
+        previous = data.get("previous_response_id")
+    elif is_request(data):
+        previous = data.get("previous_response_id")
+        return _link_id(previous, where, "previous_response_id"), None
+    else:
+        return None
+    return (
+        _link_id(previous, where, "previous_response_id"),
+        _link_id(response.get("id"), where, "a Response's id"),
+    )
+
+
+def _responses_data(value: Any) -> Any:
+    """An openai SDK Responses object as a dict; anything else as it is (other SDKs'
+    objects are not dumped only to find they hold no link)."""
+    if type(value).__module__.startswith("openai.types.responses"):
+        return plain(value)
+    return value
+
+
+def links_of(obj: Any) -> Links | None:
+    """The chain links of a record (a Response, request, exchange, or a list holding
+    them), or ``None`` when it has neither a ``previous_response_id`` nor a Response id."""
+    data = _responses_data(obj)
+    elements = [data] if isinstance(data, Mapping) else data
+    if not isinstance(elements, (list, tuple)):
+        return None
+    previous: str | None = None
+    ids: list[str] = []
+    found = False
+    for index, element in enumerate(elements):
+        element = _responses_data(element)
+        if not isinstance(element, Mapping):
+            continue
+        links = _element_links(element, f"message {index}")
+        if links is None:
+            continue
+        if not found:
+            previous, found = links[0], True
+        if links[1] is not None:
+            ids.append(links[1])
+    if previous is None and not ids:
+        return None
+    return Links(previous, tuple(ids))
+
+
+def convert_chain(records: list[tuple[str, Any]], options: Options) -> list[AnyMessage]:
+    """Convert records chained by ``previous_response_id``, given in chain order as
+    ``(label, record)`` (a label such as ``"line 3"`` names the record in errors), as one
+    conversation."""
+    conversion = Conversion(options)
+    for label, obj in records:
+        data = plain(obj)
+        if isinstance(data, (list, tuple)):
+            for index, item in enumerate(data):
+                add_record(conversion, item, f"{label} message {index}")
         else:
-            conversion.add(Item(where, data))
+            add_record(conversion, data, label)
     return conversion.finish()

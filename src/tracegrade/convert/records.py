@@ -10,7 +10,9 @@ A wrapper is an object with a ``conversation`` key whose other keys are all samp
 fields (``id``, ``reference``, ``reference_tool_calls``, ``reference_topics``,
 ``metadata``); any other key there is an error, so a typo is never read as a sample.
 
-Files of them are read by :mod:`tracegrade.io.conversations`.
+OpenAI Responses records chained by ``previous_response_id`` are joined into one sample
+(:mod:`tracegrade.convert.chains`). Files of records are read by
+:mod:`tracegrade.io.conversations`.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ SAMPLE_FIELDS = frozenset(
 )
 WRAPPER_KEY = "conversation"
 OTLP_SOURCES = ("otel", "openinference")
+CHAIN_SOURCES = ("auto", "openai_responses")
+"""The sources whose records are joined by ``previous_response_id`` (see
+:mod:`tracegrade.convert.chains`)."""
 GroupBy = Literal["trace", "conversation"]
 
 
@@ -63,18 +68,7 @@ def to_sample(
     fields: dict[str, Any] = {}
     conversation = record
     if is_wrapper(record):
-        fields = {key: value for key, value in record.items() if key != WRAPPER_KEY}
-        unknown = sorted(set(fields) - SAMPLE_FIELDS)
-        if unknown:
-            raise RecordError(
-                origin,
-                position,
-                unknown[0],
-                f"not a sample field; a record with '{WRAPPER_KEY}' may also hold only "
-                + ", ".join(sorted(SAMPLE_FIELDS)),
-                kind=kind,
-                record_id=readable_id(fields),
-            )
+        fields = wrapper_fields(record, position, origin=origin, kind=kind)
         conversation = record[WRAPPER_KEY]
     try:
         messages = converted(conversation, settings.source, settings.options())
@@ -91,6 +85,26 @@ def to_sample(
         ) from None
 
 
+def wrapper_fields(
+    record: Mapping[str, Any], position: int, *, origin: str, kind: str
+) -> dict[str, Any]:
+    """The sample fields a wrapper gives, or a RecordError naming the first key that is
+    not one."""
+    fields = {key: value for key, value in record.items() if key != WRAPPER_KEY}
+    unknown = sorted(set(fields) - SAMPLE_FIELDS)
+    if unknown:
+        raise RecordError(
+            origin,
+            position,
+            unknown[0],
+            f"not a sample field; a record with '{WRAPPER_KEY}' may also hold only "
+            + ", ".join(sorted(SAMPLE_FIELDS)),
+            kind=kind,
+            record_id=readable_id(fields),
+        )
+    return fields
+
+
 def first_problem(error: ValidationError) -> tuple[str | None, str]:
     """The field of a sample the model refused, and every rule it broke."""
     return error.problems[0][0] or None, "; ".join(rule for _, rule in error.problems)
@@ -101,7 +115,14 @@ Outcome = MultiTurnSample | RecordError
 
 def convert_records(records: Iterable[Any], settings: ConversionSettings) -> Iterator[Outcome]:
     """Each record as a sample or the RecordError that says why it is not one (positions
-    are indexes); one bad record never stops the others."""
+    are indexes); one bad record never stops the others. OpenAI Responses records chained
+    by ``previous_response_id`` are one sample (:mod:`tracegrade.convert.chains`; the
+    records are then all read before the first sample comes out)."""
+    from .chains import chained_records
+
+    if settings.source in CHAIN_SOURCES:
+        yield from chained_records(records, settings)
+        return
     for index, record in enumerate(records):
         try:
             yield to_sample(record, index, settings, origin="records", kind="index")

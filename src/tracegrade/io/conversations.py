@@ -5,18 +5,21 @@ wrappers is that many records, anything else is one record. Every other file, an
 (standard input), is JSON Lines, one record per line. OpenTelemetry sources (``otel``,
 ``openinference``) read OTLP JSON files instead and give one record per trace or
 conversation id. A gzip file is unpacked as it is read (:mod:`tracegrade.io.files`).
+OpenAI Responses records chained by ``previous_response_id`` are joined into one sample
+(:mod:`tracegrade.io.chained`).
 What a record may be is said in :mod:`tracegrade.convert.records`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from os import PathLike, fspath
 from typing import Any
 
 from .._json import loads, without_bom
 from ..convert._base import ConversionError
 from ..convert.records import (
+    CHAIN_SOURCES,
     OTLP_SOURCES,
     ConversionSettings,
     Outcome,
@@ -50,7 +53,13 @@ def iter_file_records(path: str | PathLike[str]) -> Iterator[tuple[int, str, Any
         else:
             yield 1, "document", document
         return
-    for number, line in read_lines(path):
+    yield from line_records(name, read_lines(path))
+
+
+def line_records(name: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, str, Any]]:
+    """``(line number, "line", record)`` for each numbered JSON line of the file ``name``;
+    a RecordError in place of a line that is not JSON."""
+    for number, line in lines:
         try:
             value = loads(line)
         except ValueError as error:  # the parser reports bad JSON as a ValueError
@@ -64,6 +73,11 @@ def convert_file(path: str | PathLike[str], settings: ConversionSettings) -> Ite
     name = fspath(path)
     if settings.source in OTLP_SOURCES:
         yield from _convert_otlp(path, settings)
+        return
+    if settings.source in CHAIN_SOURCES:  # Responses records chained by id are joined
+        from .chained import convert_chained
+
+        yield from convert_chained(path, settings)
         return
     for position, kind, record in iter_file_records(path):
         if isinstance(record, RecordError):
