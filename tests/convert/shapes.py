@@ -122,12 +122,20 @@ def as_langchain_dicts(messages: list[Any]) -> list[Any]:
     return orjson.loads(orjson.dumps(messages_to_dict(as_langchain(messages))))  # type: ignore[no-any-return]
 
 
+def as_langchain_serialised(messages: list[Any]) -> list[Any]:
+    """The records ``langchain_core.load.dumpd`` writes, through JSON text."""
+    from langchain_core.load import dumpd
+
+    return orjson.loads(orjson.dumps(dumpd(as_langchain(messages))))  # type: ignore[no-any-return]
+
+
 WRITERS = {
     "openai": to_openai,
     "openai_objects": as_openai_objects,
     "anthropic": as_anthropic,
     "langchain": as_langchain,
     "langchain_dicts": as_langchain_dicts,
+    "langchain_serialised": as_langchain_serialised,
 }
 SOURCE_OF = {
     "openai": "openai",
@@ -135,4 +143,5 @@ SOURCE_OF = {
     "anthropic": "anthropic",
     "langchain": "langchain",
     "langchain_dicts": "langchain",
+    "langchain_serialised": "langchain",
 }

@@ -9,6 +9,7 @@ import pytest
 from anthropic.types import Message as AnthropicMessage
 from google.genai import types as genai
 from langchain_core import messages as lc
+from langchain_core.load import dumpd
 from llama_index.core.llms import ChatMessage
 from openai.types.responses import ResponseOutputMessage
 from tests.convert.shapes_otel import as_otel
@@ -100,6 +101,12 @@ def _single_objects() -> list[tuple[str, Any, str]]:
         (
             "LangChain ChatMessage dump",
             lc.ChatMessage(role="user", content="x").model_dump(),
+            "langchain",
+        ),
+        ("LangChain dumpd message", dumpd(lc.AIMessage(content="hi")), "langchain"),
+        (
+            "LangChain LLMResult",
+            {"generations": [[{"type": "ChatGeneration", "message": dumpd(lc.AIMessage("a"))}]]},
             "langchain",
         ),
         ("LlamaIndex tool dump", tool.model_dump(), "llama_index"),

@@ -8,6 +8,7 @@ response generator), so no network or key is needed.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any
 
 import pytest
@@ -38,11 +39,12 @@ from llama_index.core.workflow import Event
 from openai.types.chat import ChatCompletionMessageToolCall
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from tests.convert.shapes import json_scalars
-from workflows.events import StopEvent
+from workflows.events import HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
 
 from tracegrade import AIMessage, HumanMessage, ToolMessage
 from tracegrade import ToolCall as Call
 from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.errors import ConversionWarning
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -516,6 +518,105 @@ async def test_a_return_direct_tool_answers_through_the_stop_event() -> None:
     assert convert([e.model_dump(mode="json") for e in events]) == expected
 
 
+RAGAS_GUIDE_EVENTS = (AgentInput, AgentOutput, ToolCall, ToolCallResult)
+"""The events ragas' LlamaIndex guide keeps from ``stream_events()``: no StopEvent
+(explodinggradients/ragas, docs/howtos/integrations/llamaindex_agents.md, commit
+97cd909ce07f1c3a3e8d9b3326e0409d1d3d0e7d)."""
+
+
+def as_ragas_collects(events: list[Any]) -> list[Any]:
+    return [event for event in events if isinstance(event, RAGAS_GUIDE_EVENTS)]
+
+
+async def test_a_return_direct_answer_without_the_stop_event_is_the_tool_output() -> None:
+    agent = FunctionAgent(
+        tools=[FunctionTool.from_defaults(weather, return_direct=True)],
+        llm=scripted(calling(("d1", "weather", {"city": "Oslo"}))),
+    )
+    events = as_ragas_collects(await events_of(agent, "Weather?"))
+    assert isinstance(events[-1], ToolCallResult) and events[-1].return_direct
+    expected = [
+        HumanMessage(content="Weather?"),
+        AIMessage(content="", tool_calls=[Call(name="weather", args={"city": "Oslo"}, id="d1")]),
+        ToolMessage(content="cold in Oslo", tool_call_id="d1"),
+        AIMessage(content="cold in Oslo"),
+    ]
+    assert convert(events) == expected
+    assert convert([e.model_dump(mode="json") for e in events]) == expected
+    answer = convert(events, metadata=True)[-1]
+    assert answer.metadata == {"return_direct": {"tool_name": "weather", "tool_id": "d1"}}
+
+
+async def test_runs_collected_without_stop_events_match_the_full_stream() -> None:
+    def direct(city: str) -> str:
+        """The weather, said as the answer."""
+        return f"it is cold in {city}"
+
+    llm = scripted(
+        calling(("d1", "direct", {"city": "Oslo"})),
+        calling(("c1", "weather", {"city": "Rome"})),
+        ChatMessage(role="assistant", content="Cold in Rome too."),
+    )
+    agent = FunctionAgent(
+        tools=[
+            FunctionTool.from_defaults(direct, return_direct=True),
+            FunctionTool.from_defaults(weather),
+        ],
+        llm=llm,
+    )
+    memory = Memory.from_defaults()
+    events = await events_of(agent, "Oslo?", memory=memory)
+    events += await events_of(agent, "Rome?", memory=memory)
+    assert sum(isinstance(e, StopEvent) for e in events) == 2
+    converted = convert(events)
+    assert convert(as_ragas_collects(events)) == converted
+    assert [(m.type, m.content) for m in converted] == [
+        ("human", "Oslo?"),
+        ("ai", ""),
+        ("tool", "it is cold in Oslo"),
+        ("ai", "it is cold in Oslo"),  # once: the next run's history repeats it
+        ("human", "Rome?"),
+        ("ai", ""),
+        ("tool", "cold in Rome"),
+        ("ai", "Cold in Rome too."),  # the last AgentOutput: the run's answer
+    ]
+
+
+def _direct_result(tool: str, is_error: bool = False) -> ToolCallResult:
+    output = ToolOutput(content="out", tool_name=tool, raw_input={}, is_error=is_error)
+    return ToolCallResult(
+        tool_name=tool, tool_kwargs={}, tool_id="c1", tool_output=output, return_direct=True
+    )
+
+
+def test_a_failed_or_handoff_return_direct_tool_does_not_answer() -> None:
+    for result in (_direct_result("weather", is_error=True), _direct_result("handoff")):
+        assert convert([result]) == [ToolMessage(content="out", tool_call_id="c1")]
+    assert convert([_direct_result("weather")])[-1] == AIMessage(content="out")
+
+
+async def test_handoffs_collected_without_the_stop_event_match_the_full_stream() -> None:
+    triage = FunctionAgent(
+        name="triage",
+        description="Routes requests.",
+        llm=scripted(calling(("h1", "handoff", {"to_agent": "forecaster", "reason": "weather"}))),
+        tools=[],
+        can_handoff_to=["forecaster"],
+    )
+    forecaster = FunctionAgent(
+        name="forecaster",
+        description="Knows the weather.",
+        llm=scripted(ChatMessage(role="assistant", content="Cold in Oslo.")),
+        tools=[FunctionTool.from_defaults(weather)],
+    )
+    workflow = AgentWorkflow(agents=[triage, forecaster], root_agent="triage")
+    events = await events_of(workflow, "Weather in Oslo?")
+    assert any(isinstance(e, ToolCallResult) and e.return_direct for e in events)  # handoff
+    converted = convert(events)
+    assert convert(as_ragas_collects(events)) == converted
+    assert converted[-1] == AIMessage(content="Cold in Oslo.")
+
+
 async def test_react_agent_calls_come_from_its_outputs() -> None:
     action = 'Thought: I need the weather.\nAction: weather\nAction Input: {"city": "Oslo"}'
     llm = scripted(
@@ -635,6 +736,26 @@ def test_unknown_events_are_errors_and_stream_deltas_are_skipped() -> None:
         convert([hello, Progress(percent=5)])
     with pytest.raises(ConversionError, match=r"message 0: not a LlamaIndex.*keys \['percent'\]"):
         convert([Progress(percent=5).model_dump()])
+
+
+def test_events_left_out_are_counted_unless_another_event_says_it() -> None:
+    hello = AgentOutput(
+        response=ChatMessage(role="assistant", content="Hello"), current_agent_name="a"
+    )
+    delta = AgentStream(delta="Hello", response="Hello", current_agent_name="a")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # deltas and the start restate other events
+        assert convert([StartEvent(user_msg="Hi"), delta, hello]) == [AIMessage(content="Hello")]
+    asked = InputRequiredEvent(prefix="Proceed?")
+    replied = HumanResponseEvent(response="yes")
+    with pytest.warns(ConversionWarning) as caught:
+        assert convert([hello, asked, replied, asked]) == [AIMessage(content="Hello")]
+    (warning,) = caught
+    assert str(warning.message) == (
+        "left out: 2x LlamaIndex InputRequiredEvent (a human-in-the-loop request, not a turn "
+        "of the conversation); 1x LlamaIndex HumanResponseEvent (a human-in-the-loop reply, "
+        "not a turn of the conversation)"
+    )
 
 
 def test_a_failed_tool_with_an_image_result() -> None:

@@ -10,12 +10,14 @@ message, a Gemini ``Content``, a LlamaIndex ``ChatMessage``) is told like one in
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache
 from typing import Any
 
 from ._base import ConversionError, plain
 from .langchain import TYPES as LANGCHAIN_TYPES
+from .langchain import is_serialised as is_langchain_serialised
 
 _MODULE_SOURCES = (
     ("agents.", "openai_agents"),
@@ -121,6 +123,19 @@ def _from_container(data: Mapping[str, Any]) -> str | None:
         return "swarm"
     if "choices" in data and "role" not in data:
         return "openai"
+    return _langchain_container(data)
+
+
+def _langchain_container(data: Mapping[str, Any]) -> str | None:
+    """A chat model's ``LLMResult``, or a LangSmith run whose inputs or outputs hold
+    LangChain messages."""
+    if isinstance(data.get("generations"), list):
+        return "langchain"
+    for part in (data.get("inputs"), data.get("outputs")):
+        if isinstance(part, Mapping):
+            with contextlib.suppress(ConversionError):
+                if detect_source(part) == "langchain":
+                    return "langchain"
     return None
 
 
@@ -178,6 +193,8 @@ def _from_message(data: Mapping[str, Any]) -> str | None:
         return "gemini"
     if kind in LANGCHAIN_TYPES or set(data) == {"type", "data"}:
         return "langchain"  # a message's dict form (a ChatMessage's has a role too)
+    if is_langchain_serialised(data) or kind in ("ChatGeneration", "ChatGenerationChunk"):
+        return "langchain"  # dumpd's records, and an LLMResult's generations
     if "role" not in data:
         return _from_container(data)
     content = data.get("content")
@@ -210,6 +227,16 @@ def _data(item: Any, what: str) -> tuple[str | None, Mapping[str, Any]]:
     return None, data
 
 
+def _unbatched(items: Iterable[Any]) -> Iterator[Any]:
+    """The messages of a list, looking into the lists it holds (a chat model's input is a
+    batch of message lists)."""
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            yield from item
+        else:
+            yield item
+
+
 def detect_source(obj: Any) -> str:
     """The source name of a conversation (a message list or a container such as a run
     result, a response, a request or an OTLP export), or a ConversionError saying why
@@ -231,7 +258,7 @@ def detect_source(obj: Any) -> str:
             )
         obj = data["messages"]  # a LangGraph state, a Swarm response, a request
     role_based = False
-    for item in obj:
+    for item in _unbatched(obj):
         source, data = _data(item, "a message that is a")
         source = source or _from_message(data)
         if source:

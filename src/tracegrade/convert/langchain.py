@@ -7,6 +7,13 @@ parses that list into those two. Content may be text or a list of blocks; blocks
 restate a call are not counted twice, and reasoning blocks are kept, with
 ``metadata=True``, under ``thinking``. A LangGraph state dict with a ``messages`` key is
 read by :func:`tracegrade.convert.convert_messages`.
+
+The serialised form ``langchain_core.load.dumpd`` writes (``{"lc": 1, "type":
+"constructor", "id": [..., "AIMessage"], "kwargs": {...}}``, which LangSmith and
+OpenInference spans carry) is read as the message its class names, with its ``kwargs``
+as the fields. So are the containers those records come in: a LangGraph state, a chat
+model's input (a batch holding one message list) and its ``LLMResult`` output (each
+``ChatGeneration``'s message), and a LangSmith run (``inputs`` then ``outputs``).
 """
 
 from __future__ import annotations
@@ -24,8 +31,11 @@ from ._base import (
     flatten_text,
     listed,
     make_call,
+    not_one_of,
     parts_metadata,
+    plain,
     record,
+    without,
 )
 
 TYPES = (
@@ -42,6 +52,14 @@ TYPES = (
     "FunctionMessageChunk",
     "ChatMessageChunk",
 )
+_KINDS = ("Human", "AI", "System", "Tool", "Function", "Chat")
+_CLASSES = {
+    **{f"{kind}Message": kind.lower() for kind in _KINDS},
+    **{f"{kind}MessageChunk": f"{kind}MessageChunk" for kind in _KINDS},
+}
+"""The message classes ``dumpd`` writes, by name, and the ``type`` each one's fields say."""
+_GENERATIONS = ("ChatGeneration", "ChatGenerationChunk")
+_ESCAPED = "__lc_escaped__"
 _CHAT_ROLES = {
     "user": "human",
     "human": "human",
@@ -99,7 +117,9 @@ def _calls(data: dict[str, Any], where: str, options: Options) -> tuple[list[Too
     invalid = listed(data.get("invalid_tool_calls"), f"{where} invalid_tool_calls")
     from_kwargs = not calls and not invalid
     if from_kwargs:
-        calls = openai_chat.tool_calls(_kwargs(data, where), f"{where} additional_kwargs", options)
+        kwargs = _kwargs(data, where)
+        _refuse_placeholders(kwargs.get("tool_calls"), f"{where} additional_kwargs tool_calls")
+        calls = openai_chat.tool_calls(kwargs, f"{where} additional_kwargs", options)
     for index, item in enumerate(invalid):
         place = f"{where} invalid_tool_calls[{index}]"
         call = record(item, place)
@@ -109,6 +129,157 @@ def _calls(data: dict[str, Any], where: str, options: Options) -> tuple[list[Too
             )
         calls.append(make_call(call.get("name"), call.get("args"), call.get("id"), place, options))
     return calls, from_kwargs
+
+
+# --- the serialised form and its containers ------------------------------------------
+
+
+def is_serialised(data: Mapping[str, Any]) -> bool:
+    """Is ``data`` a record ``langchain_core.load.dumpd`` writes (its ``id`` the class
+    path)? Some exporters leave out ``lc`` and ``type``; ``kwargs`` then tells it."""
+    return isinstance(data.get("id"), list) and ("lc" in data or "kwargs" in data)
+
+
+def _class_path(data: Mapping[str, Any]) -> str:
+    path = data.get("id")
+    return ".".join(map(str, path)) if isinstance(path, list) else repr(path)
+
+
+def _from_serialised(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A serialised message's fields: its ``kwargs``, with the ``type`` its class names."""
+    kind, path = data.get("type", "constructor"), _class_path(data)
+    if kind == "not_implemented":
+        raise ConversionError(
+            f"{where}: LangChain could not serialise this {path} object and wrote only its "
+            "repr; there is no message to read"
+        )
+    if kind == "secret":
+        raise ConversionError(f"{where}: a serialised secret ({path}), not a message")
+    if kind != "constructor":
+        raise ConversionError(f"{where}: unknown LangChain serialised type {kind!r} ({path})")
+    name = data["id"][-1] if data["id"] else None
+    if not isinstance(name, str) or name not in _CLASSES:
+        known = ", ".join(_CLASSES)
+        raise ConversionError(f"{where}: a serialised {path}, not a message class ({known})")
+    kwargs = record(_unescaped(data.get("kwargs") or {}), f"{where} kwargs")
+    expected = _CLASSES[name]
+    if kwargs.get("type", expected) != expected:
+        raise ConversionError(
+            f"{where}: a serialised {name} whose kwargs say type {kwargs['type']!r}"
+        )
+    return {**kwargs, "type": expected}
+
+
+def _unescaped(value: Any) -> Any:
+    """``value`` with the dicts ``dumpd`` escaped (``{"__lc_escaped__": dict}``: data of
+    the user's that looks like a serialised object) given back as they were."""
+    if isinstance(value, Mapping):
+        if set(value) == {_ESCAPED} and isinstance(value[_ESCAPED], Mapping):
+            return {key: _unescaped(inner) for key, inner in value[_ESCAPED].items()}
+        return {key: _unescaped(inner) for key, inner in value.items()}
+    if isinstance(value, list):
+        return [_unescaped(inner) for inner in value]
+    return value
+
+
+def _refuse_placeholders(items: Any, where: str) -> None:
+    """A call ``dumpd`` could not serialise holds only a repr: say so, rather than
+    that its shape is unknown."""
+    for index, item in enumerate(items if isinstance(items, list) else []):
+        if isinstance(item, Mapping) and is_serialised(item):
+            _from_serialised(item, f"{where}[{index}]")  # raises: no call class is a message
+
+
+def _unwrapped(data: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A message item as the fields of one message, and, for a ``ChatGeneration``, what
+    it holds besides its message (its ``text`` restates the message's content)."""
+    generation = None
+    if data.get("type") in _GENERATIONS and "message" in data:
+        generation = without(data, "message", "text", "type")
+        data = record(data["message"], f"{where} message")
+    if is_serialised(data):
+        data = _from_serialised(data, where)
+    elif set(data) == {"type", "data"} and isinstance(data["data"], dict):  # messages_to_dict
+        data = {**data["data"], "type": data["type"]}
+    return data, generation
+
+
+def _one_prompt(items: Any, where: str) -> list[Any]:
+    """A message list; a chat model's input holds a batch of them, which is read when it
+    holds one (several prompts are several conversations)."""
+    messages = listed(items, where)
+    batched = [item for item in messages if isinstance(item, (list, tuple))]
+    if not batched:
+        return messages
+    if len(batched) != len(messages):
+        raise ConversionError(f"{where}: mixes messages and lists of messages")
+    if len(batched) > 1:
+        raise ConversionError(
+            f"{where}: a batch of {len(batched)} message lists, each its own conversation; "
+            "convert them one at a time"
+        )
+    return list(batched[0])
+
+
+def _generations(data: Mapping[str, Any], where: str) -> list[Any]:
+    """An ``LLMResult``'s answer: the ChatGeneration of its one prompt, with the
+    result's ``llm_output`` (usage, model) kept beside it."""
+    place = f"{where} generations"
+    candidates = _one_prompt(data.get("generations"), place)
+    if len(candidates) != 1:
+        raise ConversionError(
+            f"{place}: {len(candidates)} candidate answers to one prompt; pick one"
+        )
+    generation = record(candidates[0], f"{place}[0]")
+    if generation.get("type", "ChatGeneration") not in _GENERATIONS or "message" not in generation:
+        raise ConversionError(f"{place}[0]: a text completion, not a ChatGeneration with a message")
+    llm_output = data.get("llm_output")
+    return [
+        {**generation, "type": generation.get("type", "ChatGeneration"), "llm_output": llm_output}
+    ]
+
+
+def _continues(prompt: list[Any], answer: list[Any]) -> int:
+    """How many messages ``answer`` starts with that end ``prompt`` (a graph's output
+    state repeats its input)."""
+    for size in range(min(len(prompt), len(answer)), 0, -1):
+        if prompt[len(prompt) - size :] == answer[:size]:
+            return size
+    return 0
+
+
+def _run(data: Mapping[str, Any]) -> list[Any]:
+    """A LangSmith run: its input messages, then its outputs' generation or messages."""
+    inputs = record(data.get("inputs") or {}, "run inputs")
+    outputs = record(data.get("outputs") or {}, "run outputs")
+    prompt = _one_prompt(inputs.get("messages"), "run inputs messages")
+    if "generations" in outputs:
+        return [*prompt, *_generations(outputs, "run outputs")]
+    if "messages" in outputs:
+        answer = _one_prompt(outputs["messages"], "run outputs messages")
+        return [*prompt, *answer[_continues(prompt, answer) :]]
+    if outputs:
+        raise not_one_of("run outputs", "a chat model's generations or a state's messages", outputs)
+    return prompt
+
+
+def items_of(obj: Any) -> list[Any]:
+    """The messages of a list, a LangGraph state, a chat model's input or output, a
+    LangSmith run, or one message alone."""
+    data = obj if isinstance(obj, (list, tuple)) else plain(obj)
+    if isinstance(data, (list, tuple)):
+        return _one_prompt(data, "input")
+    if not isinstance(data, Mapping):
+        raise ConversionError(f"expected LangChain messages, got {type(obj).__name__}")
+    if "inputs" in data or "outputs" in data:
+        return _run(data)
+    if "generations" in data:
+        return _generations(data, "input")
+    if "messages" in data:
+        return _one_prompt(data["messages"], "input messages")
+    if is_serialised(data) or data.get("type") in TYPES or data.get("type") in _GENERATIONS:
+        return [obj]
+    raise not_one_of("input", "LangChain messages or a container of them", data)
 
 
 def _restates(block: Any, ids: set[str]) -> bool:
@@ -137,16 +308,18 @@ def _is_thinking(block: Any) -> bool:
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
-    """Convert a list of LangChain messages."""
+    """Convert a list of LangChain messages (objects, dict forms, serialised records, or
+    ``ChatGeneration`` dicts, whose message is read)."""
     return Builder(options).run(items, _message)
 
 
 def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
     options = builder.options
-    if set(data) == {"type", "data"} and isinstance(data["data"], dict):  # messages_to_dict
-        data = {**data["data"], "type": data["type"]}
+    data, generation = _unwrapped(data, f"message {index}")
     kind = _kind(data, f"message {index}")
     where = f"message {index} ({kind})"
+    if generation is not None and kind != "ai":
+        raise ConversionError(f"{where}: a ChatGeneration holds the model's answer, not a {kind}")
     if kind == "ai":
         calls, from_kwargs = _calls(data, where, options)
         text, others, thinking = _ai_content(data.get("content"), calls, where)
@@ -156,6 +329,8 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
         extra = parts_metadata(others) or {}
         if thinking and options.metadata:
             extra["thinking"] = thinking
+        if generation and options.metadata:
+            extra["generation"] = generation
         builder.ai(text, calls, builder.meta(source, *_USED, extra=extra))
         return
     text, others = flatten_text(data.get("content"), where, _TEXT_BLOCKS)

@@ -25,11 +25,15 @@ does not reappear, the agent wrote its own steps its own way (ReActAgent's Thoug
 Observation turns, retry prompts): inside a run nothing is taken, at the start of a run
 only the new user turns are, and a history that repeats the agent's turns but not the
 user's is an error. ``ToolCall`` events restate ``AgentOutput`` calls and are checked,
-not counted. ``StopEvent`` adds the answer of a run that ended on a ``return_direct``
-tool. ``AgentStream`` deltas, structured output and other workflow events carry no
-message and are skipped; an unknown event is an error. A dict event is recognised by its
-keys (``input`` or ``response`` with ``current_agent_name``, ``tool_output`` with
-``tool_id``, ...).
+not counted. A run that ended on a ``return_direct`` tool (one that did not fail and is
+not a handoff) streams no AgentOutput for its answer: its ``StopEvent`` carries it, and
+where the events were kept without it (as ragas' guide collects them) the tool's output
+is the answer, as AgentWorkflow makes it. ``AgentStream`` deltas, structured output and
+the start event restate other events, and the runtime's bookkeeping events carry
+nothing: they are skipped. Human-in-the-loop, failure, cancellation and timeout events
+are left out and counted in ``Options.skipped``; an unknown event is an error. A dict
+event is recognised by its keys (``input`` or ``response`` with ``current_agent_name``,
+``tool_output`` with ``tool_id``, ...).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from ._base import (
     Builder,
     ConversionError,
     Options,
+    checked,
     make_call,
     parts_metadata,
     plain,
@@ -78,22 +83,29 @@ _OBJECT_KINDS = {
 }
 _SKIPPED_EVENTS = frozenset(
     {
-        "AgentStream",
-        "AgentStreamStructuredOutput",
-        "StartEvent",
-        "InputRequiredEvent",
-        "HumanResponseEvent",
+        # what these say another event says too: nothing is lost, so they are not counted
+        "AgentStream",  # deltas of the AgentOutput that follows
+        "AgentStreamStructuredOutput",  # the AgentOutput's structured_response
+        "StartEvent",  # the run's input, which its AgentInput holds
+        # the runtime's own bookkeeping, with no content of the run
         "InternalDispatchEvent",
-        "StepFailedEvent",
-        "WorkflowFailedEvent",
-        "WorkflowCancelledEvent",
-        "WorkflowTimedOutEvent",
         "WorkflowIdleEvent",
-        "UnhandledEvent",
         "CollectionReleaseEvent",
         "IdleReleasedEvent",
     }
 )
+_SET_ASIDE_EVENTS = {
+    "InputRequiredEvent": "a human-in-the-loop request, not a turn of the conversation",
+    "HumanResponseEvent": "a human-in-the-loop reply, not a turn of the conversation",
+    "StepFailedEvent": "a failed step: the run's outcome, not a message",
+    "WorkflowFailedEvent": "a failed run: its outcome, not a message",
+    "WorkflowCancelledEvent": "a cancelled run: its outcome, not a message",
+    "WorkflowTimedOutEvent": "a run that timed out: its outcome, not a message",
+    "UnhandledEvent": "an event no step handled, not a message",
+}
+"""Events left out that say something no message holds: each is counted in
+``Options.skipped`` with why."""
+_HANDOFF = "handoff"  # AgentWorkflow's tool: return_direct, yet the run goes on
 _LIBRARIES = ("llama_index", "workflows")
 
 
@@ -126,6 +138,8 @@ def _object_kind(item: Any) -> str | None:
             return _OBJECT_KINDS[cls.__name__]
         if cls.__name__ in _SKIPPED_EVENTS:
             return "skip"
+        if cls.__name__ in _SET_ASIDE_EVENTS:
+            return f"aside:{cls.__name__}"
     return "unknown"
 
 
@@ -408,9 +422,16 @@ class _Run:
     known: set[tuple[Any, ...]] = field(default_factory=set)
     in_run: bool = False  # the agent is between steps: its next input has no new user turn
     last: str = ""
+    direct: dict[str, Any] | None = None  # a return_direct result: the run's answer
 
     def handle(self, kind: str, index: int, data: dict[str, Any]) -> None:
         where = f"message {index}"
+        if kind.startswith("aside:"):
+            name = kind.removeprefix("aside:")
+            self.builder.options.skipped.add(f"LlamaIndex {name} ({_SET_ASIDE_EVENTS[name]})")
+            return
+        if kind in ("message", "response", "input", "output"):
+            self.answer_directly()  # the run that ended on the tool streamed no StopEvent
         handlers: dict[str, Callable[[dict[str, Any], str], None]] = {
             "message": self._message,
             "response": self._response,
@@ -498,8 +519,25 @@ class _Run:
             "cache_points": blocks.cache,
         }
         meta = self.builder.meta(source, extra=parts_metadata(blocks.media))
-        self.builder.tool("\n".join(blocks.texts), _id(data.get("tool_id")), meta)
+        text = "\n".join(blocks.texts)
+        self.builder.tool(text, _id(data.get("tool_id")), meta)
         self.in_run = True
+        if self.direct is None and _ends_the_run(data, output):
+            self.direct = {
+                "text": text,
+                "tool_name": data.get("tool_name"),
+                "tool_id": data.get("tool_id"),
+            }
+
+    def answer_directly(self) -> None:
+        """The answer of a run that ended on a ``return_direct`` tool, when no StopEvent
+        gave it: the tool's output, as AgentWorkflow answers such a run."""
+        if self.direct is None:
+            return
+        direct, self.direct = self.direct, None
+        source = {"return_direct": {"tool_name": direct["tool_name"], "tool_id": direct["tool_id"]}}
+        self.builder.ai(direct["text"], None, self.builder.meta(source))
+        self.in_run = False
 
     def _stop(self, data: dict[str, Any], where: str) -> None:
         """A run that ended on a ``return_direct`` tool streams no AgentOutput for its
@@ -507,7 +545,9 @@ class _Run:
         result = plain(data.get("result"))
         ended_on_tool = self.last == "result"
         if ended_on_tool and isinstance(result, Mapping) and _dict_kind(result) == "output":
+            self.direct = None  # the StopEvent gives the answer, with the run's own fields
             self._output(dict(result), f"{where} (StopEvent) result")
+        self.answer_directly()
         self.in_run = False
 
     def _input(self, data: dict[str, Any], where: str) -> None:
@@ -553,12 +593,21 @@ class _Run:
         return [history[number] for number in humans[seen:]]
 
 
+def _ends_the_run(result: Mapping[str, Any], output: Mapping[str, Any]) -> bool:
+    """Does this ToolCallResult end its run, its output the answer? So AgentWorkflow
+    decides: a ``return_direct`` tool that did not fail, unless it hands off."""
+    return (
+        result.get("return_direct") is True
+        and output.get("is_error") is not True
+        and result.get("tool_name") != _HANDOFF
+    )
+
+
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert LlamaIndex ChatMessages, ChatResponses and AgentWorkflow events."""
     prepared = [_prepare(item, f"message {index}") for index, item in enumerate(items)]
     run = _Run(Builder(options))
-    kinds = [kind for kind, _ in prepared]
-    return run.builder.run(
-        [data for _, data in prepared],
-        lambda index, data, _builder: run.handle(kinds[index], index, data),
-    )
+    for index, (kind, data) in enumerate(prepared):
+        checked(f"message {index}", run.handle, kind, index, data)
+    run.answer_directly()  # events collected without the StopEvent (as ragas' guide does)
+    return run.builder.finish()
