@@ -7,6 +7,7 @@ judged ones (which wait on a model) implement :meth:`Metric.ascore`.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -49,17 +50,30 @@ class Metric(ABC):
         """Score one sample from async code."""
         return self.score(sample)
 
-    async def multi_turn_ascore(self, sample: Sample) -> float:
-        """ragas-style: the score's value alone."""
+    # ragas' entry points. ``callbacks`` (LangChain callbacks in ragas) is accepted and
+    # ignored: tracegrade reports through Score and the run record instead. ``timeout``
+    # bounds the wait as ragas does, with asyncio.wait_for: TimeoutError when it runs out.
+
+    async def multi_turn_ascore(
+        self, sample: Sample, callbacks: Any = None, timeout: float | None = None
+    ) -> float:
+        """ragas-style: the score's value alone; TimeoutError after ``timeout`` seconds."""
+        return await self.value_within(sample, timeout)
+
+    async def _multi_turn_ascore(self, sample: Sample, callbacks: Any = None) -> float:
+        """ragas' internal name for :meth:`multi_turn_ascore`, which some examples call."""
         return (await self.ascore(sample)).value
 
-    async def _multi_turn_ascore(self, sample: Sample) -> float:
-        """ragas' internal name for :meth:`multi_turn_ascore`, which some examples call."""
-        return await self.multi_turn_ascore(sample)
-
-    def multi_turn_score(self, sample: Sample) -> float:
+    def multi_turn_score(self, sample: Sample, callbacks: Any = None) -> float:
         """ragas-style, synchronous: the score's value alone."""
         return self.score(sample).value
+
+    async def value_within(self, sample: Sample, timeout: float | None) -> float:
+        """The value of ``await ascore(sample)``, given up after ``timeout`` seconds
+        (``None``: no limit) with TimeoutError."""
+        if timeout is None:
+            return (await self.ascore(sample)).value
+        return (await asyncio.wait_for(self.ascore(sample), timeout)).value
 
     def check(self, sample: Sample) -> None:
         """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable
 from enum import Enum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..model.results import Score
 from ..model.samples import Sample, SingleTurnSample
@@ -37,11 +37,18 @@ class StringMetric(Metric):
         """One sentence on why ``value`` came out as it did."""
         return f"{self.name} {value:.4g} between response {response!r} and reference {reference!r}"
 
-    async def single_turn_ascore(self, sample: SingleTurnSample) -> float:
-        """ragas-style: the value alone."""
+    async def single_turn_ascore(
+        self, sample: SingleTurnSample, callbacks: Any = None, timeout: float | None = None
+    ) -> float:
+        """ragas-style: the value alone (``callbacks`` ignored, ``timeout`` as in
+        :meth:`~tracegrade.metrics.base.Metric.multi_turn_ascore`)."""
+        return await self.value_within(sample, timeout)
+
+    async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any = None) -> float:
+        """ragas' internal name for :meth:`single_turn_ascore`."""
         return self.score(sample).value
 
-    def single_turn_score(self, sample: SingleTurnSample) -> float:
+    def single_turn_score(self, sample: SingleTurnSample, callbacks: Any = None) -> float:
         """ragas-style, synchronous: the value alone."""
         return self.score(sample).value
 
