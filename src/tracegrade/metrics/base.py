@@ -7,9 +7,8 @@ judged ones (which wait on a model) implement :meth:`Metric.ascore`.
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import MissingFieldError
@@ -73,6 +72,8 @@ class Metric(ABC):
         (``None``: no limit) with TimeoutError."""
         if timeout is None:
             return (await self.ascore(sample)).value
+        import asyncio  # loaded here: the deterministic path never needs it
+
         return (await asyncio.wait_for(self.ascore(sample), timeout)).value
 
     def check(self, sample: Sample) -> None:
@@ -102,3 +103,63 @@ class Metric(ABC):
         """Build the Score, judging ``success`` against the threshold if there is one."""
         success = None if self.threshold is None else value >= self.threshold
         return Score(value, reason, details, success, usage)
+
+
+class FieldScoring(Metric):
+    """A metric that also takes ragas' collections style (``ragas.metrics.collections``):
+    the sample's fields by keyword, ``await metric.ascore(reference=..., response=...)``
+    or ``metric.score(...)``, giving the :class:`Score` (``.value``, ``.reason``); and
+    ``abatch_score`` / ``batch_score`` over a list of such keyword dicts.
+
+    Subclasses name the sample kind built (``field_sample``) and the fields it takes
+    (``field_names``, all required, as ragas' ``ascore`` parameters are).
+    """
+
+    field_sample: ClassVar[Callable[..., Sample]]
+    field_names: ClassVar[tuple[str, ...]]
+
+    def from_fields(self, sample: Sample | None, fields: Mapping[str, Any]) -> Sample:
+        """The sample given, or built from ``fields``; TypeError on a wrong mix."""
+        taken = " and ".join(f"{name}=" for name in self.field_names)
+        if sample is not None:
+            raise TypeError(f"{self.name}: give a sample or the fields ({taken}), not both")
+        if not fields:
+            raise TypeError(f"{self.name}: score() needs a sample, or {taken}")
+        unknown = [name for name in fields if name not in self.field_names]
+        if unknown:
+            got = ", ".join(f"{name}=" for name in unknown)
+            raise TypeError(f"{self.name} takes {taken}; got {got}")
+        missing = [name for name in self.field_names if name not in fields]
+        if missing:
+            raise TypeError(f"{self.name}: missing {', '.join(f'{name}=' for name in missing)}")
+        return type(self).field_sample(**fields)
+
+    async def ascore(self, sample: Sample | None = None, **fields: Any) -> Score:
+        """Score one sample, or the fields given by keyword."""
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
+        return self.score(sample)
+
+    def batch_score(self, inputs: Iterable[Mapping[str, Any]]) -> list[Score]:
+        """The Score of each keyword dict of ``inputs``, in order."""
+        return [self.score(sample) for sample in self._input_samples(inputs)]
+
+    async def abatch_score(self, inputs: Iterable[Mapping[str, Any]]) -> list[Score]:
+        """:meth:`batch_score` from async code."""
+        return self.batch_score(inputs)
+
+    def _input_samples(self, inputs: Iterable[Mapping[str, Any]]) -> list[Sample]:
+        """Every input as a sample, all checked before any is scored; errors name the
+        input's position."""
+        samples = []
+        for index, fields in enumerate(inputs):
+            if not isinstance(fields, Mapping):
+                raise TypeError(
+                    f"{self.name}: inputs[{index}] is a {type(fields).__name__}; each input "
+                    "is a dict of the fields by name"
+                )
+            try:
+                samples.append(self.from_fields(None, fields))
+            except TypeError as error:
+                raise TypeError(f"inputs[{index}]: {error}") from None
+        return samples

@@ -13,20 +13,28 @@ from typing import Any, ClassVar
 
 from ..model.results import Score
 from ..model.samples import Sample, SingleTurnSample
-from .base import Metric
+from .base import FieldScoring
 
 
-class StringMetric(Metric):
-    """A metric that maps (response, reference) strings to a value in [0, 1]."""
+class StringMetric(FieldScoring):
+    """A metric that maps (response, reference) strings to a value in [0, 1].
+
+    Scores a :class:`SingleTurnSample`, or (ragas' collections style) the two strings by
+    keyword: ``metric.score(reference=..., response=...)``.
+    """
 
     sample_types = (SingleTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
+    field_sample = SingleTurnSample
+    field_names = ("reference", "response")
 
     @abstractmethod
     def similarity(self, response: str, reference: str) -> float:
         """How well ``response`` matches ``reference``, from 0.0 to 1.0."""
 
-    def score(self, sample: Sample) -> Score:
+    def score(self, sample: Sample | None = None, **fields: Any) -> Score:
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
         self.check(sample)
         assert isinstance(sample, SingleTurnSample)
         response, reference = sample.response or "", sample.reference or ""

@@ -14,7 +14,7 @@ from ..errors import SampleWarning
 from ..model.messages import ToolCall
 from ..model.results import Score
 from ..model.samples import EvalTestCase, MultiTurnSample, Sample, tool_names
-from .base import Metric
+from .base import FieldScoring, Metric
 from .matching import (
     ArgumentScore,
     StringArgumentComparator,
@@ -104,7 +104,7 @@ def _first_positions(keys: list[int]) -> dict[int, int]:
     return first
 
 
-class ToolCallF1(Metric):
+class ToolCallF1(FieldScoring):
     """F1 of the set of predicted calls against the set of reference calls.
 
     A call is its name plus its arguments (dict key order ignored, list order kept,
@@ -119,11 +119,15 @@ class ToolCallF1(Metric):
     name = "tool_call_f1"
     sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
+    field_sample = MultiTurnSample
+    field_names = ("user_input", "reference_tool_calls")
 
     def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
         super().__init__(name=name, threshold=threshold)
 
-    def score(self, sample: Sample) -> Score:
+    def score(self, sample: Sample | None = None, **fields: Any) -> Score:
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
         self.check(sample)
         predicted, reference = _conversation(sample)
         count = len(predicted)
@@ -184,7 +188,7 @@ class ToolCallF1(Metric):
         return "; ".join(parts)
 
 
-class ToolCallAccuracy(Metric):
+class ToolCallAccuracy(FieldScoring):
     """Order-aware accuracy of the predicted calls against the reference calls.
 
     The predicted calls are aligned with the reference ones: position by position when
@@ -200,6 +204,8 @@ class ToolCallAccuracy(Metric):
     name = "tool_call_accuracy"
     sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
+    field_sample = MultiTurnSample
+    field_names = ("user_input", "reference_tool_calls")
 
     def __init__(
         self,
@@ -242,7 +248,9 @@ class ToolCallAccuracy(Metric):
             warnings.warn(message, SampleWarning, stacklevel=3)
         return self.result(0.0, reason, details)
 
-    def score(self, sample: Sample) -> Score:
+    def score(self, sample: Sample | None = None, **fields: Any) -> Score:
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
         self.check(sample)
         predicted, reference = _conversation(sample)
         details: dict[str, Any] = {"strict_order": self.strict_order}
