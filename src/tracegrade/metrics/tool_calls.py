@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ..errors import SampleWarning
-from ..model.messages import ToolCall
+from ..model.messages import ToolCall, ToolCallType
 from ..model.results import Score
-from ..model.samples import EvalTestCase, MultiTurnSample, Sample, tool_names
+from ..model.samples import EvalTestCase, MultiTurnSample, Sample
 from .base import FieldScoring, Metric
 from .matching import (
     ArgumentScore,
@@ -86,6 +86,43 @@ def _name_differences(predicted: list[str], reference: list[str], details: dict[
     extra = _beyond(predicted_counts, reference_counts)
     details.update(missing=missing, extra=extra)
     return _differences(missing, extra)
+
+
+# ToolCorrectnessMetric tells tools apart by name and type, as deepeval does: an MCP tool
+# is not the function of the same name. An MCP tool's key is its name marked " (MCP)"; a
+# function's (``type`` None or FUNCTION, or a tool given by name) is its name alone.
+_MCP_MARK = " (MCP)"
+
+
+def _tool_key(tool: str | ToolCall) -> str:
+    """The name ToolCorrectnessMetric knows ``tool`` by: marked when it is an MCP tool."""
+    if isinstance(tool, str):
+        return tool
+    return tool.name if tool.type is not ToolCallType.MCP else tool.name + _MCP_MARK
+
+
+def _type_of(key: str) -> tuple[str, str]:
+    """A tool key as (name, type)."""
+    if key.endswith(_MCP_MARK):
+        return key[: -len(_MCP_MARK)], "MCP"
+    return key, "FUNCTION"
+
+
+def _type_mismatches(missing: list[str], extra: list[str]) -> list[str]:
+    """Each missing tool that was called with the other type instead, as
+    ``name (expected FUNCTION, called MCP)``; each extra call explains one at most."""
+    if not any(key.endswith(_MCP_MARK) for key in missing + extra):
+        return []
+    unexplained = [_type_of(key) for key in extra]
+    found = []
+    for key in missing:
+        name, wanted = _type_of(key)
+        for other in unexplained:
+            if other[0] == name:
+                unexplained.remove(other)
+                found.append(f"{name} (expected {wanted}, called {other[1]})")
+                break
+    return found
 
 
 def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
@@ -408,7 +445,8 @@ class ToolCallAccuracy(FieldScoring):
 
 
 class ToolCorrectnessMetric(Metric):
-    """Did the agent call the expected tools? Compared by tool name.
+    """Did the agent call the expected tools? Compared by tool name and type: an MCP tool
+    (``ToolCall.type``) is not the function of the same name, as in deepeval.
 
     Default: the fraction of expected tools that were called (each call used once;
     extra calls are not penalised). ``exact_match``: 1.0 only for the same tools with the
@@ -417,7 +455,9 @@ class ToolCorrectnessMetric(Metric):
     tools over the number expected. No expected tools: 1.0 if none were called, else 0.0.
 
     ``details`` list the names ``matched``, ``missing``, ``extra`` (and ``out_of_order``
-    with ``check_ordering``), not the input's own name lists.
+    with ``check_ordering``), not the input's own name lists; an MCP tool's name is marked
+    ``" (MCP)"`` there, and ``type_mismatches`` names each missing tool called with the
+    other type instead.
     """
 
     name = "tool_correctness"
@@ -440,13 +480,18 @@ class ToolCorrectnessMetric(Metric):
         if isinstance(sample, EvalTestCase):
             self.require(sample, "tools_called", "expected_tools")
             assert sample.tools_called is not None and sample.expected_tools is not None
-            return tool_names(sample.tools_called), tool_names(sample.expected_tools)
+            called = [_tool_key(tool) for tool in sample.tools_called]
+            return called, [_tool_key(tool) for tool in sample.expected_tools]
         conversation = sample
         assert isinstance(conversation, MultiTurnSample)  # as checked
         self.require(conversation, "reference_tool_calls")
         assert conversation.reference_tool_calls is not None
-        called = [call.name for call in conversation.predicted_tool_calls()]
-        return called, [call.name for call in conversation.reference_tool_calls]
+        called = [
+            call.name if call.type is None else _tool_key(call)
+            for call in conversation.predicted_tool_calls()
+        ]
+        reference = conversation.reference_tool_calls
+        return called, [call.name if call.type is None else _tool_key(call) for call in reference]
 
     def score(self, sample: Sample) -> Score:
         called, expected = self._tool_lists(sample)
@@ -458,6 +503,9 @@ class ToolCorrectnessMetric(Metric):
             "missing": _beyond(expected_counts, called_counts),
             "extra": extra,
         }
+        mismatches = _type_mismatches(details["missing"], extra)
+        if mismatches:
+            details["type_mismatches"] = mismatches
         if not expected:
             value = 0.0 if called else 1.0
             reason = (
@@ -505,6 +553,8 @@ class ToolCorrectnessMetric(Metric):
             notes.append(f"extra: {_names(details['extra'])}")
         if details.get("out_of_order"):
             notes.append(f"out of order: {_names(details['out_of_order'])}")
+        if details.get("type_mismatches"):
+            notes.append(f"tool type mismatches: {_names(details['type_mismatches'])}")
         if self.exact_match and self.check_ordering and len(notes) == 1:
             notes[0] = "the expected tools were called, but in another order"
             notes.append(f"expected {_names(expected)}; called {_names(called)}")
