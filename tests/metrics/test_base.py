@@ -14,6 +14,7 @@ from tracegrade import (
     MultiTurnSample,
     Score,
     SingleTurnSample,
+    ToolCallAccuracy,
     ToolCallF1,
     ToolCorrectnessMetric,
 )
@@ -76,3 +77,23 @@ async def test_a_timeout_raises_timeout_error_as_ragas_does() -> None:
     with pytest.raises(TimeoutError):
         await metric.multi_turn_ascore(sample, callbacks=None, timeout=0.05)
     assert time.perf_counter() - started < 2.0
+
+
+async def test_ragas_unit_tests_call_the_private_entry_point_with_callbacks() -> None:
+    # explodinggradients/ragas, tests/unit/test_tool_call_accuracy.py (commit
+    # 3e28e9dec93897f47a98065be4c62f6d072a45a7), test_perfect_match_scenario and
+    # test_sequence_misalignment: the same samples and call, with a stand-in for their
+    # AsyncMock callbacks (the mock of the argument comparison is not needed here).
+    callbacks = object()
+    search, recent = call("search", query="python"), call("filter", type="recent")
+    perfect = MultiTurnSample(
+        user_input=[AIMessage(content="I'll search for you", tool_calls=[search, recent])],
+        reference_tool_calls=[search, recent],
+    )
+    swapped = MultiTurnSample(
+        user_input=[AIMessage(content="Searching...", tool_calls=[recent, search])],
+        reference_tool_calls=[search, recent],
+    )
+    accuracy = ToolCallAccuracy()
+    assert await accuracy._multi_turn_ascore(perfect, callbacks) == 1.0
+    assert await accuracy._multi_turn_ascore(swapped, callbacks) == 0.0

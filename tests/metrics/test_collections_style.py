@@ -81,3 +81,21 @@ def test_wrong_keyword_calls_say_what_is_taken() -> None:
         metric.batch_score([{"reference": "a", "response": "a"}, {"response": "b"}])
     with pytest.raises(TypeError, match=r"inputs\[0\] is a str"):
         metric.batch_score(["a"])  # type: ignore[list-item]
+
+
+async def test_the_examples_of_ragas_docs() -> None:
+    # explodinggradients/ragas, docs/concepts/metrics/available_metrics/traditional.md,
+    # commit 3e28e9dec93897f47a98065be4c62f6d072a45a7: the collections examples and the
+    # outputs printed there.
+    scorer = NonLLMStringSimilarity(distance_measure=DistanceMeasure.LEVENSHTEIN)
+    result = await scorer.ascore(
+        reference="The Eiffel Tower is located in Paris.",
+        response="The Eiffel Tower is located in India.",
+    )
+    assert result.value == pytest.approx(0.8918918918918919)
+    assert (await ExactMatch().ascore(reference="Paris", response="India")).value == 0.0
+    presence = StringPresence()
+    result = await presence.ascore(
+        reference="Eiffel Tower", response="The Eiffel Tower is located in India."
+    )
+    assert result.value == 1.0

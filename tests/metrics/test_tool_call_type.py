@@ -13,6 +13,7 @@ of deepeval's metric, which those tests skip without an API key, is not involved
 from __future__ import annotations
 
 import pytest
+from tests.conftest import call, conversation
 
 from tracegrade import EvalTestCase, ToolCall, ToolCallType, ToolCorrectnessMetric
 from tracegrade.errors import ValidationError
@@ -113,3 +114,13 @@ def test_deepeval_keywords_that_clash_are_refused() -> None:
         ToolCall(name="x", output=1, metadata={"output": 2})
     with pytest.raises(ValidationError, match="type"):
         ToolCall(name="x", type="function")
+
+
+def test_a_conversation_is_read_by_name_and_type_too() -> None:
+    # A converted call carries no type (a function); the reference asks for the MCP tool.
+    sample = conversation([call("search", q="x")], [ToolCall(name="search", args={}, type=MCP)])
+    score = ToolCorrectnessMetric().score(sample)
+    assert score.value == 0.0
+    assert score.details["type_mismatches"] == ["search (expected MCP, called FUNCTION)"]
+    plain = conversation([call("search", q="x")], [call("search")])
+    assert ToolCorrectnessMetric().score(plain).value == 1.0
