@@ -36,6 +36,7 @@ PUBLIC = {
         "HumanMessage",
         "Message",
         "ToolCall",
+        "ToolCallType",
         "ToolMessage",
         "parse_message",
     ],

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
         HumanMessage,
         Message,
         ToolCall,
+        ToolCallType,
         ToolMessage,
         parse_message,
     )
@@ -64,6 +65,7 @@ _MODULE_OF = {
     "HumanMessage": "model.messages",
     "Message": "model.messages",
     "ToolCall": "model.messages",
+    "ToolCallType": "model.messages",
     "ToolMessage": "model.messages",
     "parse_message": "model.messages",
     "Metric": "metrics.base",
@@ -144,6 +146,7 @@ __all__ = [
     "ToolCall",
     "ToolCallAccuracy",
     "ToolCallF1",
+    "ToolCallType",
     "ToolCorrectnessMetric",
     "ToolMessage",
     "TopicAdherenceScore",

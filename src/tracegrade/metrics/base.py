@@ -8,7 +8,7 @@ judged ones (which wait on a model) implement :meth:`Metric.ascore`.
 from __future__ import annotations
 
 from abc import ABC
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import MissingFieldError
@@ -49,17 +49,32 @@ class Metric(ABC):
         """Score one sample from async code."""
         return self.score(sample)
 
-    async def multi_turn_ascore(self, sample: Sample) -> float:
-        """ragas-style: the score's value alone."""
+    # ragas' entry points. ``callbacks`` (LangChain callbacks in ragas) is accepted and
+    # ignored: tracegrade reports through Score and the run record instead. ``timeout``
+    # bounds the wait as ragas does, with asyncio.wait_for: TimeoutError when it runs out.
+
+    async def multi_turn_ascore(
+        self, sample: Sample, callbacks: Any = None, timeout: float | None = None
+    ) -> float:
+        """ragas-style: the score's value alone; TimeoutError after ``timeout`` seconds."""
+        return await self.value_within(sample, timeout)
+
+    async def _multi_turn_ascore(self, sample: Sample, callbacks: Any = None) -> float:
+        """ragas' internal name for :meth:`multi_turn_ascore`, which some examples call."""
         return (await self.ascore(sample)).value
 
-    async def _multi_turn_ascore(self, sample: Sample) -> float:
-        """ragas' internal name for :meth:`multi_turn_ascore`, which some examples call."""
-        return await self.multi_turn_ascore(sample)
-
-    def multi_turn_score(self, sample: Sample) -> float:
+    def multi_turn_score(self, sample: Sample, callbacks: Any = None) -> float:
         """ragas-style, synchronous: the score's value alone."""
         return self.score(sample).value
+
+    async def value_within(self, sample: Sample, timeout: float | None) -> float:
+        """The value of ``await ascore(sample)``, given up after ``timeout`` seconds
+        (``None``: no limit) with TimeoutError."""
+        if timeout is None:
+            return (await self.ascore(sample)).value
+        import asyncio  # loaded here: the deterministic path never needs it
+
+        return (await asyncio.wait_for(self.ascore(sample), timeout)).value
 
     def check(self, sample: Sample) -> None:
         """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""
@@ -88,3 +103,63 @@ class Metric(ABC):
         """Build the Score, judging ``success`` against the threshold if there is one."""
         success = None if self.threshold is None else value >= self.threshold
         return Score(value, reason, details, success, usage)
+
+
+class FieldScoring(Metric):
+    """A metric that also takes ragas' collections style (``ragas.metrics.collections``):
+    the sample's fields by keyword, ``await metric.ascore(reference=..., response=...)``
+    or ``metric.score(...)``, giving the :class:`Score` (``.value``, ``.reason``); and
+    ``abatch_score`` / ``batch_score`` over a list of such keyword dicts.
+
+    Subclasses name the sample kind built (``field_sample``) and the fields it takes
+    (``field_names``, all required, as ragas' ``ascore`` parameters are).
+    """
+
+    field_sample: ClassVar[Callable[..., Sample]]
+    field_names: ClassVar[tuple[str, ...]]
+
+    def from_fields(self, sample: Sample | None, fields: Mapping[str, Any]) -> Sample:
+        """The sample given, or built from ``fields``; TypeError on a wrong mix."""
+        taken = " and ".join(f"{name}=" for name in self.field_names)
+        if sample is not None:
+            raise TypeError(f"{self.name}: give a sample or the fields ({taken}), not both")
+        if not fields:
+            raise TypeError(f"{self.name}: score() needs a sample, or {taken}")
+        unknown = [name for name in fields if name not in self.field_names]
+        if unknown:
+            got = ", ".join(f"{name}=" for name in unknown)
+            raise TypeError(f"{self.name} takes {taken}; got {got}")
+        missing = [name for name in self.field_names if name not in fields]
+        if missing:
+            raise TypeError(f"{self.name}: missing {', '.join(f'{name}=' for name in missing)}")
+        return type(self).field_sample(**fields)
+
+    async def ascore(self, sample: Sample | None = None, **fields: Any) -> Score:
+        """Score one sample, or the fields given by keyword."""
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
+        return self.score(sample)
+
+    def batch_score(self, inputs: Iterable[Mapping[str, Any]]) -> list[Score]:
+        """The Score of each keyword dict of ``inputs``, in order."""
+        return [self.score(sample) for sample in self._input_samples(inputs)]
+
+    async def abatch_score(self, inputs: Iterable[Mapping[str, Any]]) -> list[Score]:
+        """:meth:`batch_score` from async code."""
+        return self.batch_score(inputs)
+
+    def _input_samples(self, inputs: Iterable[Mapping[str, Any]]) -> list[Sample]:
+        """Every input as a sample, all checked before any is scored; errors name the
+        input's position."""
+        samples = []
+        for index, fields in enumerate(inputs):
+            if not isinstance(fields, Mapping):
+                raise TypeError(
+                    f"{self.name}: inputs[{index}] is a {type(fields).__name__}; each input "
+                    "is a dict of the fields by name"
+                )
+            try:
+                samples.append(self.from_fields(None, fields))
+            except TypeError as error:
+                raise TypeError(f"inputs[{index}]: {error}") from None
+        return samples

@@ -9,24 +9,32 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Callable
 from enum import Enum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..model.results import Score
 from ..model.samples import Sample, SingleTurnSample
-from .base import Metric
+from .base import FieldScoring
 
 
-class StringMetric(Metric):
-    """A metric that maps (response, reference) strings to a value in [0, 1]."""
+class StringMetric(FieldScoring):
+    """A metric that maps (response, reference) strings to a value in [0, 1].
+
+    Scores a :class:`SingleTurnSample`, or (ragas' collections style) the two strings by
+    keyword: ``metric.score(reference=..., response=...)``.
+    """
 
     sample_types = (SingleTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
+    field_sample = SingleTurnSample
+    field_names = ("reference", "response")
 
     @abstractmethod
     def similarity(self, response: str, reference: str) -> float:
         """How well ``response`` matches ``reference``, from 0.0 to 1.0."""
 
-    def score(self, sample: Sample) -> Score:
+    def score(self, sample: Sample | None = None, **fields: Any) -> Score:
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
         self.check(sample)
         assert isinstance(sample, SingleTurnSample)
         response, reference = sample.response or "", sample.reference or ""
@@ -37,11 +45,18 @@ class StringMetric(Metric):
         """One sentence on why ``value`` came out as it did."""
         return f"{self.name} {value:.4g} between response {response!r} and reference {reference!r}"
 
-    async def single_turn_ascore(self, sample: SingleTurnSample) -> float:
-        """ragas-style: the value alone."""
+    async def single_turn_ascore(
+        self, sample: SingleTurnSample, callbacks: Any = None, timeout: float | None = None
+    ) -> float:
+        """ragas-style: the value alone (``callbacks`` ignored, ``timeout`` as in
+        :meth:`~tracegrade.metrics.base.Metric.multi_turn_ascore`)."""
+        return await self.value_within(sample, timeout)
+
+    async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any = None) -> float:
+        """ragas' internal name for :meth:`single_turn_ascore`."""
         return self.score(sample).value
 
-    def single_turn_score(self, sample: SingleTurnSample) -> float:
+    def single_turn_score(self, sample: SingleTurnSample, callbacks: Any = None) -> float:
         """ragas-style, synchronous: the value alone."""
         return self.score(sample).value
 

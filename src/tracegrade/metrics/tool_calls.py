@@ -11,10 +11,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from ..errors import SampleWarning
-from ..model.messages import ToolCall
+from ..model.messages import ToolCall, ToolCallType
 from ..model.results import Score
-from ..model.samples import EvalTestCase, MultiTurnSample, Sample, tool_names
-from .base import Metric
+from ..model.samples import EvalTestCase, MultiTurnSample, Sample
+from .base import FieldScoring, Metric
 from .matching import (
     ArgumentScore,
     StringArgumentComparator,
@@ -88,6 +88,43 @@ def _name_differences(predicted: list[str], reference: list[str], details: dict[
     return _differences(missing, extra)
 
 
+# ToolCorrectnessMetric tells tools apart by name and type, as deepeval does: an MCP tool
+# is not the function of the same name. An MCP tool's key is its name marked " (MCP)"; a
+# function's (``type`` None or FUNCTION, or a tool given by name) is its name alone.
+_MCP_MARK = " (MCP)"
+
+
+def _tool_key(tool: str | ToolCall) -> str:
+    """The name ToolCorrectnessMetric knows ``tool`` by: marked when it is an MCP tool."""
+    if isinstance(tool, str):
+        return tool
+    return tool.name if tool.type is not ToolCallType.MCP else tool.name + _MCP_MARK
+
+
+def _type_of(key: str) -> tuple[str, str]:
+    """A tool key as (name, type)."""
+    if key.endswith(_MCP_MARK):
+        return key[: -len(_MCP_MARK)], "MCP"
+    return key, "FUNCTION"
+
+
+def _type_mismatches(missing: list[str], extra: list[str]) -> list[str]:
+    """Each missing tool that was called with the other type instead, as
+    ``name (expected FUNCTION, called MCP)``; each extra call explains one at most."""
+    if not any(key.endswith(_MCP_MARK) for key in missing + extra):
+        return []
+    unexplained = [_type_of(key) for key in extra]
+    found = []
+    for key in missing:
+        name, wanted = _type_of(key)
+        for other in unexplained:
+            if other[0] == name:
+                unexplained.remove(other)
+                found.append(f"{name} (expected {wanted}, called {other[1]})")
+                break
+    return found
+
+
 def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
     """The predicted and reference calls of a conversation (checked to have both)."""
     assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
@@ -104,7 +141,7 @@ def _first_positions(keys: list[int]) -> dict[int, int]:
     return first
 
 
-class ToolCallF1(Metric):
+class ToolCallF1(FieldScoring):
     """F1 of the set of predicted calls against the set of reference calls.
 
     A call is its name plus its arguments (dict key order ignored, list order kept,
@@ -119,11 +156,15 @@ class ToolCallF1(Metric):
     name = "tool_call_f1"
     sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
+    field_sample = MultiTurnSample
+    field_names = ("user_input", "reference_tool_calls")
 
     def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
         super().__init__(name=name, threshold=threshold)
 
-    def score(self, sample: Sample) -> Score:
+    def score(self, sample: Sample | None = None, **fields: Any) -> Score:
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
         self.check(sample)
         predicted, reference = _conversation(sample)
         count = len(predicted)
@@ -184,7 +225,7 @@ class ToolCallF1(Metric):
         return "; ".join(parts)
 
 
-class ToolCallAccuracy(Metric):
+class ToolCallAccuracy(FieldScoring):
     """Order-aware accuracy of the predicted calls against the reference calls.
 
     The predicted calls are aligned with the reference ones: position by position when
@@ -200,6 +241,8 @@ class ToolCallAccuracy(Metric):
     name = "tool_call_accuracy"
     sample_types = (MultiTurnSample,)
     required_fields: ClassVar[tuple[str, ...]] = ("reference_tool_calls",)
+    field_sample = MultiTurnSample
+    field_names = ("user_input", "reference_tool_calls")
 
     def __init__(
         self,
@@ -242,7 +285,9 @@ class ToolCallAccuracy(Metric):
             warnings.warn(message, SampleWarning, stacklevel=3)
         return self.result(0.0, reason, details)
 
-    def score(self, sample: Sample) -> Score:
+    def score(self, sample: Sample | None = None, **fields: Any) -> Score:
+        if sample is None or fields:
+            sample = self.from_fields(sample, fields)
         self.check(sample)
         predicted, reference = _conversation(sample)
         details: dict[str, Any] = {"strict_order": self.strict_order}
@@ -400,7 +445,8 @@ class ToolCallAccuracy(Metric):
 
 
 class ToolCorrectnessMetric(Metric):
-    """Did the agent call the expected tools? Compared by tool name.
+    """Did the agent call the expected tools? Compared by tool name and type: an MCP tool
+    (``ToolCall.type``) is not the function of the same name, as in deepeval.
 
     Default: the fraction of expected tools that were called (each call used once;
     extra calls are not penalised). ``exact_match``: 1.0 only for the same tools with the
@@ -409,7 +455,9 @@ class ToolCorrectnessMetric(Metric):
     tools over the number expected. No expected tools: 1.0 if none were called, else 0.0.
 
     ``details`` list the names ``matched``, ``missing``, ``extra`` (and ``out_of_order``
-    with ``check_ordering``), not the input's own name lists.
+    with ``check_ordering``), not the input's own name lists; an MCP tool's name is marked
+    ``" (MCP)"`` there, and ``type_mismatches`` names each missing tool called with the
+    other type instead.
     """
 
     name = "tool_correctness"
@@ -432,13 +480,18 @@ class ToolCorrectnessMetric(Metric):
         if isinstance(sample, EvalTestCase):
             self.require(sample, "tools_called", "expected_tools")
             assert sample.tools_called is not None and sample.expected_tools is not None
-            return tool_names(sample.tools_called), tool_names(sample.expected_tools)
+            called = [_tool_key(tool) for tool in sample.tools_called]
+            return called, [_tool_key(tool) for tool in sample.expected_tools]
         conversation = sample
         assert isinstance(conversation, MultiTurnSample)  # as checked
         self.require(conversation, "reference_tool_calls")
         assert conversation.reference_tool_calls is not None
-        called = [call.name for call in conversation.predicted_tool_calls()]
-        return called, [call.name for call in conversation.reference_tool_calls]
+        called = [
+            call.name if call.type is None else _tool_key(call)
+            for call in conversation.predicted_tool_calls()
+        ]
+        reference = conversation.reference_tool_calls
+        return called, [call.name if call.type is None else _tool_key(call) for call in reference]
 
     def score(self, sample: Sample) -> Score:
         called, expected = self._tool_lists(sample)
@@ -450,6 +503,9 @@ class ToolCorrectnessMetric(Metric):
             "missing": _beyond(expected_counts, called_counts),
             "extra": extra,
         }
+        mismatches = _type_mismatches(details["missing"], extra)
+        if mismatches:
+            details["type_mismatches"] = mismatches
         if not expected:
             value = 0.0 if called else 1.0
             reason = (
@@ -497,6 +553,8 @@ class ToolCorrectnessMetric(Metric):
             notes.append(f"extra: {_names(details['extra'])}")
         if details.get("out_of_order"):
             notes.append(f"out of order: {_names(details['out_of_order'])}")
+        if details.get("type_mismatches"):
+            notes.append(f"tool type mismatches: {_names(details['type_mismatches'])}")
         if self.exact_match and self.check_ordering and len(notes) == 1:
             notes[0] = "the expected tools were called, but in another order"
             notes.append(f"expected {_names(expected)}; called {_names(called)}")

@@ -31,7 +31,8 @@ class _Checked(msgspec.StructMeta):
     def __call__(cls, *args: Any, **fields: Any) -> Any:
         if args:
             raise TypeError(f"{cls.__name__} takes keyword arguments only")
-        return convert(fields, cls)
+        model: type[Model] = cls  # type: ignore[assignment]  # every class made here is one
+        return convert(model.keyword_fields(fields), cls)
 
 
 class Model(
@@ -48,6 +49,12 @@ class Model(
     Instances are not tracked by the cyclic garbage collector (they never form cycles
     of their own), so that millions of samples held in memory cost it nothing.
     """
+
+    @classmethod
+    def keyword_fields(cls, fields: dict[str, Any]) -> dict[str, Any]:
+        """The fields a call of the class by keyword stands for (as given, unless a
+        class also takes another library's names for them)."""
+        return fields
 
     def to_dict(self) -> dict[str, Any]:
         """The object as JSON-ready builtins (fields left at ``None`` are left out)."""

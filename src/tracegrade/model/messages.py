@@ -9,10 +9,12 @@ round-trips through ``to_dict`` and ``to_json``.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, ClassVar, Union
 
 import msgspec
 
+from ..errors import ValidationError
 from ._base import Model, convert
 
 Metadata = dict[str, Any] | None
@@ -26,22 +28,74 @@ def pretty_call(name: str, args: dict[str, Any], unparsed_args: str | None = Non
     return f"{name}({inner})"
 
 
+class ToolCallType(str, Enum):
+    """The kind of tool called, as deepeval tells them apart (and writes them)."""
+
+    FUNCTION = "FUNCTION"
+    """A function given to the model; a call with no ``type`` is one."""
+    MCP = "MCP"
+    """A tool of an MCP server."""
+
+
+_DEEPEVAL_NOTES = ("description", "reasoning", "output")
+"""deepeval's ToolCall fields that tracegrade keeps in ``metadata`` under their names."""
+_DEEPEVAL_KEYWORDS = frozenset({"input_parameters", *_DEEPEVAL_NOTES})
+
+
 class ToolCall(Model, kw_only=True):
     """One call of a tool by the agent: its ``name``, its ``args`` and, if known, its ``id``.
 
     ``args`` maps argument names to any JSON value (nested dicts and lists included).
     ``unparsed_args`` holds a source's argument text that was not valid JSON, when a
     converter was asked to keep it (``args`` is then empty); it is ``None`` otherwise.
+    ``type`` says whether an MCP tool was called (``None``: a function, as
+    ``ToolCallType.FUNCTION``); ``metadata`` holds anything else known about the call.
+
+    Built by keyword, it also takes deepeval's ToolCall: ``input_parameters`` for ``args``
+    (``args`` may then be left out: no arguments), and ``description``, ``reasoning`` and
+    ``output``, kept in ``metadata`` under those names.
     """
 
     name: Annotated[str, msgspec.Meta(min_length=1)]
     args: dict[str, Any]
     id: str | None = None
     unparsed_args: str | None = None
+    type: ToolCallType | None = None
+    metadata: Metadata = None
+
+    @classmethod
+    def keyword_fields(cls, fields: dict[str, Any]) -> dict[str, Any]:
+        """deepeval's keywords as tracegrade's fields; a clash is a ValidationError."""
+        if "args" in fields and fields.keys().isdisjoint(_DEEPEVAL_KEYWORDS):
+            return fields  # tracegrade's own form: nothing to translate
+        if "args" in fields and "input_parameters" in fields:
+            rule = "give args or input_parameters (deepeval's name for args), not both"
+            raise ValidationError("ToolCall", [("input_parameters", rule)])
+        fields = dict(fields)
+        given = fields.pop("input_parameters", None)
+        fields.setdefault("args", {} if given is None else given)
+        notes = {name: fields.pop(name) for name in _DEEPEVAL_NOTES if name in fields}
+        notes = {name: value for name, value in notes.items() if value is not None}
+        if notes:
+            fields["metadata"] = _with_notes(fields.get("metadata"), notes)
+        return fields
 
     def pretty(self) -> str:
         """The call as it reads in code: ``search(query='python', limit=5)``."""
         return pretty_call(self.name, self.args, self.unparsed_args)
+
+
+def _with_notes(metadata: Any, notes: dict[str, Any]) -> Any:
+    """``metadata`` with deepeval's ``notes`` added; a note it already holds is an error."""
+    if metadata is None:
+        return notes
+    if not isinstance(metadata, dict):
+        return metadata  # the conversion names the wrong type
+    for name in notes:
+        if name in metadata:
+            rule = f"given as a keyword and also in metadata; give {name} once"
+            raise ValidationError("ToolCall", [(name, rule)])
+    return {**metadata, **notes}
 
 
 class _Message(Model, tag_field="type", kw_only=True):
