@@ -267,7 +267,7 @@ def read_step(span: Span, options: Options) -> Step | None:
     return None
 
 
-FORMAT = _traces.Format("openinference", "session.id", read_step)
+FORMAT = _traces.Format("openinference", "session.id", read_step, other="otel")
 
 
 items_of = _otlp.items_of

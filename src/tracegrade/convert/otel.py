@@ -14,10 +14,12 @@ conversation id; ``convert_messages(document, source="otel")`` reads a single tr
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..errors import ConversionWarning
 from ..model.messages import ToolCall
 from . import _otlp, _traces
 from ._base import (
@@ -26,6 +28,7 @@ from ._base import (
     ConversionError,
     InvalidArguments,
     Options,
+    Skipped,
     checked,
     flatten_text,
     make_call,
@@ -319,7 +322,7 @@ def read_step(span: Span, options: Options) -> Step | None:
     )
 
 
-FORMAT = _traces.Format("otel", "gen_ai.conversation.id", read_step)
+FORMAT = _traces.Format("otel", "gen_ai.conversation.id", read_step, other="openinference")
 
 
 # --- entry points -----------------------------------------------------------------------
@@ -339,6 +342,8 @@ def read_otlp(
     group_by: Literal["trace", "conversation"] = "trace",
     metadata: bool = False,
     invalid_arguments: InvalidArguments = "raise",
+    *,
+    skipped: Skipped | None = None,
 ) -> list[TraceConversation]:
     """Every conversation in an OTLP JSON trace export, first one first.
 
@@ -350,7 +355,13 @@ def read_otlp(
     OpenInference), taken from the span or its nearest parent that has one; spans of a
     trace that names no conversation form a conversation of their own, keyed by the
     trace id (with ``conversation_id`` None). Spans that carry no messages and run no
-    tool are ignored; a trace with none of them gives no conversation.
+    tool are ignored; a trace with none of them gives no conversation, and a source that
+    gives none at all raises :class:`~tracegrade.convert._base.NothingReadError` saying what
+    its spans hold (and which ``format`` reads them, when it is the other one).
+
+    Spans holding content that gives no message (a convention tracegrade does not read)
+    are counted in ``skipped``; without it, one :class:`~tracegrade.errors.ConversionWarning`
+    says what was left out.
     """
     if invalid_arguments not in ("raise", "keep"):
         raise ValueError("invalid_arguments must be 'raise' or 'keep'")
@@ -362,5 +373,9 @@ def read_otlp(
         from .openinference import FORMAT as form
     else:
         raise ValueError("format must be 'otel' or 'openinference'")
-    options = Options(metadata=metadata, invalid_arguments=invalid_arguments)
-    return _traces.conversations(source, form, group_by, options)
+    tally = Skipped() if skipped is None else skipped
+    options = Options(metadata=metadata, invalid_arguments=invalid_arguments, skipped=tally)
+    found = _traces.conversations(source, form, group_by, options)
+    if skipped is None and tally:
+        warnings.warn(f"left out: {tally.describe()}", ConversionWarning, stacklevel=2)
+    return found
