@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -899,4 +900,106 @@ def test_spans_holding_content_not_read_are_counted_beside_a_conversation() -> N
         "(gen_ai.input.messages.N.text)": 1
     }
     with pytest.warns(ConversionWarning, match=r"left out: 1x OTLP span holding content"):
+        read_otlp(recorder.document())
+
+
+# --- the deprecated prompt/completion form and OpenLLMetry's attributes (issue 20, item 1) -
+
+FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+
+
+def test_real_content_events_of_the_deprecated_form() -> None:
+    # mirascope_content_events.json: the example span of Mirascope's with_otel in
+    # Mirascope/mirascope docs/integrations/otel.md (commit 5971c07fa5737d26f915baae7cda4002
+    # 768c6f41), written there in the SDK's console form; put into OTLP JSON as it is
+    # (times as nanoseconds, ids without 0x), nothing trimmed.
+    [found] = read_otlp(FIXTURES / "mirascope_content_events.json")
+    assert found.key == "9397ede2f689a5b7767f0063d7b81959"
+    human, answer = found.messages
+    assert human == HumanMessage(content="Recommend a fantasy book")
+    assert isinstance(answer, AIMessage) and not answer.tool_calls
+    assert answer.content.startswith("There are many great fantasy books to choose from")
+
+
+def test_real_openllmetry_numbered_attributes() -> None:
+    # openllmetry_chat_tool_calls.json: the openai.chat span of traceloop/openllmetry
+    # packages/opentelemetry-instrumentation-openai/tests/traces/test_chat.py
+    # test_chat_tool_calls (commit d3031b219232e5530f09b7e63e0cd0a48afb2f9e): the attributes
+    # it asserts, the request of its cassette cassettes/test_chat/test_chat_tool_calls.yaml
+    # (commit a4cce6f6e0aa33508627cd5b6835734df07cdd2f) and the completion, model and usage
+    # of that cassette's recorded response; trace id from a traceparent the cassette
+    # recorded, span times ours.
+    [found] = read_otlp(FIXTURES / "openllmetry_chat_tool_calls.json")
+    weather = "The weather in San Francisco is 70 degrees and sunny."
+    assert found.messages == [
+        AIMessage(
+            content="",
+            tool_calls=[
+                ToolCall(name="get_current_weather", args={"location": "San Francisco"}, id="1")
+            ],
+        ),
+        ToolMessage(content=weather, tool_call_id="1"),
+        AIMessage(content=weather),
+    ]
+    [kept] = read_otlp(FIXTURES / "openllmetry_chat_tool_calls.json", metadata=True)
+    last = kept.messages[-1].metadata or {}
+    assert last["finish_reason"] == "stop"
+    assert last["attributes"]["gen_ai.response.id"] == "chatcmpl-9gKNZbUWSC4s2Uh2QfVV7PYiqWIuH"
+    assert not any(key.startswith("gen_ai.prompt") for key in last["attributes"])
+
+
+def test_deprecated_prompt_and_completion_attributes() -> None:
+    recorder = Recorder()
+    root = recorder.open("run")
+    history = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    recorder.span("chat", {"gen_ai.prompt": json_text(history), "gen_ai.completion": "hello"}, root)
+    recorder.span("completion", {"gen_ai.prompt": "plain prompt", "gen_ai.completion": "[oops"})
+    recorder.close(root)
+    first, second = read_otlp(recorder.document())
+    assert first.messages == [HumanMessage(content="hi"), AIMessage(content="hello")]
+    assert second.messages == [
+        HumanMessage(content="plain prompt"),
+        AIMessage(content="[oops"),  # not JSON: the text as it is
+    ]
+
+
+def test_openllmetry_calls_results_function_calls_and_tool_spans() -> None:
+    recorder = Recorder()
+    root = recorder.open("workflow", {"traceloop.span.kind": "workflow"})
+    recorder.span(
+        "openai.chat",
+        {
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content": json_text([{"type": "text", "text": "Weather in Oslo?"}]),
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.function_call.name": "weather",
+            "gen_ai.completion.0.function_call.arguments": '{"city": "Oslo"}',
+        },
+        root,
+    )
+    tool_input = json_text({"args": [], "kwargs": {"city": "Oslo"}})
+    recorder.span(
+        "weather.tool",
+        {
+            "traceloop.span.kind": "tool",
+            "traceloop.entity.name": "weather",
+            "traceloop.entity.input": tool_input,
+            "traceloop.entity.output": json_text("rain"),
+        },
+        root,
+    )
+    recorder.close(root)
+    assert convert_messages(recorder.document(), source="otel") == [
+        HumanMessage(content="Weather in Oslo?"),
+        AIMessage(content="", tool_calls=[ToolCall(name="weather", args={"city": "Oslo"})]),
+        ToolMessage(content="rain"),
+    ]
+
+
+def test_openllmetry_message_without_a_known_role_is_named() -> None:
+    recorder = Recorder()
+    recorder.span("openai.chat", {"gen_ai.prompt.0.role": "critic", "gen_ai.prompt.0.content": "x"})
+    with pytest.raises(
+        ConversionError, match=r"'openai.chat'\) gen_ai.prompt.0: unknown role 'critic'"
+    ):
         read_otlp(recorder.document())

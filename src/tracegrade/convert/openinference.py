@@ -75,7 +75,7 @@ _USED = (
 # --- flattened attributes ---------------------------------------------------------------
 
 
-def _tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, Any] | None:
+def attribute_tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, Any] | None:
     """The attributes under ``prefix.`` as nested dicts split at the dots, or None."""
     tree: dict[str, Any] = {}
     for key, value in attributes.items():
@@ -93,7 +93,7 @@ def _tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, A
     return tree or None
 
 
-def _indexed(node: Any, where: str) -> list[tuple[int, Any]]:
+def numbered(node: Any, where: str) -> list[tuple[int, Any]]:
     """A node keyed by indexes (``0``, ``1``, ...) as ``(index, value)`` pairs in order."""
     if node is None:
         return []
@@ -130,7 +130,7 @@ def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any]
         text, more = flatten_text(content, f"{where}.message.content")
         texts.append(text)
         others.extend(more)
-    for index, item in _indexed(data.get("contents"), f"{where}.message.contents"):
+    for index, item in numbered(data.get("contents"), f"{where}.message.contents"):
         place = f"{where}.message.contents.{index}"
         part = record(record(item, place).get("message_content"), f"{place}.message_content")
         kind = part.get("type")
@@ -147,7 +147,7 @@ def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any]
 
 def _calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
     calls: list[ToolCall] = []
-    for index, item in _indexed(data.get("tool_calls"), f"{where}.message.tool_calls"):
+    for index, item in numbered(data.get("tool_calls"), f"{where}.message.tool_calls"):
         place = f"{where}.message.tool_calls.{index}"
         call = record(record(item, place).get("tool_call"), f"{place}.tool_call")
         function = record(call.get("function") or {}, f"{place}.tool_call.function")
@@ -190,11 +190,11 @@ def _message(item: Any, where: str, builder: Builder) -> None:
 
 
 def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
-    tree = _tree(span.attributes, prefix, span.label)
+    tree = attribute_tree(span.attributes, prefix, span.label)
     if tree is None:
         return None
     builder = Builder(options)
-    for index, item in _indexed(tree, f"{span.label} {prefix}"):
+    for index, item in numbered(tree, f"{span.label} {prefix}"):
         where = f"{span.label} {prefix}.{index}"
         checked(where, _message, item, where, builder)
     return builder
