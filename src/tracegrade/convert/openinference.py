@@ -6,7 +6,9 @@ Reads ``LLM`` spans' flattened messages: ``llm.input_messages.N.message.role``,
 ``.tool_calls.M.tool_call.{id, function.name, function.arguments}``, ``.tool_call_id``
 and ``.name`` (the same under ``llm.output_messages``), and ``TOOL`` spans (``tool.name``,
 the call id in ``tool_call.id`` or ``tool.id``, the arguments as JSON in ``input.value``,
-the result in ``output.value``). Other span kinds (``AGENT``, ``CHAIN``, ...) only pass
+the result in ``output.value``). ``LLM`` spans without flattened messages are read from
+``input.value`` / ``output.value`` (a message list or plain text), and ``AGENT`` /
+``CHAIN`` spans' values only when no other span carries messages; other kinds only pass
 their ``session.id`` on to the spans inside them. The rebuilding rules are the ``otel``
 source's: see :func:`tracegrade.convert.otel.read_otlp`.
 """

@@ -7,7 +7,10 @@ values, messages made of ``parts``); the older form with span events
 ``gen_ai.{system,user,assistant,tool}.message`` and ``gen_ai.choice``; ``invoke_agent``
 spans when no model call inside them carries messages; and ``execute_tool`` spans
 (``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``,
-``gen_ai.tool.call.result``). :func:`read_otlp` returns one conversation per trace or per
+``gen_ai.tool.call.result``); the deprecated ``gen_ai.prompt`` / ``gen_ai.completion``
+(attributes, or ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` events);
+OpenLLMetry's numbered ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` and its
+``traceloop.span.kind`` ``tool`` spans. :func:`read_otlp` returns one conversation per trace or per
 conversation id; ``convert_messages(document, source="otel")`` reads a single trace.
 """
 
