@@ -30,6 +30,7 @@ from tests.convert.shapes_otel import Recorder, any_value, json_text
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.convert._base import NothingReadError, Skipped
 from tracegrade.convert.otel import read_otlp
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -441,3 +442,114 @@ def test_numbered_entries_with_a_gap_raise() -> None:
     ]
     with pytest.raises(ConversionError, match=r"llm\.input_messages: entry 0 is missing"):
         convert_messages(document, source="openinference")
+
+
+# --- spans holding only input.value / output.value (issue 20, item 1) ---------------------
+
+# The request body and the recorded response of traceloop/openllmetry
+# packages/opentelemetry-instrumentation-openai/tests/traces/cassettes/test_chat/
+# test_chat_tool_calls.yaml (commit a4cce6f6e0aa33508627cd5b6835734df07cdd2f; the response
+# is gzip + base64 there, decoded here and trimmed to its choice, model and id), as an
+# OpenInference LLM span carries them in input.value and output.value.
+WEATHER = "The weather in San Francisco is 70 degrees and sunny."
+REQUEST = {
+    "messages": [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "1",
+                    "type": "function",
+                    "function": {
+                        "name": "get_current_weather",
+                        "arguments": '{"location": "San Francisco"}',
+                    },
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "1", "content": WEATHER},
+    ],
+    "model": "gpt-3.5-turbo",
+}
+RESPONSE = {
+    "id": "chatcmpl-9gKNZbUWSC4s2Uh2QfVV7PYiqWIuH",
+    "object": "chat.completion",
+    "model": "gpt-3.5-turbo-0125",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": WEATHER},
+            "finish_reason": "stop",
+        }
+    ],
+}
+
+
+def value_attributes(kind: str, inputs: Any, outputs: Any, mime: str) -> dict[str, Any]:
+    return {
+        KIND: kind,
+        SpanAttributes.INPUT_VALUE: inputs if isinstance(inputs, str) else json_text(inputs),
+        SpanAttributes.INPUT_MIME_TYPE: mime,
+        SpanAttributes.OUTPUT_VALUE: outputs if isinstance(outputs, str) else json_text(outputs),
+        SpanAttributes.OUTPUT_MIME_TYPE: mime,
+    }
+
+
+def test_an_llm_span_with_only_its_raw_request_and_response() -> None:
+    recorder = Recorder()
+    recorder.span("ChatCompletion", value_attributes("LLM", REQUEST, RESPONSE, "application/json"))
+    assert convert_messages(recorder.document(), source="openinference") == [
+        AIMessage(
+            content="",
+            tool_calls=[
+                ToolCall(name="get_current_weather", args={"location": "San Francisco"}, id="1")
+            ],
+        ),
+        ToolMessage(content=WEATHER, tool_call_id="1"),
+        AIMessage(content=WEATHER),
+    ]
+
+
+def test_plain_text_values_and_chains_used_only_without_llm_messages() -> None:
+    recorder = Recorder()
+    root = recorder.open("agent", value_attributes("AGENT", "Hi?", "Hello!", "text/plain"))
+    recorder.span("inner", value_attributes("CHAIN", "Hi?", "Hello!", "text/plain"), root)
+    recorder.close(root)
+    assert convert_messages(recorder.document(), source="openinference") == [
+        HumanMessage(content="Hi?"),
+        AIMessage(content="Hello!"),
+    ]
+    # beside an LLM span with messages, the chain's restatement is not read
+    recorder = Recorder()
+    root = recorder.open("chain", value_attributes("CHAIN", {"question": "x"}, "y", "text/plain"))
+    messages = llm_attributes([HumanMessage(content="x")], [AIMessage(content="y")])
+    recorder.span("llm", messages, root)
+    recorder.close(root)
+    assert convert_messages(recorder.document(), source="openinference") == [
+        HumanMessage(content="x"),
+        AIMessage(content="y"),
+    ]
+
+
+def test_values_that_hold_no_messages_are_counted_or_an_error() -> None:
+    recorder = Recorder()
+    attributes = value_attributes("CHAIN", {"question": "x"}, {"answer": "y"}, "application/json")
+    recorder.span("chain", attributes)
+    with pytest.raises(
+        NothingReadError,
+        match=r"their attributes and events: input.value, openinference.span.kind, "
+        r"output.value\. None of them holds messages",
+    ):
+        read_otlp(recorder.document(), format="openinference")
+    recorder.span("ChatCompletion", value_attributes("LLM", REQUEST, RESPONSE, "application/json"))
+    skipped = Skipped()
+    [found] = read_otlp(recorder.document(), format="openinference", skipped=skipped)
+    assert len(found.messages) == 3
+    assert skipped.counts["OpenInference input.value holding JSON that is no message list"] == 1
+
+
+def test_openinference_read_as_otel_and_the_reverse_point_to_each_other() -> None:
+    recorder = Recorder()
+    recorder.span("ChatCompletion", value_attributes("LLM", REQUEST, RESPONSE, "application/json"))
+    with pytest.raises(NothingReadError, match=r"read them with --from openinference"):
+        read_otlp(recorder.document())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -18,9 +19,10 @@ from tests.convert.shapes_otel import SOURCE_OF, WRITERS, Recorder, any_value, a
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.convert._base import NothingReadError, Skipped
 from tracegrade.convert.otel import TraceConversation, read_otlp
 from tracegrade.convert.records import ConversionSettings
-from tracegrade.errors import RecordError
+from tracegrade.errors import ConversionWarning, RecordError
 from tracegrade.io.conversations import convert_file
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -748,9 +750,10 @@ def test_malformed_files_and_documents(tmp_path: Any) -> None:
         read_otlp(lines)
     with pytest.raises(ConversionError, match=r"document 0: not an OTLP trace document"):
         convert_messages({"spans": []}, source="otel")
-    with pytest.raises(ConversionError, match=r"found no trace with otel spans"):
+    with pytest.raises(NothingReadError, match=r"the input holds no spans"):
         convert_messages({"resourceSpans": []}, source="otel")
-    assert read_otlp({"resourceSpans": []}) == []
+    with pytest.raises(NothingReadError, match=r"the input holds no spans"):
+        read_otlp({"resourceSpans": []})
     with pytest.raises(ConversionError, match=r"expected an OTLP JSON document"):
         read_otlp(3)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="group_by"):
@@ -770,3 +773,233 @@ def test_trace_conversation_is_a_plain_frozen_record() -> None:
     found = TraceConversation(key="t", messages=[], trace_ids=("t",))
     with pytest.raises(AttributeError):
         found.key = "u"  # type: ignore[misc]
+
+
+# --- grouping without duplicates (issue 20, item 3) ---------------------------------------
+
+BACK = user("And back?")
+DONE_AGAIN = assistant("Done again.")
+
+
+def test_a_later_turn_repeating_a_result_only_a_tool_span_gave_joins() -> None:
+    # turn 1's last chat span captured its output only, so the tool result came from the
+    # execute_tool span; turn 2 repeats the whole history, that result included
+    recorder = Recorder()
+    first = agent(recorder, gen_ai__conversation__id="s-1")
+    chat(recorder, first, [HUMAN], [CALL])
+    tool(recorder, first, "book", "c1", '{"from": "BER", "to": "CDG"}', "booked")
+    chat(recorder, first, None, [FINAL])
+    recorder.close(first)
+    second = agent(recorder, gen_ai__conversation__id="s-1")
+    chat(recorder, second, [HUMAN, CALL, RESULT, FINAL, BACK], [DONE_AGAIN])
+    recorder.close(second)
+    [found] = read_otlp(recorder.document(), group_by="conversation")
+    assert found.messages == [
+        *STANDARD,
+        HumanMessage(content="And back?"),
+        AIMessage(content="Done again."),
+    ]
+
+
+def test_two_spans_of_one_execution_join_and_their_results_must_agree() -> None:
+    def nested(inner_result: str) -> dict[str, Any]:
+        recorder = Recorder()
+        root = agent(recorder, gen_ai__conversation__id="s-1")
+        chat(recorder, root, [HUMAN], [CALL])
+        values = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "book",
+            "gen_ai.tool.call.id": "c1",
+            "gen_ai.tool.call.result": "booked",
+        }
+        outer = recorder.open("execute_tool book", values, root)
+        tool(recorder, outer, "book", "c1", "{}", inner_result)  # the tool's own span
+        recorder.close(outer)
+        chat(recorder, root, [HUMAN, CALL, RESULT], [FINAL])
+        recorder.close(root)
+        return recorder.document()
+
+    [found] = read_otlp(nested("booked"), group_by="conversation")
+    assert found.messages == STANDARD
+    with pytest.raises(ConversionError, match=r"runs tool call 'c1' again, which .* ran, with a"):
+        read_otlp(nested("failed"), group_by="conversation")
+
+
+def test_a_tool_call_id_that_appears_twice_is_an_error_naming_both_spans() -> None:
+    recorder = Recorder()
+    first = agent(recorder, gen_ai__conversation__id="s-1")
+    one = chat(recorder, first, [HUMAN], [CALL])
+    recorder.close(first)
+    second = agent(recorder, gen_ai__conversation__id="s-1")
+    again = chat(recorder, second, None, [CALL])  # output only: the same call id once more
+    recorder.close(second)
+    with pytest.raises(
+        ConversionError,
+        match=rf"span {ids(again)[1]} \('chat'\): tool call id 'c1' has a second call .* "
+        rf"\(the first from trace {ids(one)[0]} span {ids(one)[1]} \('chat'\)\)",
+    ):
+        read_otlp(recorder.document(), group_by="conversation")
+
+
+# --- nothing read is an error, what is left out is counted (issue 20, item 1) -------------
+
+
+def test_spans_of_a_convention_not_read_raise_naming_their_attributes() -> None:
+    recorder = Recorder()
+    attributes = {
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.usage.input_tokens": 12,
+        "ai.prompt.messages": json_text([{"role": "user", "content": "hi"}]),
+    }
+    recorder.span("ai.generateText.doGenerate", attributes)
+    recorder.span("GET /health", {"http.request.method": "GET"})
+    with pytest.raises(
+        NothingReadError,
+        match=r"1 of the 2 spans look like LLM or agent activity, but no conversation could be "
+        r"read from them as otel spans; their attributes and events: gen_ai.request.model, "
+        r"gen_ai.usage.input_tokens\. None of them holds messages",
+    ):
+        read_otlp(recorder.document())
+
+
+def test_openinference_spans_read_as_otel_point_to_the_other_source() -> None:
+    from tests.convert.shapes_openinference import as_openinference
+
+    document = as_openinference(STANDARD)
+    with pytest.raises(NothingReadError, match=r"read them with --from openinference"):
+        read_otlp(document)
+    with pytest.raises(NothingReadError, match=r"format='openinference' in Python"):
+        convert_messages(document, source="otel")
+    with pytest.raises(NothingReadError, match=r"read them with --from otel \(format='otel'"):
+        read_otlp(as_otel(STANDARD), format="openinference")
+
+
+def test_spans_without_llm_activity_are_an_error_too() -> None:
+    recorder = Recorder()
+    recorder.span("GET /health", {"http.request.method": "GET"})
+    with pytest.raises(
+        NothingReadError,
+        match=r"none of the 1 spans carries LLM or tool activity .* named 'GET /health'",
+    ):
+        read_otlp(recorder.document())
+
+
+def test_spans_holding_content_not_read_are_counted_beside_a_conversation() -> None:
+    recorder = Recorder()
+    root = recorder.open("run")
+    chat(recorder, root, [HUMAN], [CALL])
+    unread = {"gen_ai.operation.name": "chat", "gen_ai.input.messages.0.text": "hi"}
+    recorder.span("chat", unread, root)
+    recorder.span("invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, root)  # no content
+    recorder.close(root)
+    skipped = Skipped()
+    [found] = read_otlp(recorder.document(), skipped=skipped)
+    assert found.messages == STANDARD[:2]
+    assert skipped.counts == {
+        "OTLP span holding content tracegrade does not read as otel "
+        "(gen_ai.input.messages.N.text)": 1
+    }
+    with pytest.warns(ConversionWarning, match=r"left out: 1x OTLP span holding content"):
+        read_otlp(recorder.document())
+
+
+# --- the deprecated prompt/completion form and OpenLLMetry's attributes (issue 20, item 1) -
+
+FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+
+
+def test_real_content_events_of_the_deprecated_form() -> None:
+    # mirascope_content_events.json: the example span of Mirascope's with_otel in
+    # Mirascope/mirascope docs/integrations/otel.md (commit 5971c07fa5737d26f915baae7cda4002
+    # 768c6f41), written there in the SDK's console form; put into OTLP JSON as it is
+    # (times as nanoseconds, ids without 0x), nothing trimmed.
+    [found] = read_otlp(FIXTURES / "mirascope_content_events.json")
+    assert found.key == "9397ede2f689a5b7767f0063d7b81959"
+    human, answer = found.messages
+    assert human == HumanMessage(content="Recommend a fantasy book")
+    assert isinstance(answer, AIMessage) and not answer.tool_calls
+    assert answer.content.startswith("There are many great fantasy books to choose from")
+
+
+def test_real_openllmetry_numbered_attributes() -> None:
+    # openllmetry_chat_tool_calls.json: the openai.chat span of traceloop/openllmetry
+    # packages/opentelemetry-instrumentation-openai/tests/traces/test_chat.py
+    # test_chat_tool_calls (commit d3031b219232e5530f09b7e63e0cd0a48afb2f9e): the attributes
+    # it asserts, the request of its cassette cassettes/test_chat/test_chat_tool_calls.yaml
+    # (commit a4cce6f6e0aa33508627cd5b6835734df07cdd2f) and the completion, model and usage
+    # of that cassette's recorded response; trace id from a traceparent the cassette
+    # recorded, span times ours.
+    [found] = read_otlp(FIXTURES / "openllmetry_chat_tool_calls.json")
+    weather = "The weather in San Francisco is 70 degrees and sunny."
+    assert found.messages == [
+        AIMessage(
+            content="",
+            tool_calls=[
+                ToolCall(name="get_current_weather", args={"location": "San Francisco"}, id="1")
+            ],
+        ),
+        ToolMessage(content=weather, tool_call_id="1"),
+        AIMessage(content=weather),
+    ]
+    [kept] = read_otlp(FIXTURES / "openllmetry_chat_tool_calls.json", metadata=True)
+    last = kept.messages[-1].metadata or {}
+    assert last["finish_reason"] == "stop"
+    assert last["attributes"]["gen_ai.response.id"] == "chatcmpl-9gKNZbUWSC4s2Uh2QfVV7PYiqWIuH"
+    assert not any(key.startswith("gen_ai.prompt") for key in last["attributes"])
+
+
+def test_deprecated_prompt_and_completion_attributes() -> None:
+    recorder = Recorder()
+    root = recorder.open("run")
+    history = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    recorder.span("chat", {"gen_ai.prompt": json_text(history), "gen_ai.completion": "hello"}, root)
+    recorder.span("completion", {"gen_ai.prompt": "plain prompt", "gen_ai.completion": "[oops"})
+    recorder.close(root)
+    first, second = read_otlp(recorder.document())
+    assert first.messages == [HumanMessage(content="hi"), AIMessage(content="hello")]
+    assert second.messages == [
+        HumanMessage(content="plain prompt"),
+        AIMessage(content="[oops"),  # not JSON: the text as it is
+    ]
+
+
+def test_openllmetry_calls_results_function_calls_and_tool_spans() -> None:
+    recorder = Recorder()
+    root = recorder.open("workflow", {"traceloop.span.kind": "workflow"})
+    recorder.span(
+        "openai.chat",
+        {
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content": json_text([{"type": "text", "text": "Weather in Oslo?"}]),
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.function_call.name": "weather",
+            "gen_ai.completion.0.function_call.arguments": '{"city": "Oslo"}',
+        },
+        root,
+    )
+    tool_input = json_text({"args": [], "kwargs": {"city": "Oslo"}})
+    recorder.span(
+        "weather.tool",
+        {
+            "traceloop.span.kind": "tool",
+            "traceloop.entity.name": "weather",
+            "traceloop.entity.input": tool_input,
+            "traceloop.entity.output": json_text("rain"),
+        },
+        root,
+    )
+    recorder.close(root)
+    assert convert_messages(recorder.document(), source="otel") == [
+        HumanMessage(content="Weather in Oslo?"),
+        AIMessage(content="", tool_calls=[ToolCall(name="weather", args={"city": "Oslo"})]),
+        ToolMessage(content="rain"),
+    ]
+
+
+def test_openllmetry_message_without_a_known_role_is_named() -> None:
+    recorder = Recorder()
+    recorder.span("openai.chat", {"gen_ai.prompt.0.role": "critic", "gen_ai.prompt.0.content": "x"})
+    with pytest.raises(
+        ConversionError, match=r"'openai.chat'\) gen_ai.prompt.0: unknown role 'critic'"
+    ):
+        read_otlp(recorder.document())

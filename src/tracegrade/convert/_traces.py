@@ -19,6 +19,7 @@ from ._base import (
     AnyMessage,
     Builder,
     ConversionError,
+    NothingReadError,
     Options,
     checked,
     make_call,
@@ -39,7 +40,10 @@ class ModelStep:
     ``inputs`` or ``outputs`` is None when the span did not capture them. ``extra`` is the
     metadata the span adds to the messages it produced (attributes not read, events).
     ``agent`` marks an agent invocation: it is used only when no model call inside it
-    carries messages of its own.
+    carries messages of its own. ``fallback`` marks a span that only restates what went
+    in and came out (OpenInference ``input.value`` / ``output.value``): it is used only
+    when no other model step of its conversation carries messages, and of nested ones only
+    the outermost.
     """
 
     span: Span
@@ -48,6 +52,7 @@ class ModelStep:
     outputs: list[AnyMessage] | None
     extra: dict[str, Any]
     agent: bool = False
+    fallback: bool = False
 
 
 @dataclass
@@ -70,11 +75,13 @@ StepReader = Callable[[Span, Options], "Step | None"]
 
 @dataclass(frozen=True)
 class Format:
-    """A span convention: how to read one span, and which attribute names a conversation."""
+    """A span convention: how to read one span, which attribute names a conversation, and
+    the other convention (its name) to suggest when this one reads nothing."""
 
     name: str
     conversation_attribute: str
     read_step: StepReader
+    other: str = ""
 
 
 def read_json(value: Any, where: str) -> Any:
@@ -160,16 +167,63 @@ def _distinct(values: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-_GENAI_PREFIXES = ("gen_ai.", "llm.", "openinference.", "tool.", "tool_call.")
+_ACTIVITY_PREFIXES = ("gen_ai.", "llm.", "openinference.", "traceloop.", "tool.", "tool_call.")
+_ACTIVITY_KEYS = ("input.value", "output.value")
+_CONTENT_KEYS = (
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.prompt",
+    "gen_ai.completion",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+    "llm.input_messages",
+    "llm.output_messages",
+    "llm.prompts",
+    "input.value",
+    "output.value",
+    "traceloop.entity.input",
+    "traceloop.entity.output",
+)
+_SHOWN_KEYS = 12
+
+
+def _looks_like_activity(key: str) -> bool:
+    return key.startswith(_ACTIVITY_PREFIXES) or key in _ACTIVITY_KEYS
+
+
+def activity(span: Span) -> list[str]:
+    """What marks the span as LLM, agent or tool activity: its attribute keys of the GenAI,
+    OpenInference and OpenLLMetry conventions, and its GenAI events (as ``event NAME``)."""
+    keys = [key for key in span.attributes if _looks_like_activity(key)]
+    keys += [f"event {event.name}" for event in span.events if event.name.startswith("gen_ai.")]
+    return keys
+
+
+def _carries_content(key: str) -> bool:
+    """A key that holds messages, a prompt, a completion or a tool's input or output."""
+    if key.startswith("event "):
+        return True
+    return any(key == name or key.startswith(name + ".") for name in _CONTENT_KEYS)
+
+
+def _pattern(key: str) -> str:
+    """A key with its numbers as ``N``: ``gen_ai.prompt.0.role`` is ``gen_ai.prompt.N.role``."""
+    return ".".join("N" if part.isdigit() else part for part in key.split("."))
+
+
+def _listed_keys(keys: list[str]) -> str:
+    found = sorted({_pattern(key) for key in keys})
+    shown = ", ".join(found[:_SHOWN_KEYS])
+    more = len(found) - _SHOWN_KEYS
+    return shown + (f" and {more} more" if more > 0 else "")
 
 
 def _read(span: Span, form: Format, options: Options) -> Step | None:
     """The span's step. A GenAI span that lost attributes to the exporter's limit raises:
     what it lost may be messages, calls, or the very attribute that marks its kind."""
     step = form.read_step(span, options)
-    if span.dropped_attributes and (
-        step is not None or any(key.startswith(_GENAI_PREFIXES) for key in span.attributes)
-    ):
+    if span.dropped_attributes and (step is not None or activity(span)):
         raise ConversionError(
             f"{span.label}: the exporter dropped {span.dropped_attributes} of its attributes "
             "(over its attribute count limit), so its messages may be incomplete; raise the "
@@ -178,14 +232,91 @@ def _read(span: Span, form: Format, options: Options) -> Step | None:
     return step
 
 
+def _other_form(form: Format) -> Format | None:
+    if form.other == "otel":
+        from .otel import FORMAT as otel
+
+        return otel
+    if form.other == "openinference":
+        from .openinference import FORMAT as openinference
+
+        return openinference
+    return None
+
+
+def _read_by(form: Format | None, spans: list[Span]) -> bool:
+    """Whether ``form`` reads a message or a tool call from any of ``spans``."""
+    if form is None:
+        return False
+    for span in spans:
+        try:
+            if form.read_step(span, Options()) is not None:
+                return True
+        except ConversionError:
+            continue
+    return False
+
+
+def _nothing_read(spans: list[Span], form: Format) -> NothingReadError:
+    """The error for spans that give no conversation, saying what they hold."""
+    if not spans:
+        return NothingReadError("the input holds no spans, so there is no conversation to read")
+    active = [span for span in spans if activity(span)]
+    if not active:
+        names = ", ".join(sorted({repr(span.name) for span in spans})[:_SHOWN_KEYS])
+        return NothingReadError(
+            f"none of the {len(spans)} spans carries LLM or tool activity (no gen_ai.*, llm.*, "
+            f"openinference.*, traceloop.*, input.value or output.value attribute, no gen_ai.* "
+            f"event); the spans are named {names}"
+        )
+    keys = _listed_keys([key for span in active for key in activity(span)])
+    text = (
+        f"{len(active)} of the {len(spans)} spans look like LLM or agent activity, but no "
+        f"conversation could be read from them as {form.name} spans; their attributes and "
+        f"events: {keys}"
+    )
+    other = _other_form(form)
+    if _read_by(other, active):
+        assert other is not None
+        text += (
+            f". They are {other.name} spans: read them with --from {other.name} "
+            f"(format={other.name!r} in Python)"
+        )
+    else:
+        text += (
+            ". None of them holds messages or a tool call in a convention tracegrade reads "
+            "(see docs/convert.md, OpenTelemetry and OpenInference)"
+        )
+    return NothingReadError(text)
+
+
+def _count_unread(spans: list[Span], read: set[int], form: Format, options: Options) -> None:
+    """Count the spans that hold content (messages, prompts, tool input or output) no step
+    was read from, by the content keys they hold."""
+    for span in spans:
+        if id(span) in read:
+            continue
+        keys = [key for key in activity(span) if _carries_content(key)]
+        if keys:
+            options.skipped.add(
+                f"OTLP span holding content tracegrade does not read as {form.name} "
+                f"({_listed_keys(keys)})"
+            )
+
+
 def conversations(
     source: Any, form: Format, group_by: GroupBy, options: Options
 ) -> list[TraceConversation]:
     """The conversations in ``source``: one per trace, or per conversation id (spans of a
-    trace that names no conversation form a group of their own, keyed by the trace id)."""
+    trace that names no conversation form a group of their own, keyed by the trace id).
+    Spans that give none is a :class:`NothingReadError` saying what they hold; spans holding
+    content that gave no step while others did are counted in ``options.skipped``."""
     spans = read_spans(source)
     by_id = {(span.trace_id, span.span_id): span for span in spans}
     steps = [step for span in spans if (step := _read(span, form, options)) is not None]
+    if not steps:
+        raise _nothing_read(spans, form)
+    _count_unread(spans, {id(step.span) for step in steps}, form, options)
     groups: dict[tuple[str, str], list[Step]] = {}
     if group_by == "trace":
         for step in steps:
@@ -312,6 +443,7 @@ class _Conversation:
     entries: list[_Entry] = field(default_factory=list)
     system: list[dict[str, Any]] = field(default_factory=list)
     matched: set[int] = field(default_factory=set)  # id() of the calls already executed
+    executed: dict[str, ToolStep] = field(default_factory=dict)  # call id → first execution
 
     def stamp(self, message: AnyMessage, span: Span, extra: Mapping[str, Any] | None) -> None:
         if self.options.metadata:
@@ -326,21 +458,54 @@ class _Conversation:
         records = [(m, span.start, None) for m in step.inputs or []]
         records += [(m, span.end, step.extra) for m in step.outputs or []]
         if not step.inputs:  # nothing to line up with the conversation so far
-            start = 0
-        else:
-            start = len(self.entries)
-            for index, (message, _, _) in enumerate(records[:start]):
-                known = self.entries[index]
-                if message_key(message) != known.key:
-                    raise ConversionError(
-                        f"{span.label}: its messages disagree with the conversation rebuilt "
-                        f"so far at message {index}: this span has {_describe(message)} where "
-                        f"{known.span.label} gave {_describe(known.message)}; the model calls "
-                        "of one trace (or conversation) must share one history"
-                    )
-        for message, time, extra in records[start:]:
-            self.stamp(message, span, extra)
-            self.entries.append(_Entry(message, message_key(message), time, span))
+            for message, time, extra in records:
+                self._put(len(self.entries), message, time, extra, span)
+            return
+        for index, (message, time, extra) in enumerate(records):
+            if index < len(self.entries) and message_key(message) != self.entries[index].key:
+                if not self._missing_result(message, index):
+                    raise self._disagreement(span, message, index)
+                self._put(index, message, time, extra, span)
+            elif index == len(self.entries):
+                self._put(index, message, time, extra, span)
+
+    def _put(
+        self,
+        index: int,
+        message: AnyMessage,
+        time: int,
+        extra: dict[str, Any] | None,
+        span: Span,
+    ) -> None:
+        self.stamp(message, span, extra)
+        self.entries.insert(index, _Entry(message, message_key(message), time, span))
+
+    def _missing_result(self, message: AnyMessage, index: int) -> bool:
+        """Whether ``message`` is the result of a call made before ``index`` that the
+        conversation has no result for yet (an earlier span's history stopped at the call,
+        its result coming from a tool span, which a later history repeats)."""
+        if not isinstance(message, ToolMessage) or message.tool_call_id is None:
+            return False
+        call_id = message.tool_call_id
+        called = any(
+            isinstance(entry.message, AIMessage)
+            and any(call.id == call_id for call in entry.message.tool_calls or [])
+            for entry in self.entries[:index]
+        )
+        answered = any(
+            isinstance(entry.message, ToolMessage) and entry.message.tool_call_id == call_id
+            for entry in self.entries
+        )
+        return called and not answered
+
+    def _disagreement(self, span: Span, message: AnyMessage, index: int) -> ConversionError:
+        known = self.entries[index]
+        return ConversionError(
+            f"{span.label}: its messages disagree with the conversation rebuilt "
+            f"so far at message {index}: this span has {_describe(message)} where "
+            f"{known.span.label} gave {_describe(known.message)}; the model calls "
+            "of one trace (or conversation) must share one history"
+        )
 
     def _calls(self) -> Iterator[tuple[int, int, ToolCall]]:
         for index, entry in enumerate(self.entries):
@@ -396,6 +561,8 @@ class _Conversation:
         return _Entry(message, message_key(message), span.end, span)
 
     def add_tool(self, step: ToolStep) -> None:
+        if self._repeated(step):
+            return
         found = self._match(step)
         if found is None:
             self._add_call(step)
@@ -408,6 +575,25 @@ class _Conversation:
                 _with_meta(result.message, {"execution": _span_meta(step.span, step.extra)})
         elif step.has_result:
             self.entries.insert(self._run_end(index), self._result(step, call.id))
+
+    def _repeated(self, step: ToolStep) -> bool:
+        """Whether ``step`` is an execution already taken (two instrumentations recording
+        the one call, with the same call id): it then joins without a message of its own,
+        and a different result is an error naming both spans."""
+        if step.call_id is None:
+            return False
+        first = self.executed.setdefault(step.call_id, step)
+        if first is step:
+            return False
+        if first.has_result and step.has_result:
+            mine, theirs = text_of(step.result, step.span.label), text_of(first.result, "")
+            if mine != theirs:
+                raise ConversionError(
+                    f"{step.span.label}: it runs tool call {step.call_id!r} again, which "
+                    f"{first.span.label} ran, with a different result ({mine[:40]!r}, not "
+                    f"{theirs[:40]!r}); a call id names one execution"
+                )
+        return True
 
     def _add_call(self, step: ToolStep) -> None:
         """A call no model output recorded: an AIMessage of its own, with its result."""
@@ -444,6 +630,47 @@ def _outer_agents(steps: list[ModelStep], by_id: Mapping[tuple[str, str], Span])
     return outer
 
 
+def _outermost(steps: list[ModelStep], by_id: Mapping[tuple[str, str], Span]) -> list[ModelStep]:
+    """The steps with no other of ``steps`` around them."""
+    spans = {id(step.span) for step in steps}
+    return [
+        step
+        for step in steps
+        if not any(id(ancestor) in spans for ancestor in _ancestors(step.span, by_id))
+    ]
+
+
+def _model_steps(steps: list[Step], by_id: Mapping[tuple[str, str], Span]) -> list[ModelStep]:
+    """The model steps to rebuild from: fallback steps only when there is nothing else."""
+    models = [step for step in steps if isinstance(step, ModelStep)]
+    if any(not step.fallback for step in models):
+        return [step for step in models if not step.fallback]
+    return _outermost(models, by_id)
+
+
+def _check_ids(entries: list[_Entry]) -> None:
+    """A tool call id named by two calls, or answered by two results, is an error naming
+    both spans: a call counted twice would change every tool metric."""
+    for kind in ("call", "result"):
+        seen: dict[str, _Entry] = {}
+        for entry in entries:
+            message = entry.message
+            if kind == "call" and isinstance(message, AIMessage):
+                found = [call.id for call in message.tool_calls or [] if call.id is not None]
+            elif kind == "result" and isinstance(message, ToolMessage):
+                found = [message.tool_call_id] if message.tool_call_id is not None else []
+            else:
+                found = []
+            for call_id in found:
+                first = seen.setdefault(call_id, entry)
+                if first is not entry or found.count(call_id) > 1:
+                    raise ConversionError(
+                        f"{entry.span.label}: tool call id {call_id!r} has a second {kind} in "
+                        f"the rebuilt conversation (the first from {first.span.label}); the "
+                        "spans of one trace (or conversation) disagree on what was called"
+                    )
+
+
 def rebuild(
     steps: list[Step], by_id: Mapping[tuple[str, str], Span], options: Options
 ) -> list[AnyMessage]:
@@ -451,12 +678,15 @@ def rebuild(
 
     Model calls come first, in start order: each one's input followed by its output must
     agree with the conversation so far wherever they overlap, and what goes beyond is
-    added; a disagreement raises, naming both spans. Tool executions then fill in: one
-    that ran a recorded call adds the call's result if no later input carried it; one
-    that ran a call no model output recorded becomes an AIMessage with that one call
-    (and its result), placed by time. So a call is never counted twice.
+    added; a tool result a later history holds for a call the conversation has no result
+    for yet is put in its place; any other disagreement raises, naming both spans. Tool
+    executions then fill in: one that ran a recorded call adds the call's result if no
+    later input carried it; one that ran a call no model output recorded becomes an
+    AIMessage with that one call (and its result), placed by time; a second execution of
+    one call id joins the first. So a call is never counted twice, and a tool call id
+    that still appears twice is an error naming both spans.
     """
-    models = [step for step in steps if isinstance(step, ModelStep)]
+    models = _model_steps(steps, by_id)
     outer = _outer_agents(models, by_id)
     conversation = _Conversation(options)
     for index, model in enumerate(models):
@@ -465,6 +695,7 @@ def rebuild(
     for step in steps:
         if isinstance(step, ToolStep):
             conversation.add_tool(step)
+    _check_ids(conversation.entries)
     builder = Builder(options)
     builder.messages = [entry.message for entry in conversation.entries]
     builder.system = conversation.system

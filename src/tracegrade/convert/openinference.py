@@ -6,7 +6,9 @@ Reads ``LLM`` spans' flattened messages: ``llm.input_messages.N.message.role``,
 ``.tool_calls.M.tool_call.{id, function.name, function.arguments}``, ``.tool_call_id``
 and ``.name`` (the same under ``llm.output_messages``), and ``TOOL`` spans (``tool.name``,
 the call id in ``tool_call.id`` or ``tool.id``, the arguments as JSON in ``input.value``,
-the result in ``output.value``). Other span kinds (``AGENT``, ``CHAIN``, ...) only pass
+the result in ``output.value``). ``LLM`` spans without flattened messages are read from
+``input.value`` / ``output.value`` (a message list or plain text), and ``AGENT`` /
+``CHAIN`` spans' values only when no other span carries messages; other kinds only pass
 their ``session.id`` on to the spans inside them. The rebuilding rules are the ``otel``
 source's: see :func:`tracegrade.convert.otel.read_otlp`.
 """
@@ -15,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from ..model.messages import ToolCall
 from . import _otlp, _traces
@@ -75,7 +79,7 @@ _USED = (
 # --- flattened attributes ---------------------------------------------------------------
 
 
-def _tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, Any] | None:
+def attribute_tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, Any] | None:
     """The attributes under ``prefix.`` as nested dicts split at the dots, or None."""
     tree: dict[str, Any] = {}
     for key, value in attributes.items():
@@ -93,7 +97,7 @@ def _tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, A
     return tree or None
 
 
-def _indexed(node: Any, where: str) -> list[tuple[int, Any]]:
+def numbered(node: Any, where: str) -> list[tuple[int, Any]]:
     """A node keyed by indexes (``0``, ``1``, ...) as ``(index, value)`` pairs in order."""
     if node is None:
         return []
@@ -130,7 +134,7 @@ def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any]
         text, more = flatten_text(content, f"{where}.message.content")
         texts.append(text)
         others.extend(more)
-    for index, item in _indexed(data.get("contents"), f"{where}.message.contents"):
+    for index, item in numbered(data.get("contents"), f"{where}.message.contents"):
         place = f"{where}.message.contents.{index}"
         part = record(record(item, place).get("message_content"), f"{place}.message_content")
         kind = part.get("type")
@@ -147,7 +151,7 @@ def _contents(data: Mapping[str, Any], where: str) -> tuple[list[str], list[Any]
 
 def _calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
     calls: list[ToolCall] = []
-    for index, item in _indexed(data.get("tool_calls"), f"{where}.message.tool_calls"):
+    for index, item in numbered(data.get("tool_calls"), f"{where}.message.tool_calls"):
         place = f"{where}.message.tool_calls.{index}"
         call = record(record(item, place).get("tool_call"), f"{place}.tool_call")
         function = record(call.get("function") or {}, f"{place}.tool_call.function")
@@ -190,11 +194,11 @@ def _message(item: Any, where: str, builder: Builder) -> None:
 
 
 def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
-    tree = _tree(span.attributes, prefix, span.label)
+    tree = attribute_tree(span.attributes, prefix, span.label)
     if tree is None:
         return None
     builder = Builder(options)
-    for index, item in _indexed(tree, f"{span.label} {prefix}"):
+    for index, item in numbered(tree, f"{span.label} {prefix}"):
         where = f"{span.label} {prefix}.{index}"
         checked(where, _message, item, where, builder)
     return builder
@@ -207,11 +211,11 @@ def _restated(key: str) -> bool:
     return key.startswith((INPUT + ".", OUTPUT + ".")) or key in _RESTATED
 
 
-def _model_step(span: Span, options: Options) -> ModelStep | None:
-    inputs = _messages(span, INPUT, options)
-    outputs = _messages(span, OUTPUT, options)
+def _model_step(span: Span, kind: str, options: Options) -> ModelStep | None:
+    inputs = _messages(span, INPUT, options) if kind == "LLM" else None
+    outputs = _messages(span, OUTPUT, options) if kind == "LLM" else None
     if inputs is None and outputs is None:
-        return None
+        return _value_step(span, kind, options)
     attributes = {key: value for key, value in span.attributes.items() if not _restated(key)}
     extra = {"attributes": attributes, "events": [event.plain() for event in span.events]}
     return ModelStep(
@@ -221,6 +225,100 @@ def _model_step(span: Span, options: Options) -> ModelStep | None:
         outputs=outputs.messages if outputs else None,
         extra=without(extra),
     )
+
+
+# --- input.value and output.value --------------------------------------------------------
+
+
+def _parsed_value(span: Span, key: str) -> Any:
+    """``input.value`` / ``output.value``: parsed when its mime type says JSON (or it looks
+    like a JSON list or object), else the text itself."""
+    value = span.attributes[key]
+    mime = span.attributes.get(key.replace(".value", ".mime_type"))
+    if not isinstance(value, str):
+        return value
+    if mime == "application/json" or value.lstrip()[:1] in ("[", "{"):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError as error:
+            if mime == "application/json":
+                raise ConversionError(f"{span.at(key)}: not valid JSON ({error})") from None
+    return value
+
+
+def _message_items(data: Any, where: str) -> list[Any] | None:
+    """The messages a parsed value holds: a list, a request's ``messages`` (LangChain nests
+    them one list deeper), a chat completion's one choice, or one message; else None."""
+    if isinstance(data, Mapping):
+        if "messages" in data:
+            data = data["messages"]
+            if isinstance(data, list) and len(data) == 1 and isinstance(data[0], list):
+                data = data[0]
+        elif isinstance(data.get("choices"), list):
+            choices = data["choices"]
+            if len(choices) != 1:
+                raise ConversionError(
+                    f"{where}: {len(choices)} choices; one conversation continues with one"
+                )
+            data = [record(choices[0], f"{where} choices[0]").get("message")]
+        elif "role" in data or data.get("lc") == 1:
+            data = [data]
+    if isinstance(data, list) and data and all(isinstance(item, Mapping) for item in data):
+        return data
+    return None
+
+
+def _value_messages(span: Span, key: str, output: bool, options: Options) -> list[AnyMessage]:
+    """The messages of ``input.value`` or ``output.value``: a message list in any form
+    ``convert_messages`` reads, or plain text (a human input, an AI output). A JSON value
+    that holds no messages is counted as left out."""
+    data = _parsed_value(span, key)
+    where = span.at(key)
+    if isinstance(data, str):
+        builder = Builder(options)
+        if output:
+            builder.ai(data, None, None)
+        else:
+            builder.human(data, None)
+        return builder.messages
+    items = _message_items(data, where)
+    if items is None:
+        options.skipped.add(f"OpenInference {key} holding JSON that is no message list")
+        return []
+    from . import converted
+
+    try:
+        return converted(items, "auto", options)
+    except ConversionError as error:
+        raise ConversionError(f"{where}: {error}") from None
+
+
+def _value_step(span: Span, kind: str, options: Options) -> ModelStep | None:
+    """An ``LLM``, ``AGENT`` or ``CHAIN`` span holding only ``input.value`` /
+    ``output.value``; the last two are fallbacks (see :class:`~._traces.ModelStep`)."""
+    if kind not in ("LLM", "AGENT", "CHAIN"):
+        return None
+    attributes = span.attributes
+    has_input, has_output = "input.value" in attributes, "output.value" in attributes
+    if not has_input and not has_output:
+        return None
+    inputs = _value_messages(span, "input.value", False, options) if has_input else None
+    outputs = _value_messages(span, "output.value", True, options) if has_output else None
+    if not inputs and not outputs:
+        return None
+    kept = without(attributes, *_RESTATED)
+    extra = {"attributes": kept, "events": [event.plain() for event in span.events]}
+    return ModelStep(
+        span=span,
+        system=[],
+        inputs=inputs or None,
+        outputs=outputs or None,
+        extra=without(extra),
+        fallback=kind != "LLM",
+    )
+
+
+# --- tool spans --------------------------------------------------------------------------
 
 
 def _first(attributes: Mapping[str, Any], *keys: str) -> tuple[Any, bool]:
@@ -260,14 +358,14 @@ def read_step(span: Span, options: Options) -> Step | None:
     """What one span says about the conversation, or None when it says nothing."""
     kind = span.attributes.get(KIND)
     kind = kind.upper() if isinstance(kind, str) else None
-    if kind == "LLM":
-        return _model_step(span, options)
     if kind == "TOOL":
         return _tool_step(span)
-    return None
+    if kind is None:
+        return None
+    return _model_step(span, kind, options)
 
 
-FORMAT = _traces.Format("openinference", "session.id", read_step)
+FORMAT = _traces.Format("openinference", "session.id", read_step, other="otel")
 
 
 items_of = _otlp.items_of

@@ -7,17 +7,24 @@ values, messages made of ``parts``); the older form with span events
 ``gen_ai.{system,user,assistant,tool}.message`` and ``gen_ai.choice``; ``invoke_agent``
 spans when no model call inside them carries messages; and ``execute_tool`` spans
 (``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``,
-``gen_ai.tool.call.result``). :func:`read_otlp` returns one conversation per trace or per
+``gen_ai.tool.call.result``); the deprecated ``gen_ai.prompt`` / ``gen_ai.completion``
+(attributes, or ``gen_ai.content.prompt`` / ``gen_ai.content.completion`` events);
+OpenLLMetry's numbered ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` and its
+``traceloop.span.kind`` ``tool`` spans. :func:`read_otlp` returns one conversation per trace or per
 conversation id; ``convert_messages(document, source="otel")`` reads a single trace.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
+
+from ..errors import ConversionWarning
 from ..model.messages import ToolCall
 from . import _otlp, _traces
 from ._base import (
@@ -26,6 +33,7 @@ from ._base import (
     ConversionError,
     InvalidArguments,
     Options,
+    Skipped,
     checked,
     flatten_text,
     make_call,
@@ -38,6 +46,7 @@ from ._base import (
 from ._otlp import Span
 from ._traces import ModelStep, Step, ToolStep, TraceConversation
 from .openai_chat import tool_calls as openai_tool_calls
+from .openinference import attribute_tree, numbered
 
 __all__ = ["TraceConversation", "convert", "items_of", "read_otlp"]
 
@@ -52,6 +61,13 @@ TOOL_ATTRIBUTES = (
     "gen_ai.tool.call.result",
 )
 _AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
+PROMPT = "gen_ai.prompt"
+COMPLETION = "gen_ai.completion"
+_LEGACY_EVENTS = {"gen_ai.content.prompt": PROMPT, "gen_ai.content.completion": COMPLETION}
+TRACELOOP_KIND = "traceloop.span.kind"
+TRACELOOP_NAME = "traceloop.entity.name"
+TRACELOOP_INPUT = "traceloop.entity.input"
+TRACELOOP_OUTPUT = "traceloop.entity.output"
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 _MESSAGE_EVENTS = {
     "gen_ai.system.message": "system",
@@ -247,6 +263,204 @@ def _events(span: Span, options: Options) -> tuple[Builder, Builder, list[int]]:
     return inputs, outputs, used
 
 
+# --- the deprecated prompt and completion, and OpenLLMetry's numbered attributes ------
+
+
+def _json_or_text(value: Any) -> Any:
+    """Text holding a JSON list or object, parsed; any other value as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return value
+    return value
+
+
+def _foreign_messages(value: Any, where: str, options: Options) -> list[AnyMessage]:
+    """A message list in a framework's own form (OpenAI chat, LangChain ...), read as
+    ``convert_messages(value, "auto")`` reads it; errors name ``where``."""
+    from . import converted
+
+    try:
+        return converted(value, "auto", options)
+    except ConversionError as error:
+        raise ConversionError(f"{where}: {error}") from None
+
+
+def _prompt_or_completion(value: Any, where: str, output: bool, options: Options) -> Builder:
+    """``gen_ai.prompt`` / ``gen_ai.completion``: JSON text of a message list (a single
+    message, or ``{"messages": [...]}``), or plain text: a human prompt, an AI completion."""
+    data = _json_or_text(value)
+    builder = Builder(options)
+    if isinstance(data, str):
+        if output:
+            builder.ai(data, None, None)
+        else:
+            builder.human(data, None)
+        return builder
+    if isinstance(data, Mapping):
+        data = data.get("messages", [data])
+    if not isinstance(data, list):
+        raise ConversionError(
+            f"{where}: expected text or a list of messages, got {type(data).__name__}"
+        )
+    if data and all(isinstance(item, Mapping) and "parts" in item for item in data):
+        return _message_list(data, where, options)
+    builder.messages = _foreign_messages(data, where, options)
+    return builder
+
+
+def _numbered_text(data: Mapping[str, Any], where: str) -> tuple[str, list[Any]]:
+    """A numbered message's ``content``: text, or JSON text of a list of content parts."""
+    content = data.get("content")
+    if content is None and "user" in data:  # a completion request's prompt
+        content = data["user"]
+    parsed = _json_or_text(content)
+    if isinstance(parsed, list) and all(isinstance(item, Mapping) for item in parsed):
+        return flatten_text(parsed, f"{where}.content")
+    if content is not None and not isinstance(content, str):
+        raise ConversionError(f"{where}.content: expected text, got {type(content).__name__}")
+    return content or "", []
+
+
+def _numbered_calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
+    """``tool_calls.M.{id, name, arguments}`` and the older ``function_call.{name,
+    arguments}`` of a numbered message."""
+    calls = []
+    for index, item in numbered(data.get("tool_calls"), f"{where}.tool_calls"):
+        place = f"{where}.tool_calls.{index}"
+        call = record(item, place)
+        calls.append(
+            make_call(call.get("name"), call.get("arguments"), call.get("id"), place, options)
+        )
+    if "function_call" in data:
+        place = f"{where}.function_call"
+        call = record(data["function_call"], place)
+        calls.append(make_call(call.get("name"), call.get("arguments"), None, place, options))
+    return calls
+
+
+_NUMBERED_USED = ("role", "content", "user", "tool_calls", "function_call", "tool_call_id")
+
+
+def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> None:
+    """One OpenLLMetry message: ``gen_ai.prompt.N.*`` or ``gen_ai.completion.N.*``."""
+    role = data.get("role", "user" if "user" in data else None)
+    text, others = _numbered_text(data, where)
+    meta = builder.meta(data, *_NUMBERED_USED, extra=parts_metadata(others))
+    if role in ("system", "developer"):
+        builder.add_system(role, text, others)
+    elif role in ("user", "human"):
+        builder.human(text, meta)
+    elif role in ("assistant", "ai", "model"):
+        builder.ai(text, _numbered_calls(data, where, builder.options), meta)
+    elif role in ("tool", "function"):
+        call_id = data.get("tool_call_id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise ConversionError(f"{where}.tool_call_id: expected text")
+        builder.tool(text, call_id or None, meta)
+    else:
+        raise ConversionError(
+            f"{where}: unknown role {role!r}; expected system, user, assistant or tool"
+        )
+
+
+def _numbered_messages(span: Span, prefix: str, options: Options) -> Builder | None:
+    tree = attribute_tree(span.attributes, prefix, span.label)
+    if tree is None:
+        return None
+    builder = Builder(options)
+    for index, item in numbered(tree, f"{span.label} {prefix}"):
+        where = f"{span.label} {prefix}.{index}"
+        checked(where, _numbered_message, record(item, where), where, builder)
+    return builder
+
+
+def _legacy_events(span: Span, options: Options) -> tuple[dict[str, Builder], list[int]]:
+    """``gen_ai.content.prompt`` / ``gen_ai.content.completion`` events, by attribute."""
+    found: dict[str, Builder] = {}
+    used = []
+    for index, event in enumerate(span.events):
+        key = _LEGACY_EVENTS.get(event.name)
+        if key is None or key not in event.attributes:
+            continue
+        where = f"{span.label} event {index} ({event.name!r}) attribute {key!r}"
+        found[key] = _prompt_or_completion(event.attributes[key], where, key == COMPLETION, options)
+        used.append(index)
+    return found, used
+
+
+def _legacy_step(span: Span, options: Options) -> ModelStep | None:
+    """A model call in the deprecated ``gen_ai.prompt`` / ``gen_ai.completion`` form
+    (attributes or events), or in OpenLLMetry's numbered attributes."""
+    found, used = _legacy_events(span, options)
+    for key in (PROMPT, COMPLETION):
+        if key in span.attributes:
+            value = span.attributes[key]
+            found[key] = _prompt_or_completion(value, span.at(key), key == COMPLETION, options)
+        elif key not in found and (numbered_ := _numbered_messages(span, key, options)):
+            found[key] = numbered_
+    if not found:
+        return None
+    inputs, outputs = found.get(PROMPT), found.get(COMPLETION)
+    attributes = {
+        key: value
+        for key, value in span.attributes.items()
+        if not any(key == name or key.startswith(name + ".") for name in (PROMPT, COMPLETION))
+    }
+    extra = {"attributes": attributes, "events": _plain(span, used)}
+    return ModelStep(
+        span=span,
+        system=(inputs.system if inputs else []) + (outputs.system if outputs else []),
+        inputs=inputs.messages if inputs else None,
+        outputs=outputs.messages if outputs else None,
+        extra=without(extra),
+        agent=span.attributes.get(OPERATION) in _AGENT_OPERATIONS,
+    )
+
+
+def _traceloop_arguments(raw: Any) -> Any:
+    """A traceloop tool's input (``{"args": [...], "kwargs": {...}}``) as its arguments:
+    the keyword arguments, with the positional ones under ``args`` when there are any."""
+    data = _json_or_text(raw)
+    if isinstance(data, Mapping) and set(data) <= {"args", "kwargs"}:
+        kwargs = data.get("kwargs") or {}
+        positional = data.get("args") or []
+        return {"args": positional, **kwargs} if positional else kwargs
+    return raw
+
+
+def _traceloop_result(raw: Any) -> Any:
+    """A traceloop tool's output: JSON text of the value it returned; a string as itself."""
+    if isinstance(raw, str):
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+        return value if isinstance(value, str) else raw
+    return raw
+
+
+def _traceloop_tool(span: Span) -> ToolStep:
+    """An OpenLLMetry tool span (``traceloop.span.kind`` ``tool``)."""
+    attributes = span.attributes
+    name = attributes.get(TRACELOOP_NAME) or span.name.removesuffix(".tool")
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{span.at(TRACELOOP_NAME)}: a tool span needs the tool's name")
+    used = (TRACELOOP_KIND, TRACELOOP_NAME, TRACELOOP_INPUT, TRACELOOP_OUTPUT)
+    extra = {"attributes": without(attributes, *used), "events": _plain(span, [])}
+    return ToolStep(
+        span=span,
+        name=name,
+        call_id=None,
+        extra=without(extra),
+        arguments=_traceloop_arguments(attributes.get(TRACELOOP_INPUT)),
+        has_arguments=TRACELOOP_INPUT in attributes,
+        result=_traceloop_result(attributes.get(TRACELOOP_OUTPUT)),
+        has_result=TRACELOOP_OUTPUT in attributes,
+    )
+
+
 # --- spans ------------------------------------------------------------------------------
 
 
@@ -290,10 +504,12 @@ def read_step(span: Span, options: Options) -> Step | None:
     operation = span.attributes.get(OPERATION)
     if operation == "execute_tool":
         return _tool_step(span)
+    if span.attributes.get(TRACELOOP_KIND) == "tool":
+        return _traceloop_tool(span)
     attributes, details = _content(span)
     inputs, outputs, used = _events(span, options)
     if not used and not any(key in attributes for key in (INPUT, OUTPUT, SYSTEM)):
-        return None
+        return _legacy_step(span, options)
     if INPUT in attributes:
         inputs = _message_list(attributes[INPUT], span.at(INPUT), options)
     if OUTPUT in attributes:
@@ -319,7 +535,7 @@ def read_step(span: Span, options: Options) -> Step | None:
     )
 
 
-FORMAT = _traces.Format("otel", "gen_ai.conversation.id", read_step)
+FORMAT = _traces.Format("otel", "gen_ai.conversation.id", read_step, other="openinference")
 
 
 # --- entry points -----------------------------------------------------------------------
@@ -339,6 +555,8 @@ def read_otlp(
     group_by: Literal["trace", "conversation"] = "trace",
     metadata: bool = False,
     invalid_arguments: InvalidArguments = "raise",
+    *,
+    skipped: Skipped | None = None,
 ) -> list[TraceConversation]:
     """Every conversation in an OTLP JSON trace export, first one first.
 
@@ -350,7 +568,13 @@ def read_otlp(
     OpenInference), taken from the span or its nearest parent that has one; spans of a
     trace that names no conversation form a conversation of their own, keyed by the
     trace id (with ``conversation_id`` None). Spans that carry no messages and run no
-    tool are ignored; a trace with none of them gives no conversation.
+    tool are ignored; a trace with none of them gives no conversation, and a source that
+    gives none at all raises :class:`~tracegrade.convert._base.NothingReadError` saying what
+    its spans hold (and which ``format`` reads them, when it is the other one).
+
+    Spans holding content that gives no message (a convention tracegrade does not read)
+    are counted in ``skipped``; without it, one :class:`~tracegrade.errors.ConversionWarning`
+    says what was left out.
     """
     if invalid_arguments not in ("raise", "keep"):
         raise ValueError("invalid_arguments must be 'raise' or 'keep'")
@@ -362,5 +586,9 @@ def read_otlp(
         from .openinference import FORMAT as form
     else:
         raise ValueError("format must be 'otel' or 'openinference'")
-    options = Options(metadata=metadata, invalid_arguments=invalid_arguments)
-    return _traces.conversations(source, form, group_by, options)
+    tally = Skipped() if skipped is None else skipped
+    options = Options(metadata=metadata, invalid_arguments=invalid_arguments, skipped=tally)
+    found = _traces.conversations(source, form, group_by, options)
+    if skipped is None and tally:
+        warnings.warn(f"left out: {tally.describe()}", ConversionWarning, stacklevel=2)
+    return found
