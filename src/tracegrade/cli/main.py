@@ -269,8 +269,10 @@ def _list_metrics() -> None:
 
 
 def _convert(arguments: argparse.Namespace) -> int:
-    """Write the good records, report each bad one; exit 3 if any was bad, or when a
-    file cannot be read or written (one line naming it; OUT is then left as it was)."""
+    """Write the good records, report each bad one; exit 3 if any was bad, when a file
+    cannot be read or written, or when spans are found but nothing can be read from
+    them (one line naming the file; OUT is then left as it was)."""
+    from ..convert._base import NothingReadError
     from ..convert.records import ConversionSettings
     from ..io.conversations import convert_file
     from ..io.files import check_input, is_standard_stream, open_output
@@ -292,7 +294,7 @@ def _convert(arguments: argparse.Namespace) -> int:
                     continue
                 out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
-    except OSError as error:  # FileReadError, FileWriteError: each names its file
+    except (OSError, NothingReadError) as error:  # each names its file
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     target = "standard output" if is_standard_stream(arguments.output) else arguments.output

@@ -19,6 +19,7 @@ from ._base import (
     AnyMessage,
     Builder,
     ConversionError,
+    NothingReadError,
     Options,
     checked,
     make_call,
@@ -178,6 +179,27 @@ def _read(span: Span, form: Format, options: Options) -> Step | None:
     return step
 
 
+def _check_nothing_unread(spans: list[Span], form: Format) -> None:
+    """Raise NothingReadError when spans that gave no step still look like LLM or agent
+    activity (GenAI or OpenInference attributes): they were not understood, and an
+    empty result would pass for a trace with nothing in it."""
+    unread = sorted(
+        {
+            key
+            for span in spans
+            for key in span.attributes
+            if key.startswith(_GENAI_PREFIXES) or key in ("input.value", "output.value")
+        }
+    )
+    if unread:
+        count = sum(1 for span in spans if any(key in unread for key in span.attributes))
+        shown = ", ".join(unread[:8]) + (" ..." if len(unread) > 8 else "")
+        raise NothingReadError(
+            f"{count} span(s) carry LLM or agent attributes, but none is a model call or "
+            f"tool execution that {form.name} reads; attributes not recognised: {shown}"
+        )
+
+
 def conversations(
     source: Any, form: Format, group_by: GroupBy, options: Options
 ) -> list[TraceConversation]:
@@ -186,6 +208,8 @@ def conversations(
     spans = read_spans(source)
     by_id = {(span.trace_id, span.span_id): span for span in spans}
     steps = [step for span in spans if (step := _read(span, form, options)) is not None]
+    if not steps:
+        _check_nothing_unread(spans, form)
     groups: dict[tuple[str, str], list[Step]] = {}
     if group_by == "trace":
         for step in steps:
@@ -233,15 +257,19 @@ def _conversation(
 
 
 def single(source: Any, form: Format, options: Options) -> list[AnyMessage]:
-    """The messages of the one trace in ``source``; several or none is an error."""
+    """The messages of the one trace in ``source``; several or none is an error saying
+    what reads them all."""
     found = conversations(source, form, "trace", options)
-    if len(found) != 1:
-        what = f"{len(found)} traces" if found else "no trace"
-        raise ConversionError(
-            f"found {what} with {form.name} spans; convert_messages reads exactly one trace: "
-            "use tracegrade.convert.otel.read_otlp to read each trace (or conversation) apart"
-        )
-    return found[0].messages
+    if len(found) == 1:
+        return found[0].messages
+    if not found:
+        raise ConversionError(f"found no trace with {form.name} spans")
+    raise ConversionError(
+        f"found {len(found)} traces with {form.name} spans, and a conversation is one "
+        "trace: read each trace (or conversation) apart with tracegrade.convert.otel."
+        f"read_otlp(..., format={form.name!r}), or give the export as a file of its own "
+        f"(source {form.name!r} or 'auto'), which gives one sample per trace"
+    )
 
 
 # --- rebuilding -------------------------------------------------------------------------
