@@ -5,8 +5,9 @@ of input runs in flat memory. Exit codes (see README, "Exit codes"): 0 every rec
 scored and every gate passed; 1 a ``--fail-under`` gate failed; 2 a usage error (unknown
 metric, option, gate, source or config key, or a ``--resume`` of another run's results);
 3 an input or output problem (the input is missing, a folder or unreadable, or has
-malformed records, which are reported and counted, or a file cannot be written: one
-line names the file); 4 some metric raised on some sample
+malformed records, which are reported and counted, or holds spans from which nothing
+can be read, or a file cannot be written: one line names the file); 4 some metric raised
+on some sample
 (its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). When
 several apply the lowest-numbered of 3, 1, 4 wins in that order. ``convert`` writes
 every good record and reports each bad one before it exits with 3. ``cache`` exits with
