@@ -7,13 +7,13 @@ metric, option, gate, source or config key, or a ``--resume`` of another run's r
 3 an input or output problem (the input is missing, a folder or unreadable, or has
 malformed records, which are reported and counted, or holds spans from which nothing
 can be read, or a file cannot be written: one line names the file); 4 some metric raised
-on some sample
-(its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). When
-several apply the lowest-numbered of 3, 1, 4 wins in that order. ``convert`` writes
-every good record and reports each bad one before it exits with 3. ``cache`` exits with
-0 when done (no cache file yet included), 2 for a bad limit in the flags, the config or
-the environment, and 3 when its path holds something that is not a judge cache (a
-folder, another kind of file, another program's database) or the file cannot be changed.
+on some sample (its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated
+(SIGTERM). When several apply the lowest-numbered of 3, 1, 4 wins in that order.
+``convert`` writes every good record and reports each bad one before it exits with 3.
+``cache`` exits with 0 when done (no cache file yet included), 2 for a bad limit in the
+flags, the config or the environment, and 3 when its path holds something that is not a
+judge cache (a folder, another kind of file, another program's database) or the file
+cannot be changed.
 """
 
 from __future__ import annotations
