@@ -271,3 +271,18 @@ def test_nothing_read_is_raised_from_python(tmp_path: Path) -> None:
     ):
         with pytest.raises(NothingReadError, match=r"unknown.json: 2 span"):
             read()
+
+
+def test_arguments_that_are_not_json_name_the_command_line_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    recorder = Recorder()
+    chat(recorder, None, [user("book")], [assistant("", ("c1", "book", "{not json"))])
+    Path("trace.json").write_bytes(orjson.dumps(recorder.document()))
+    code, _, printed = _convert("auto", "trace.json", "trace", capsys)
+    assert code == EXIT_INPUT
+    assert "(--keep-invalid-arguments on the command line)" in one_line(
+        printed.splitlines()[0] + "\n"
+    )
+    assert main(["convert", "--keep-invalid-arguments", "trace.json", "out.jsonl"]) == EXIT_OK
