@@ -181,6 +181,22 @@ def test_python_auto_gives_the_samples_of_the_explicit_source(tmp_path: Path) ->
     assert [row.id for row in rows] == [sample["id"] for sample in automatic]
 
 
+def test_evaluate_source_auto_scores_the_rows_of_the_explicit_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("traces.jsonl").write_bytes(_lines([as_otel(STANDARD), as_otel(SHORT)]))
+    rows = {}
+    for source in ("auto", "otel"):
+        arguments = ["traces.jsonl", "-m", "tool_call_f1", "--progress", "off"]
+        code = main(["evaluate", *arguments, "--source", source, "--out", f"{source}.jsonl"])
+        rows[source] = (code, Path(f"{source}.jsonl").read_bytes())
+    capsys.readouterr()
+    assert rows["auto"] == rows["otel"]
+    ids = [orjson.loads(line)["id"] for line in rows["auto"][1].splitlines()]
+    assert ids == [trace.key for trace in read_otlp("traces.jsonl")]
+
+
 def test_progress_counts_traces_not_lines_for_auto(tmp_path: Path) -> None:
     path = tmp_path / "traces.jsonl"
     path.write_bytes(_lines([as_otel(STANDARD), as_otel(SHORT), as_otel(SHORT)]))
