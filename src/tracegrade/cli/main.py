@@ -5,14 +5,15 @@ of input runs in flat memory. Exit codes (see README, "Exit codes"): 0 every rec
 scored and every gate passed; 1 a ``--fail-under`` gate failed; 2 a usage error (unknown
 metric, option, gate, source or config key, or a ``--resume`` of another run's results);
 3 an input or output problem (the input is missing, a folder or unreadable, or has
-malformed records, which are reported and counted, or a file cannot be written: one
-line names the file); 4 some metric raised on some sample
-(its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). When
-several apply the lowest-numbered of 3, 1, 4 wins in that order. ``convert`` writes
-every good record and reports each bad one before it exits with 3. ``cache`` exits with
-0 when done (no cache file yet included), 2 for a bad limit in the flags, the config or
-the environment, and 3 when its path holds something that is not a judge cache (a
-folder, another kind of file, another program's database) or the file cannot be changed.
+malformed records, which are reported and counted, or holds spans from which nothing
+can be read, or a file cannot be written: one line names the file); 4 some metric raised
+on some sample (its rows carry the error); 130 interrupted (Ctrl-C); 143 terminated
+(SIGTERM). When several apply the lowest-numbered of 3, 1, 4 wins in that order.
+``convert`` writes every good record and reports each bad one before it exits with 3.
+``cache`` exits with 0 when done (no cache file yet included), 2 for a bad limit in the
+flags, the config or the environment, and 3 when its path holds something that is not a
+judge cache (a folder, another kind of file, another program's database) or the file
+cannot be changed.
 """
 
 from __future__ import annotations
@@ -269,8 +270,10 @@ def _list_metrics() -> None:
 
 
 def _convert(arguments: argparse.Namespace) -> int:
-    """Write the good records, report each bad one; exit 3 if any was bad, or when a
-    file cannot be read or written (one line naming it; OUT is then left as it was)."""
+    """Write the good records, report each bad one; exit 3 if any was bad, when a file
+    cannot be read or written, or when spans are found but nothing can be read from
+    them (one line naming the file; OUT is then left as it was)."""
+    from ..convert._base import NothingReadError
     from ..convert.records import ConversionSettings
     from ..io.conversations import convert_file
     from ..io.files import check_input, is_standard_stream, open_output
@@ -292,7 +295,7 @@ def _convert(arguments: argparse.Namespace) -> int:
                     continue
                 out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
-    except OSError as error:  # FileReadError, FileWriteError: each names its file
+    except (OSError, NothingReadError) as error:  # each names its file
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     target = "standard output" if is_standard_stream(arguments.output) else arguments.output

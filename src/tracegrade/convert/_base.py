@@ -135,8 +135,8 @@ def parse_arguments(raw: Any, where: str, options: Options) -> tuple[dict[str, A
         if options.invalid_arguments == "keep":
             return {}, text
         raise ConversionError(
-            f"{where}: the arguments {text[:80]!r} are {problem}; pass "
-            "invalid_arguments='keep' to keep them as unparsed text"
+            f"{where}: the arguments {text[:80]!r} are {problem}; to keep them as unparsed "
+            "text pass invalid_arguments='keep' (--keep-invalid-arguments on the command line)"
         )
     raise ConversionError(
         f"{where}: arguments must be a JSON object or its text, got {type(raw).__name__}"

@@ -364,15 +364,19 @@ def _conversation(
 
 
 def single(source: Any, form: Format, options: Options) -> list[AnyMessage]:
-    """The messages of the one trace in ``source``; several or none is an error."""
+    """The messages of the one trace in ``source``; several or none is an error saying
+    what reads them all."""
     found = conversations(source, form, "trace", options)
-    if len(found) != 1:
-        what = f"{len(found)} traces" if found else "no trace"
-        raise ConversionError(
-            f"found {what} with {form.name} spans; convert_messages reads exactly one trace: "
-            "use tracegrade.convert.otel.read_otlp to read each trace (or conversation) apart"
-        )
-    return found[0].messages
+    if len(found) == 1:
+        return found[0].messages
+    if not found:
+        raise ConversionError(f"found no trace with {form.name} spans")
+    raise ConversionError(
+        f"found {len(found)} traces with {form.name} spans, and a conversation is one "
+        "trace: read each trace (or conversation) apart with tracegrade.convert.otel."
+        f"read_otlp(..., format={form.name!r}), or give the export as a file of its own "
+        f"(source {form.name!r} or 'auto'), which gives one sample per trace"
+    )
 
 
 # --- rebuilding -------------------------------------------------------------------------

@@ -75,6 +75,20 @@ def _otlp_flavour(document: Mapping[str, Any]) -> str:
     return "otel"
 
 
+def otlp_source(data: Any) -> str | None:
+    """``otel`` or ``openinference`` (as :func:`_otlp_flavour` tells) when ``data`` is an
+    OTLP export: a ``resourceSpans`` document or a non-empty list of them (openinference
+    when any document is); ``None`` for anything else."""
+    documents = data if isinstance(data, (list, tuple)) else [data]
+    if not documents or not all(
+        isinstance(document, Mapping) and any(key in document for key in _OTLP_KEYS)
+        for document in documents
+    ):
+        return None
+    flavours = {_otlp_flavour(document) for document in documents}
+    return "openinference" if "openinference" in flavours else "otel"
+
+
 def _each(data: Any, *names: str) -> list[Any]:
     """The list under the first of ``names`` that ``data`` has (OTLP JSON is written in
     camelCase or snake_case), or nothing."""

@@ -18,31 +18,38 @@ from os import PathLike, fspath
 from .._json import loads, numbered_lines
 from ..convert.chains import Entry, joined, plan_chains
 from ..convert.records import ConversionSettings, Outcome
-from .conversations import iter_file_records, line_records
+from .conversations import document_records, iter_file_records, line_records
 from .files import read_all, read_lines, read_once
 
 _MAY_LINK = (b"previous_response_id", b'"output"')
 
 
-def convert_chained(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
+def convert_chained(
+    path: str | PathLike[str], settings: ConversionSettings, data: bytes | None = None
+) -> Iterator[Outcome]:
     """Each record of ``path`` as a sample or a RecordError, the records of a chain as one
-    sample where its first record is."""
+    sample where its first record is; ``data`` is the file's content when it was read
+    already (an input that can be read once only)."""
     name = fspath(path)
     if name.removesuffix(".gz").endswith(".json"):  # one document, in memory whole
-        entries = list(iter_file_records(path))
+        records = iter_file_records(path) if data is None else document_records(name, data)
+        entries = list(records)
         yield from joined(entries, plan_chains(entries), settings, origin=name)
         return
-    lines = _lines(path)
+    lines = _lines(path, data)
     plan = plan_chains(_may_link(lines()))
     yield from joined(line_records(name, lines()), plan, settings, origin=name)
 
 
-def _lines(path: str | PathLike[str]) -> Callable[[], Iterator[tuple[int, bytes]]]:
-    """A way to read the numbered lines of ``path`` as often as needed."""
-    if not read_once(path):
+def _lines(
+    path: str | PathLike[str], data: bytes | None
+) -> Callable[[], Iterator[tuple[int, bytes]]]:
+    """A way to read the numbered lines of ``path`` (whose content is ``data`` when it
+    was read already) as often as needed."""
+    if data is None and not read_once(path):
         return lambda: read_lines(path)
-    data = read_all(path)
-    return lambda: numbered_lines(BytesIO(data))
+    content = read_all(path) if data is None else data
+    return lambda: numbered_lines(BytesIO(content))
 
 
 def _may_link(lines: Iterator[tuple[int, bytes]]) -> Iterator[Entry]:

@@ -146,7 +146,7 @@ def count_records(data: Data, *, source: str | None = None) -> int | None:
         path = Path(data)
         if is_stream(data) or not path.is_file() or path.suffix == ".json":
             return None
-        if source in ("otel", "openinference"):  # records are traces, not lines
+        if _reads_traces(path, source):  # records are traces, not lines
             return None
         with open(path, "rb") as handle:
             return sum(1 for line in handle if line.strip())
@@ -155,6 +155,16 @@ def count_records(data: Data, *, source: str | None = None) -> int | None:
     if isinstance(data, Sequence):
         return len(data)
     return None
+
+
+def _reads_traces(path: Path, source: str | None) -> bool:
+    """Whether ``source`` reads the file ``path`` as OTLP traces (``auto`` does when its
+    first record is an OTLP export)."""
+    if source == "auto":
+        from ..io.conversations import starts_with_otlp
+
+        return starts_with_otlp(path)
+    return source in ("otel", "openinference")
 
 
 def check_metrics(metrics: Sequence[Metric]) -> list[str]:
