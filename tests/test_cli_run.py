@@ -953,7 +953,7 @@ def test_metrics_lists_every_metric_with_its_options_and_needs(
         "options: name=None, threshold=None",
     ]
     assert blocks["tool_correctness"] == [
-        "Did the agent call the expected tools? Compared by tool name.",
+        "Did the agent call the expected tools? Compared by tool name and type.",
         "scores: EvalTestCase or MultiTurnSample",
         "options: threshold=0.5, exact_match=False, check_ordering=False, name=None",
     ]

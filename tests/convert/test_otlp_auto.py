@@ -245,20 +245,26 @@ def _unknown_attributes() -> bytes:
 
 
 NOTHING = {
-    "unknown gen_ai attributes": ("unknown.json", _unknown_attributes),
+    "unknown gen_ai attributes": (
+        "unknown.json",
+        _unknown_attributes,
+        "2 of the 2 spans look like LLM or agent activity",
+    ),
     "no LLM span (opentelemetry-proto example)": (
         "trace.json",
         lambda: (FIXTURES / "otlp" / "opentelemetry-proto-trace.json").read_bytes(),
+        "none of the 1 spans carries LLM or tool activity",
     ),
-    "no span at all": ("empty.jsonl", lambda: b'{"resourceSpans": []}\n'),
+    "no span at all": ("empty.jsonl", lambda: b'{"resourceSpans": []}\n', "holds no spans"),
 }
 
 
-@pytest.mark.parametrize(("name", "make"), list(NOTHING.values()), ids=list(NOTHING))
+@pytest.mark.parametrize(("name", "make", "said"), list(NOTHING.values()), ids=list(NOTHING))
 @pytest.mark.parametrize("source", ["auto", "otel", "openinference"])
 def test_nothing_read_exits_3_naming_the_file(
     name: str,
     make: Callable[[], bytes],
+    said: str,
     source: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -269,7 +275,7 @@ def test_nothing_read_exits_3_naming_the_file(
     code, written, printed = _convert(source, name, "trace", capsys)
     assert code == EXIT_INPUT and written == b""
     assert one_line(printed).startswith(f"tracegrade: {name}: ")
-    assert "nothing to score" in printed or "not recognised" in printed
+    assert said in printed
     arguments = ["evaluate", name, "--source", source, "-m", "tool_call_f1", "--progress", "off"]
     assert main(arguments) == EXIT_INPUT
     assert one_line(capsys.readouterr().err).startswith(f"tracegrade: {name}: ")
@@ -278,14 +284,15 @@ def test_nothing_read_exits_3_naming_the_file(
 def test_nothing_read_is_raised_from_python(tmp_path: Path) -> None:
     path = tmp_path / "unknown.json"
     path.write_bytes(_unknown_attributes())
-    with pytest.raises(NothingReadError, match=r"2 span\(s\).*not recognised: gen_ai.foo"):
+    activity = r"2 of the 2 spans look like LLM or agent activity.*: gen_ai.foo, gen_ai.foo.bar"
+    with pytest.raises(NothingReadError, match=activity):
         read_otlp(path)
     for read in (
         lambda: list(EvaluationDataset.from_conversations(path)),
         lambda: list(read_records(path, source="otel")),
         lambda: evaluate(path, [ToolCallF1()], source="auto"),
     ):
-        with pytest.raises(NothingReadError, match=r"unknown.json: 2 span"):
+        with pytest.raises(NothingReadError, match=r"unknown.json: 2 of the 2 spans"):
             read()
 
 

@@ -8,6 +8,7 @@ in start order, into a single message list.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -233,15 +234,12 @@ def _read(span: Span, form: Format, options: Options) -> Step | None:
 
 
 def _other_form(form: Format) -> Format | None:
-    if form.other == "otel":
-        from .otel import FORMAT as otel
-
-        return otel
-    if form.other == "openinference":
-        from .openinference import FORMAT as openinference
-
-        return openinference
-    return None
+    """The Format of the other convention, loaded by its module's name (the convention
+    modules build on this one, so it names them rather than importing them)."""
+    if not form.other:
+        return None
+    other: Format = importlib.import_module(f"{__package__}.{form.other}").FORMAT
+    return other
 
 
 def _read_by(form: Format | None, spans: list[Span]) -> bool:

@@ -115,14 +115,8 @@ Outcome = MultiTurnSample | RecordError
 
 def convert_records(records: Iterable[Any], settings: ConversionSettings) -> Iterator[Outcome]:
     """Each record as a sample or the RecordError that says why it is not one (positions
-    are indexes); one bad record never stops the others. OpenAI Responses records chained
-    by ``previous_response_id`` are one sample (:mod:`tracegrade.convert.chains`; the
-    records are then all read before the first sample comes out)."""
-    from .chains import chained_records
-
-    if settings.source in CHAIN_SOURCES:
-        yield from chained_records(records, settings)
-        return
+    are indexes); one bad record never stops the others. Records are read one by one:
+    :func:`tracegrade.convert.chains.chained_records` joins Responses chained by id."""
     for index, record in enumerate(records):
         try:
             yield to_sample(record, index, settings, origin="records", kind="index")

@@ -18,8 +18,8 @@ from os import PathLike, fspath
 from .._json import loads, numbered_lines
 from ..convert.chains import Entry, joined, plan_chains
 from ..convert.records import ConversionSettings, Outcome
-from .conversations import document_records, iter_file_records, line_records
 from .files import read_all, read_lines, read_once
+from .record_files import document_records, iter_file_records, line_records
 
 _MAY_LINK = (b"previous_response_id", b'"output"')
 

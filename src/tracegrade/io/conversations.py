@@ -15,72 +15,42 @@ Responses records chained by ``previous_response_id`` are joined into one sample
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Iterator
+import warnings
+from collections.abc import Iterable, Iterator
 from contextlib import closing
 from dataclasses import replace
 from itertools import chain
 from os import PathLike, fspath
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
-from .._json import loads, numbered_lines, without_bom
-from ..convert._base import ConversionError, NothingReadError
+from .._json import numbered_lines
+from ..convert._base import ConversionError, NothingReadError, Skipped
 from ..convert.records import (
     CHAIN_SOURCES,
     OTLP_SOURCES,
     ConversionSettings,
     Outcome,
     first_problem,
-    is_wrapper,
     to_sample,
 )
-from ..errors import FileReadError, RecordError, ValidationError, os_problem
+from ..errors import ConversionWarning, FileReadError, RecordError, ValidationError, os_problem
 from ..model.samples import MultiTurnSample
-from .files import is_standard_stream, is_stream, open_input, read_all, read_lines, read_once
+from .files import is_standard_stream, is_stream, open_input, read_all, read_once
+from .record_files import document_records, is_document, iter_file_records, line_records
+
+T = TypeVar("T")
 
 
-def iter_file_records(path: str | PathLike[str]) -> Generator[tuple[int, str, Any], None, None]:
-    """``(position, kind, record)`` for each record of a JSON or JSON Lines file; a line
-    that is not JSON yields a RecordError in place of the record."""
-    name = fspath(path)
-    if _is_document(name):
-        yield from document_records(name, read_all(path))
-    else:
-        yield from line_records(name, read_lines(path))
-
-
-def _is_document(name: str) -> bool:
-    """Whether the file ``name`` holds one JSON document (else JSON Lines)."""
-    return name.removesuffix(".gz").endswith(".json")
-
-
-def document_records(name: str, data: bytes) -> Iterator[tuple[int, str, Any]]:
-    """The records of the JSON document ``data`` (the content of the file ``name``): an
-    array of arrays or wrappers is that many, anything else one."""
-    try:
-        document = loads(without_bom(data))
-    except ValueError as error:
-        yield 1, "document", RecordError(name, 1, None, f"not valid JSON: {error}", kind="line")
-        return
-    if (
-        isinstance(document, list)
-        and document
-        and all(isinstance(item, list) or is_wrapper(item) for item in document)
-    ):
-        for index, item in enumerate(document):
-            yield index, "index", item
-    else:
-        yield 1, "document", document
-
-
-def line_records(name: str, lines: Iterable[tuple[int, bytes]]) -> Iterator[tuple[int, str, Any]]:
-    """``(line number, "line", record)`` for each numbered JSON line of the file ``name``;
-    a RecordError in place of a line that is not JSON."""
-    for number, line in lines:
-        try:
-            value = loads(line)
-        except ValueError as error:  # the parser reports bad JSON as a ValueError
-            value = RecordError(name, number, None, f"not valid JSON: {error}")
-        yield number, "line", value
+def warning_of_left_out(outcomes: Iterable[T], left_out: Skipped, name: str) -> Iterator[T]:
+    """``outcomes``, then one ConversionWarning saying what the converters left out of
+    ``name`` (a file, or the records given), if anything."""
+    yield from outcomes
+    if left_out:
+        warnings.warn(
+            f"{name}: left out while reading: {left_out.describe()}",
+            ConversionWarning,
+            stacklevel=2,
+        )
 
 
 def convert_file(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
@@ -130,7 +100,7 @@ def _convert_auto(path: str | PathLike[str], settings: ConversionSettings) -> It
     chained by id: a regular file twice, an input that can be read once kept whole."""
     name = fspath(path)
     with open_input(path) as handle:
-        if _is_document(name):
+        if is_document(name):
             data = handle.read()
             records = document_records(name, data)
             first = next(records, None)
@@ -141,7 +111,7 @@ def _convert_auto(path: str | PathLike[str], settings: ConversionSettings) -> It
             if first is not None and _is_otlp(first[2]):
                 data = b"".join(head) + handle.read()
         if first is None or not _is_otlp(first[2]):
-            if read_once(path) and not _is_document(name):
+            if read_once(path) and not is_document(name):
                 data = b"".join(head) + handle.read()
             yield from _convert_chained(path, settings, data if read_once(path) else None)
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
-from os import PathLike
+from os import PathLike, fspath
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from .._gc import gc_paused, kept_aside
@@ -169,15 +169,27 @@ class EvaluationDataset:
         ``{"conversation": ..., "reference_tool_calls": ...}``. The first bad record
         raises a RecordError naming it. See :mod:`tracegrade.convert.records`.
         """
-        from ..convert.records import ConversionSettings, convert_records
-        from .conversations import convert_file
+        from ..convert.chains import chained_records
+        from ..convert.records import CHAIN_SOURCES, ConversionSettings, convert_records
+        from .conversations import convert_file, warning_of_left_out
 
-        settings = ConversionSettings(source, metadata, invalid_arguments, group_by)
+        def settings() -> ConversionSettings:  # a new tally of what is left out each time
+            return ConversionSettings(source, metadata, invalid_arguments, group_by)
+
         if isinstance(data, (str, PathLike)):
             check_input(data, "conversation")
-            return cls._streaming(lambda: convert_file(data, settings))
+            path = data
+
+            def read() -> Iterator[Outcome]:
+                each = settings()
+                return warning_of_left_out(convert_file(path, each), each.skipped, fspath(path))
+
+            return cls._streaming(read)
+        each = settings()
+        convert = chained_records if source in CHAIN_SOURCES else convert_records
+        outcomes = warning_of_left_out(convert(data, each), each.skipped, "the records")
         dataset = cls()
-        dataset._samples = list(_raising(convert_records(data, settings)))
+        dataset._samples = list(_raising(outcomes))
         return dataset
 
     @classmethod

@@ -445,8 +445,9 @@ class ToolCallAccuracy(FieldScoring):
 
 
 class ToolCorrectnessMetric(Metric):
-    """Did the agent call the expected tools? Compared by tool name and type: an MCP tool
-    (``ToolCall.type``) is not the function of the same name, as in deepeval.
+    """Did the agent call the expected tools? Compared by tool name and type.
+
+    An MCP tool (``ToolCall.type``) is not the function of the same name, as in deepeval.
 
     Default: the fraction of expected tools that were called (each call used once;
     extra calls are not penalised). ``exact_match``: 1.0 only for the same tools with the

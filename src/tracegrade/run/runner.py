@@ -15,7 +15,6 @@ input order (each row carries its ``index``; ``evaluate`` sorts them back).
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from .._gc import gc_paused
-from ..errors import ConversionWarning, RecordError
+from ..errors import RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..io.files import check_input, is_regular_file, is_stream
 from ..metrics.base import Metric
@@ -93,14 +92,14 @@ def read_records(
             return jsonl_outcomes(data, skip=skip)
         from ..convert._base import Skipped
         from ..convert.records import ConversionSettings
-        from ..io.conversations import convert_file
+        from ..io.conversations import convert_file, warning_of_left_out
 
         settings = ConversionSettings(
             source, skipped=left_out if left_out is not None else Skipped()
         )
         outcomes: Iterator[Outcome] = convert_file(data, settings)
         if left_out is None:
-            outcomes = _warning_of_left_out(outcomes, settings.skipped, data)
+            outcomes = warning_of_left_out(outcomes, settings.skipped, fspath(data))
         return _skipping(outcomes, skip)
     if source is not None and source != NATIVE_SOURCE:
         raise ValueError(
@@ -110,19 +109,6 @@ def read_records(
     if isinstance(data, EvaluationDataset):
         return _skipping(data.outcomes(), skip)
     return _skipping(_parsed(data), skip)
-
-
-def _warning_of_left_out(
-    outcomes: Iterable[Outcome], left_out: Skipped, data: str | PathLike[str]
-) -> Iterator[Outcome]:
-    """``outcomes``, then a ConversionWarning saying what the converters left out."""
-    yield from outcomes
-    if left_out:
-        warnings.warn(
-            f"{fspath(data)}: left out while reading: {left_out.describe()}",
-            ConversionWarning,
-            stacklevel=2,
-        )
 
 
 def _parsed(records: Iterable[Any]) -> Iterator[Outcome]:
