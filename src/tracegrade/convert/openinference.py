@@ -15,7 +15,7 @@ source's: see :func:`tracegrade.convert.otel.read_otlp`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -193,15 +193,23 @@ def _message(item: Any, where: str, builder: Builder) -> None:
         builder.tool(text, call_id, builder.meta(data, *_USED, extra=extra))
 
 
-def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
+def indexed_messages(
+    span: Span, prefix: str, options: Options, read: Callable[[Any, str, Builder], None]
+) -> Builder | None:
+    """The messages of the numbered attributes under ``prefix`` (``prefix.0.…``,
+    ``prefix.1.…``), each read by ``read(item, where, builder)``; ``None`` without any."""
     tree = attribute_tree(span.attributes, prefix, span.label)
     if tree is None:
         return None
     builder = Builder(options)
     for index, item in numbered(tree, f"{span.label} {prefix}"):
         where = f"{span.label} {prefix}.{index}"
-        checked(where, _message, item, where, builder)
+        checked(where, read, item, where, builder)
     return builder
+
+
+def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
+    return indexed_messages(span, prefix, options, _message)
 
 
 # --- spans --------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from ._base import (
 from ._otlp import Span
 from ._traces import ModelStep, Step, ToolStep, TraceConversation
 from .openai_chat import tool_calls as openai_tool_calls
-from .openinference import attribute_tree, numbered
+from .openinference import indexed_messages, numbered
 
 __all__ = ["TraceConversation", "convert", "items_of", "read_otlp"]
 
@@ -366,14 +366,10 @@ def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> Non
 
 
 def _numbered_messages(span: Span, prefix: str, options: Options) -> Builder | None:
-    tree = attribute_tree(span.attributes, prefix, span.label)
-    if tree is None:
-        return None
-    builder = Builder(options)
-    for index, item in numbered(tree, f"{span.label} {prefix}"):
-        where = f"{span.label} {prefix}.{index}"
-        checked(where, _numbered_message, record(item, where), where, builder)
-    return builder
+    def read(item: Any, where: str, builder: Builder) -> None:
+        _numbered_message(record(item, where), where, builder)
+
+    return indexed_messages(span, prefix, options, read)
 
 
 def _legacy_events(span: Span, options: Options) -> tuple[dict[str, Builder], list[int]]:
