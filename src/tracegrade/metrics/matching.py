@@ -276,9 +276,6 @@ class ExactCalls:
     def score(self, predicted: ToolCall, reference: ToolCall) -> ArgumentScore:
         if predicted.name != reference.name:
             return 0.0, [], []
-        if predicted.unparsed_args is not None or reference.unparsed_args is not None:
-            alike = predicted.unparsed_args == reference.unparsed_args
-            return (1.0 if alike else 0.0), [], []
         return exact_argument_score(predicted.args, reference.args)
 
 
