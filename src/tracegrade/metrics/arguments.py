@@ -447,9 +447,9 @@ def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
 
 
 def _check_argument_rule(path: str, rule: Any) -> None:
-    if isinstance(rule, ArgumentMatch) or callable(getattr(rule, "similarity", None)):
+    if isinstance(rule, ArgumentMatch):
         return
-    if isinstance(rule, type) or not callable(rule):
+    if isinstance(rule, type) or not callable(getattr(rule, "similarity", rule)):
         raise TypeError(
             f"arguments[{path!r}] must be an ArgumentMatch, a string metric object or a "
             f"callable (predicted, reference) -> float | bool; got {rule!r}"

@@ -25,8 +25,9 @@ METRICS: dict[str, type[Metric]] = {
 }
 
 # Options set in code only: a judged metric's judge comes from --judge-* flags or the
-# environment, never from a metric spec.
-_CODE_ONLY = frozenset({"self", "llm"})
+# environment, never from a metric spec; a tool-call metric's ``matching`` (an
+# ArgumentMatch, see ArgumentMatch.from_dict) is not read from a spec's text.
+_CODE_ONLY = frozenset({"self", "llm", "matching"})
 
 
 class MetricSpecError(ValueError):
