@@ -40,7 +40,7 @@ def test_one_and_one_point_zero_match_when_typed_not_when_exact() -> None:
     assert not same(EXACT, call(n=1.0), call(n=1))
     value, verdicts, _ = EXACT.score(call(n=1.0), call(n=1))
     assert value == 0.0
-    assert verdicts[0]["rule"] == "exact: 1.0 != 1"
+    assert verdicts[0]["rule"] == "exact: 1.0 != 1 (float vs int)"
 
 
 def test_true_and_one_never_match() -> None:
@@ -49,7 +49,7 @@ def test_true_and_one_never_match() -> None:
         assert not same(matching, call(flag=True), call(flag=1))
         assert not same(matching, call(flag=1.0), call(flag=True))
     rule = TYPED.score(call(flag=True), call(flag=1))[1][0]["rule"]
-    assert rule == "typed: True is a boolean, the reference 1 a number"
+    assert rule == "typed: True (boolean) != 1 (number)"
 
 
 def test_numeric_strings_only_when_asked() -> None:

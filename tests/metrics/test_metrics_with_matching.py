@@ -74,8 +74,8 @@ def test_f1_explains_a_near_miss_by_its_rule() -> None:
     assert score.value == 0.0
     (miss,) = score.details["near_misses"]
     assert miss["predicted"] == 0 and miss["reference"] == 0
-    assert miss["arguments"][0]["rule"] == "exact: 3.0 != 3"
-    assert "days (exact: 3.0 != 3)" in score.reason
+    assert miss["arguments"][0]["rule"] == "exact: 3.0 != 3 (float vs int)"
+    assert "days (exact: 3.0 != 3 (float vs int))" in score.reason
 
 
 def test_f1_counts_identical_calls_once_with_matching() -> None:

@@ -389,12 +389,12 @@ class ArgumentMatch:
             return 1.0, rule
         kinds = _json_type(actual), _json_type(expected)
         if kinds[0] != kinds[1]:
-            return (
-                0.0,
-                f"{_where(path)}{rule}: {actual!r} is a {kinds[0]}, "
-                f"the reference {expected!r} a {kinds[1]}",
-            )
-        return 0.0, f"{_where(path)}{rule}: {actual!r} != {expected!r}"
+            shown = f"{actual!r} ({kinds[0]}) != {expected!r} ({kinds[1]})"
+            return 0.0, f"{_where(path)}{rule}: {shown}"
+        shown = f"{actual!r} != {expected!r}"
+        if type(actual) is not type(expected):  # 1.0 against 1 in exact mode
+            shown += f" ({type(actual).__name__} vs {type(expected).__name__})"
+        return 0.0, f"{_where(path)}{rule}: {shown}"
 
     def _typed_equal(self, actual: Any, expected: Any) -> bool:
         """Typed equality of two values that are not both dicts or both lists."""
