@@ -4,6 +4,7 @@ compared by an ArgumentMatch, pairs chosen optimally, every decision in ``detail
 from __future__ import annotations
 
 import itertools
+import pickle
 
 import pytest
 from tests.conftest import call, conversation
@@ -186,3 +187,16 @@ def test_tool_correctness_with_ordering_weights_the_in_order_pairs() -> None:
     score = ToolCorrectnessMetric(check_ordering=True, matching=TYPED).score(sample)
     assert score.value == 0.5
     assert [entry["score"] for entry in score.details["arguments"]] == [1.0, 0.0]
+
+
+def test_a_metric_with_matching_survives_pickling_to_a_worker() -> None:
+    matching = ArgumentMatch(mode="typed", tools={"search": NORMALISED}, paths=("q", "n"))
+    sample = conversation([call("search", q="Paris", n=2.0)], [call("search", q="paris", n=2)])
+    for metric in (
+        ToolCallF1(matching=matching),
+        ToolCallAccuracy(matching=matching),
+        ToolCorrectnessMetric(matching=matching),
+    ):
+        copy = pickle.loads(pickle.dumps(metric))
+        assert copy.matching == matching
+        assert copy.score(sample).value == metric.score(sample).value == 1.0
