@@ -303,11 +303,11 @@ class ToolCallF1(FieldScoring):
         ]
         same = matching.same
         scores = [[1.0 if same(predicted[p], reference[r]) else 0.0 for r in wanted] for p in made]
-        paired = _optimal_pairs(scores)
-        pairs = sorted([(made[row], wanted[column]) for row, column in paired], key=lambda p: p[1])
-        matched = [[p, r] for p, r in pairs]
-        extra = [index for index in made if index not in {p for p, _ in pairs}]
-        missing = [index for index in wanted if index not in {r for _, r in pairs}]
+        pairs = {wanted[column]: made[row] for row, column in _optimal_pairs(scores)}
+        matched = [[pairs[position], position] for position in sorted(pairs)]
+        made_paired = set(pairs.values())
+        extra = [index for index in made if index not in made_paired]
+        missing = [index for index in wanted if index not in pairs]
         tp, fp, fn = len(matched), len(extra), len(missing)
         precision = _ratio(tp, tp + fp)
         recall = _ratio(tp, tp + fn)
