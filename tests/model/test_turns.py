@@ -92,3 +92,8 @@ def test_a_decoded_record_with_per_turn_references_is_a_conversation() -> None:
     from tracegrade.model.decoding import infer_sample_type
 
     assert infer_sample_type({"reference_tool_calls_per_turn": []}) is MultiTurnSample
+
+
+def test_per_turn_references_need_a_human_turn() -> None:
+    with pytest.raises(ValidationError, match="has no HumanMessage"):
+        MultiTurnSample(user_input=[AIMessage(content="hi")], reference_tool_calls_per_turn=[])

@@ -113,6 +113,10 @@ def _check_turn_references(sample: MultiTurnSample, per_turn: list[list[ToolCall
                 "this AIMessage calls tools before the first HumanMessage, so its calls "
                 f"belong to no turn of {field}",
             )
+    if humans == 0:
+        raise ConversationRuleError(
+            field, "the conversation has no HumanMessage, so it has no turn to score"
+        )
     if len(per_turn) != humans:
         raise ConversationRuleError(
             field,
