@@ -106,7 +106,6 @@ class TrajectoryMatch(FieldScoring):
         except MissingFieldError:
             if not has_turn_references(sample):
                 raise
-            assert isinstance(sample, MultiTurnSample)
             return score_by_turn(self, sample)
         assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
         groups = sample.predicted_tool_call_groups()

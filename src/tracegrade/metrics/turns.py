@@ -14,6 +14,7 @@ from ..model.samples import MultiTurnSample
 
 if TYPE_CHECKING:
     from ..model.results import Score
+    from ..model.samples import Sample
     from .base import Metric
 
 
@@ -22,15 +23,16 @@ def has_turn_references(sample: object) -> bool:
     return isinstance(sample, MultiTurnSample) and sample.reference_tool_calls_per_turn is not None
 
 
-def score_by_turn(metric: Metric, sample: MultiTurnSample) -> Score:
+def score_by_turn(metric: Metric, sample: Sample) -> Score:
     """The mean of ``metric``'s scores of each human turn of ``sample``.
 
     ``details``: ``turns``, each turn's ``turn`` (0-based), ``value``, ``reason`` and
     ``details`` (whose positions index that turn's calls), and ``worst_turn``, the first
     turn with the lowest value.
     """
+    assert isinstance(sample, MultiTurnSample)  # as has_turn_references found
     per_turn = sample.reference_tool_calls_per_turn
-    assert per_turn is not None  # as has_turn_references found
+    assert per_turn is not None
     scores = [
         metric.score(MultiTurnSample(user_input=messages, reference_tool_calls=reference))
         for messages, reference in zip(sample.human_turns(), per_turn, strict=True)
