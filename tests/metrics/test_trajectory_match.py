@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from tracegrade import (
     ToolCall,
     ToolMessage,
     TrajectoryMatch,
+    convert_messages,
 )
 from tracegrade.metrics.alignment import largest_matching, largest_ordered_matching
 from tracegrade.metrics.matching import ArgumentScore
@@ -244,3 +246,54 @@ def test_the_ordered_matching_is_valid_and_largest(problem: Any) -> None:
     assert all(p in links[r] for p, r in found.items())
     assert len(found) == _brute_ordered(links, groups)
     assert len(found) <= len(largest_matching(links))
+
+
+# Three trajectory pairs of agentevals' own tests, with the verdicts agentevals expects of
+# its four modes (and ours of in_order). Source: langchain-ai/agentevals,
+# python/tests/test_trajectory.py at commit 37997611d54e307bb9a81cfd07b18ecbdb8b6181
+# (test_trajectory_with_different_tool_message_order, ..._with_different_message_count,
+# ..._subset_tool_call); trimmed to the messages that carry calls, plus the user turn.
+def _weather(*cities: str) -> dict[str, Any]:
+    calls = [
+        {"function": {"name": "get_weather", "arguments": json.dumps({"city": city})}}
+        for city in cities
+    ]
+    return {"role": "assistant", "tool_calls": calls}
+
+
+_ASK = {"role": "user", "content": "What is the weather in SF and London?"}
+AGENTEVALS = {
+    "parallel calls in another order": (
+        [_ASK, _weather("SF", "London")],
+        [_ASK, _weather("London", "SF")],
+        {"strict": 1, "unordered": 1, "subset": 1, "superset": 1, "in_order": 1},
+    ),
+    "the same calls in two messages, reversed": (
+        [_ASK, _weather("SF"), {"role": "tool", "content": "80"}, _weather("London")],
+        [_ASK, _weather("London", "SF")],
+        {"strict": 0, "unordered": 1, "subset": 1, "superset": 1, "in_order": 0},
+    ),
+    "one of two calls made": (
+        [_ASK, _weather("SF")],
+        [_ASK, _weather("London", "SF")],
+        {"strict": 0, "unordered": 0, "subset": 1, "superset": 0, "in_order": 0},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(AGENTEVALS))
+def test_agentevals_trajectories_get_agentevals_verdicts(name: str) -> None:
+    outputs, reference_outputs, verdicts = AGENTEVALS[name]
+    reference = [
+        call
+        for message in convert_messages(reference_outputs)
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls or []
+    ]
+    messages = convert_messages(
+        [*outputs, *({"role": "tool", "content": "r"} for _ in outputs[-1]["tool_calls"])]
+    )
+    sample = MultiTurnSample(user_input=messages, reference_tool_calls=reference)
+    for mode, verdict in verdicts.items():
+        score = TrajectoryMatch(mode=mode).score(sample)  # type: ignore[arg-type]
+        assert score.value == verdict, (mode, score.reason)
