@@ -245,7 +245,11 @@ def test_the_ordered_matching_is_valid_and_largest(problem: Any) -> None:
     assert len(set(found.values())) == len(found)
     assert all(p in links[r] for p, r in found.items())
     assert len(found) == _brute_ordered(links, groups)
-    assert len(found) <= len(largest_matching(links))
+    anyhow = largest_matching(links)
+    assert len(set(anyhow.values())) == len(anyhow)
+    assert all(p in links[r] for p, r in anyhow.items())
+    one_group = [[at for group in groups for at in group]]
+    assert len(anyhow) == _brute_ordered(links, one_group) >= len(found)
 
 
 # Three trajectory pairs of agentevals' own tests, with the verdicts agentevals expects of

@@ -16,6 +16,7 @@ position to reference position.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -85,8 +86,10 @@ def largest_ordered_matching(
     or an earlier one. ``groups`` are the predicted positions of each message, in order.
 
     By dynamic programming over (groups used, references passed): each group takes a
-    stretch of the references, matched inside it in any order; O(groups x references^2)
-    augmentations at most.
+    stretch of the references, matched inside it in any order. A stretch is tried from
+    each start where the groups before do better than one reference earlier, and over
+    the references the group may match only: O(groups x references^2) augmentations at
+    worst, about O(groups x references) when each call matches few references.
     """
     count = len(options)
     best = [[0] * (count + 1)]
@@ -97,9 +100,12 @@ def largest_ordered_matching(
         previous = best[-1]
         row = list(previous)
         start_of: list[int | None] = [None] * (count + 1)
+        hits = [at for at in range(count) if local[at]]  # the references it may match
         for start in range(count):
+            if start and previous[start] == previous[start - 1]:
+                continue  # starting one earlier does at least as well
             holder: dict[int, int] = {}
-            for end in range(start, count):
+            for end in hits[bisect_left(hits, start) :]:
                 if _augment(end, local, holder) and previous[start] + len(holder) > row[end + 1]:
                     row[end + 1] = previous[start] + len(holder)
                     start_of[end + 1] = start
