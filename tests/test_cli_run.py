@@ -245,8 +245,8 @@ def test_a_gate_on_a_metric_that_scored_nothing_fails(capsys: pytest.CaptureFixt
         ),
         (
             ["-m", "tool_call_f1:strict=true"],
-            "tool_call_f1: cannot read option 'strict=true'; options are name, threshold, "
-            "given as key=value",
+            "tool_call_f1: cannot read option 'strict=true'; options are multiset, "
+            "irrelevance, name, threshold, given as key=value",
         ),
         (
             ["-m", "tool_call_accuracy:strict_order=maybe"],
