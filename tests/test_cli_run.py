@@ -950,7 +950,7 @@ def test_metrics_lists_every_metric_with_its_options_and_needs(
         "F1 of the set of predicted calls against the set of reference calls.",
         "scores: MultiTurnSample",
         "needs: reference_tool_calls",
-        "options: name=None, threshold=None",
+        "options: multiset=False, irrelevance=False, name=None, threshold=None",
     ]
     assert blocks["tool_correctness"] == [
         "Did the agent call the expected tools? Compared by tool name and type.",

@@ -54,8 +54,9 @@ def checked_matcher(matching: CallMatcher | None) -> CallMatcher:
 
 
 class TrajectoryMatch(FieldScoring):
-    """1.0 when the agent's calls pass the ``mode``'s rule against the reference calls,
-    else 0.0 (binary, as agentevals).
+    """1.0 when the agent's calls follow the reference calls in the mode's sense, else 0.0.
+
+    Binary, as agentevals; ``details`` give the partial picture. The modes:
 
     - ``strict``: the same calls in the same order;
     - ``unordered``: the same calls in any order (each call counts, repeats included);
