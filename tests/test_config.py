@@ -360,13 +360,14 @@ ERRORS = [
         "metrics[0]",
         "unknown metric 'tool_call_f2'; known metrics: agent_goal_accuracy_with_reference, "
         "agent_goal_accuracy_without_reference, exact_match, non_llm_string_similarity, "
-        "string_presence, tool_call_accuracy, tool_call_f1, tool_correctness, topic_adherence",
+        "string_presence, tool_call_accuracy, tool_call_f1, tool_correctness, topic_adherence, "
+        "trajectory_match",
     ),
     (
         'metrics = ["tool_call_f1:bogus=1"]',
         "metrics[0]",
-        "tool_call_f1: cannot read option 'bogus=1'; options are name, threshold, "
-        "given as key=value",
+        "tool_call_f1: cannot read option 'bogus=1'; options are multiset, irrelevance, "
+        "name, threshold, given as key=value",
     ),
     (
         'metrics = ["tool_call_f1", "tool_call_f1:threshold=0.8"]',

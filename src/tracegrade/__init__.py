@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
     from .metrics.topic import TopicAdherenceScore
+    from .metrics.trajectory import TrajectoryMatch
     from .model.messages import (
         AIMessage,
         HumanMessage,
@@ -80,6 +81,7 @@ _MODULE_OF = {
     "ToolCallAccuracy": "metrics.tool_calls",
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
+    "TrajectoryMatch": "metrics.trajectory",
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
     "MetricSummary": "run.results",
@@ -152,6 +154,7 @@ __all__ = [
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "TrajectoryMatch",
     "__version__",
     "aevaluate",
     "aiter_evaluate",

@@ -10,12 +10,14 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ..errors import SampleWarning
+from ..errors import MissingFieldError, SampleWarning
 from ..model.messages import ToolCall, ToolCallType
 from ..model.results import Score
 from ..model.samples import EvalTestCase, MultiTurnSample, Sample
+from .alignment import candidates, largest_matching, positions_of
 from .base import FieldScoring, Metric
 from .matching import (
+    EXACT_CALLS,
     ArgumentScore,
     CallMatcher,
     StringArgumentComparator,
@@ -27,6 +29,7 @@ from .matching import (
     same_call_indices,
 )
 from .strings import ExactMatch
+from .turns import has_turn_references, score_by_turn
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -132,6 +135,19 @@ def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
     return sample.predicted_tool_calls(), sample.reference_tool_calls
 
 
+def _call_groups(sample: Sample) -> list[list[int]]:
+    """The positions of the calls of each AIMessage of a conversation."""
+    assert isinstance(sample, MultiTurnSample)
+    return positions_of(sample.predicted_tool_call_groups())
+
+
+def _matcher(metric: Metric) -> CallMatcher:
+    """The matcher the metric's ``matching`` option names, or :data:`EXACT_CALLS`; read
+    by the options that pair calls one to one (``multiset``)."""
+    matching: CallMatcher | None = getattr(metric, "matching", None)
+    return EXACT_CALLS if matching is None else matching
+
+
 def _first_positions(keys: list[int]) -> dict[int, int]:
     """Each distinct key with the position of its first occurrence in ``keys``, in order
     of first occurrence."""
@@ -220,6 +236,12 @@ class ToolCallF1(FieldScoring):
     scalars by Python equality); duplicates count once. Both lists empty score 0.0.
     The value is rounded to 4 decimal places.
 
+    ``multiset``: every call counts, repeats included (two identical reference calls and
+    one made: recall 0.5); calls are paired one to one, as many as can be.
+    ``irrelevance``: both lists empty score 1.0 (the reference says no tool should be
+    called, and none was). Reference calls given per turn score each turn on its own
+    (see :mod:`tracegrade.metrics.turns`).
+
     ``details`` name calls by position: ``matched`` holds ``[predicted, reference]`` pairs,
     ``missing`` reference positions, ``extra`` predicted positions (a predicted position
     indexes ``predicted_tool_calls()``; a repeated call is named by its first occurrence).
@@ -242,17 +264,28 @@ class ToolCallF1(FieldScoring):
         self,
         *,
         matching: CallMatcher | None = None,
+        multiset: bool = False,
+        irrelevance: bool = False,
         name: str | None = None,
         threshold: float | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.matching = _checked_matcher(matching)
+        self.multiset = multiset
+        self.irrelevance = irrelevance
 
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        self.check(sample)
+        try:
+            self.check(sample)
+        except MissingFieldError:
+            if not has_turn_references(sample):
+                raise
+            return score_by_turn(self, sample)
         predicted, reference = _conversation(sample)
+        if self.multiset:
+            return self._score_multiset(predicted, reference)
         if self.matching is not None:
             return self._score_matching(predicted, reference, self.matching)
         count = len(predicted)
@@ -280,16 +313,49 @@ class ToolCallF1(FieldScoring):
             "duplicates": duplicates,
         }
         if not matched and not missing and not extra:
-            reason = "no tool calls were made and none were expected; F1 is 0.0 by convention"
-        else:
-            reason = self._reason(
-                value,
-                precision,
-                recall,
-                [reference[position] for position in missing],
-                [predicted[position] for position in extra],
-                duplicates,
-            )
+            return self._nothing_called(details)
+        reason = self._reason(
+            value,
+            precision,
+            recall,
+            [reference[position] for position in missing],
+            [predicted[position] for position in extra],
+            duplicates,
+        )
+        return self.result(value, reason, details)
+
+    def _nothing_called(self, details: dict[str, Any]) -> Score:
+        """The score when no call was made and none was expected: 0.0 by ragas'
+        convention, 1.0 with ``irrelevance``."""
+        if self.irrelevance:
+            return self.result(1.0, "irrelevance: no tool was to be called and none was", details)
+        reason = "no tool calls were made and none were expected; F1 is 0.0 by convention"
+        return self.result(0.0, reason, details)
+
+    def _score_multiset(self, predicted: list[ToolCall], reference: list[ToolCall]) -> Score:
+        """F1 over calls counted with their repeats, paired one to one by the matcher."""
+        paired = largest_matching(candidates(predicted, reference, _matcher(self)))
+        matched = sorted([[made, wanted] for made, wanted in paired.items()], key=lambda p: p[1])
+        found = set(paired.values())
+        missing = [at for at in range(len(reference)) if at not in found]
+        extra = [at for at in range(len(predicted)) if at not in paired]
+        precision = _ratio(len(matched), len(predicted))
+        recall = _ratio(len(matched), len(reference))
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        value = round(f1, 4)
+        details = {
+            "multiset": True,
+            "precision": precision,
+            "recall": recall,
+            "matched": matched,
+            "missing": missing,
+            "extra": extra,
+        }
+        if not predicted and not reference:
+            return self._nothing_called(details)
+        missing_calls = [reference[at] for at in missing]
+        extra_calls = [predicted[at] for at in extra]
+        reason = self._reason(value, precision, recall, missing_calls, extra_calls, 0)
         return self.result(value, reason, details)
 
     def _score_matching(
@@ -325,16 +391,15 @@ class ToolCallF1(FieldScoring):
             "near_misses": near_misses,
         }
         if not matched and not missing and not extra:
-            reason = "no tool calls were made and none were expected; F1 is 0.0 by convention"
-        else:
-            reason = self._reason(
-                value,
-                precision,
-                recall,
-                [reference[position] for position in missing],
-                [predicted[position] for position in extra],
-                duplicates,
-            )
+            return self._nothing_called(details)
+        reason = self._reason(
+            value,
+            precision,
+            recall,
+            [reference[position] for position in missing],
+            [predicted[position] for position in extra],
+            duplicates,
+        )
         for miss in near_misses[:3]:
             failed = _failed_rules(miss["arguments"], miss.get("extra_arguments", []))
             reason += (
@@ -381,6 +446,12 @@ class ToolCallAccuracy(FieldScoring):
     by ``matching.score`` instead, and same-name calls paired to maximise that score; its
     verdicts say which rule failed. It replaces ``arg_comparison_metric``: giving both is a
     ValueError (per-argument string metrics go in ``ArgumentMatch(arguments=...)``).
+    ``parallel_unordered`` (with ``strict_order``): the calls of one AIMessage, made
+    together, may come in any order among themselves; they stand for the reference
+    calls at the same positions, paired to maximise the argument score. ``irrelevance``:
+    a reference with no calls means no tool should be called (1.0 only when none was,
+    as without it, but no warning). Reference calls given per turn score each turn on
+    its own (see :mod:`tracegrade.metrics.turns`).
     """
 
     name = "tool_call_accuracy"
@@ -395,12 +466,16 @@ class ToolCallAccuracy(FieldScoring):
         arg_comparison_metric: StringComparison | None = None,
         *,
         matching: CallMatcher | None = None,
+        parallel_unordered: bool = False,
+        irrelevance: bool = False,
         name: str | None = None,
         threshold: float | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.strict_order = strict_order
         self.matching = None
+        self.parallel_unordered = parallel_unordered
+        self.irrelevance = irrelevance
         self.arg_comparison_metric = (
             ExactMatch() if arg_comparison_metric is None else arg_comparison_metric
         )
@@ -444,7 +519,12 @@ class ToolCallAccuracy(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        self.check(sample)
+        try:
+            self.check(sample)
+        except MissingFieldError:
+            if not has_turn_references(sample):
+                raise
+            return score_by_turn(self, sample)
         predicted, reference = _conversation(sample)
         details: dict[str, Any] = {"strict_order": self.strict_order}
         if not predicted and not reference:
@@ -457,6 +537,8 @@ class ToolCallAccuracy(FieldScoring):
                 warning = "the agent made no tool calls but the reference has some"
                 reason = f"the agent made no tool calls; the reference has {len(reference)}"
             elif not reference:
+                if self.irrelevance:
+                    return self._irrelevant(predicted, details)
                 warning = "the reference has no tool calls but the agent made some"
                 reason = f"the reference has no tool calls but the agent made {len(predicted)}"
             else:
@@ -466,7 +548,14 @@ class ToolCallAccuracy(FieldScoring):
                     f"{len(reference)}" + differences
                 )
             return self._zero(reason, details, warning)
-        if self.strict_order:
+        if self.strict_order and self.parallel_unordered:
+            groups = _call_groups(sample)
+            wrong = _groups_out_of_order(groups, predicted_names, reference_names)
+            if wrong:
+                details["out_of_order"] = wrong
+                return self._zero(self._group_reason(wrong[0]), details)
+            pairs = self._pair_within_groups(predicted, reference, groups)
+        elif self.strict_order:
             if predicted_names != reference_names:
                 wrong = [
                     {"position": index, "predicted": got, "reference": want}
@@ -498,6 +587,41 @@ class ToolCallAccuracy(FieldScoring):
         if self.matching is not None:
             return self._score_pairs_matching(predicted, reference, pairs, details, self.matching)
         return self._score_pairs(predicted, reference, pairs, details)
+
+    def _irrelevant(self, predicted: list[ToolCall], details: dict[str, Any]) -> Score:
+        """The score of calls made where, with ``irrelevance``, none should be."""
+        reason = (
+            f"irrelevance: no tool was to be called but the agent made {len(predicted)} "
+            f"call(s): {describe_calls(predicted)}"
+        )
+        return self.result(0.0, reason, details)
+
+    @staticmethod
+    def _group_reason(wrong: dict[str, Any]) -> str:
+        """Why the calls of one message are not the reference's calls at their places."""
+        first, last = wrong["positions"][0], wrong["positions"][-1]
+        return (
+            f"the calls made together at positions {first}-{last} are "
+            f"{_names(wrong['predicted'])} where the reference has "
+            f"{_names(wrong['reference'])}; with strict_order the sequences must match "
+            "(calls of one message in any order among themselves)"
+        )
+
+    def _pair_within_groups(
+        self, predicted: list[ToolCall], reference: list[ToolCall], groups: list[list[int]]
+    ) -> list[tuple[int, int]]:
+        """Pair each message's calls with the reference calls at the same positions,
+        same-name calls so that the argument score is largest."""
+        pairs: list[tuple[int, int]] = []
+        for group in groups:
+            start, end = group[0], group[-1] + 1
+            made_here, wanted_here = predicted[start:end], reference[start:end]
+            if self.matching is not None:
+                found = self._pair_by_name_matching(made_here, wanted_here, self.matching)
+            else:
+                found = self._pair_by_name(made_here, wanted_here)
+            pairs += [(start + made, start + wanted) for made, wanted in found]
+        return pairs
 
     def _pair_by_name(
         self, predicted: list[ToolCall], reference: list[ToolCall]
@@ -691,6 +815,20 @@ def _tool_credit(called: str | ToolCall, expected: str | ToolCall, matching: Cal
     return matching.score(called, expected)[0]
 
 
+def _groups_out_of_order(
+    groups: list[list[int]], predicted: list[str], reference: list[str]
+) -> list[dict[str, Any]]:
+    """Each message whose tool names are not, in some order, the reference's names at
+    the same positions: its ``positions`` and both names lists (sorted)."""
+    wrong = []
+    for group in groups:
+        start, end = group[0], group[-1] + 1
+        made, wanted = sorted(predicted[start:end]), sorted(reference[start:end])
+        if made != wanted:
+            wrong.append({"positions": group, "predicted": made, "reference": wanted})
+    return wrong
+
+
 class ToolCorrectnessMetric(Metric):
     """Did the agent call the expected tools? Compared by tool name and type.
 
@@ -714,6 +852,8 @@ class ToolCorrectnessMetric(Metric):
     ``check_ordering`` the in-order pairs), and with ``exact_match`` every pair must be the
     same call. A tool given by name only, on either side, earns full credit for the name.
     ``details["arguments"]`` gives each pair compared: positions, name, score, verdicts.
+    other type instead. Reference calls given per turn score each turn on its own (see
+    :mod:`tracegrade.metrics.turns`).
     """
 
     name = "tool_correctness"
@@ -752,7 +892,12 @@ class ToolCorrectnessMetric(Metric):
         return called, [call.name if call.type is None else _tool_key(call) for call in reference]
 
     def score(self, sample: Sample) -> Score:
-        called, expected = self._tool_lists(sample)
+        try:
+            called, expected = self._tool_lists(sample)
+        except MissingFieldError:
+            if not has_turn_references(sample):
+                raise
+            return score_by_turn(self, sample)
         called_counts, expected_counts = _counts(called), _counts(expected)
         matched, extra = _shared_and_beyond(called_counts, expected_counts)
         details: dict[str, Any] = {
