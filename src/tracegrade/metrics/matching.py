@@ -283,6 +283,20 @@ EXACT_CALLS = ExactCalls()
 """The default :class:`CallMatcher`."""
 
 
+def checked_matcher(matching: Any) -> CallMatcher | None:
+    """``matching`` if it is None or a CallMatcher (``same`` and ``score``), else TypeError."""
+    if matching is None:
+        return None
+    if isinstance(matching, type) or not all(
+        callable(getattr(matching, method, None)) for method in ("same", "score")
+    ):
+        raise TypeError(
+            "matching needs a CallMatcher such as ArgumentMatch(...) (with same() and "
+            f"score() methods); got {matching!r}"
+        )
+    return matching  # type: ignore[no-any-return]
+
+
 def best_pairing(scores: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
     """Pair rows with columns of a square score matrix so the total score is largest.
 

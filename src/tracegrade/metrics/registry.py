@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import Metric
@@ -27,9 +27,10 @@ METRICS: dict[str, type[Metric]] = {
 }
 
 # Options set in code only: a judged metric's judge comes from --judge-* flags or the
-# environment, never from a metric spec; a tool-call metric's ``matching`` (an
-# ArgumentMatch, see ArgumentMatch.from_dict) is not read from a spec's text.
-_CODE_ONLY = frozenset({"self", "llm", "matching"})
+# environment, never from a metric spec. A tool-call metric's ``matching`` is read from
+# a spec as a mode name (``tool_call_accuracy:matching=typed``); its whole table comes
+# from the config's [matching.NAME] or ``--matching NAME=FILE`` (see :func:`set_matching`).
+_CODE_ONLY = frozenset({"self", "llm"})
 
 
 class MetricSpecError(ValueError):
@@ -59,9 +60,42 @@ def _number(text: str) -> float:
         raise MetricSpecError(f"expected a number, got {text!r}") from None
 
 
+def _matching(text: str) -> Any:
+    from .arguments import ArgumentMatch
+
+    try:
+        return ArgumentMatch.from_dict({"mode": text})
+    except (TypeError, ValueError) as error:
+        raise MetricSpecError(str(error)) from None
+
+
+def set_matching(metric: Metric, table: Mapping[str, Any], where: str) -> None:
+    """Give ``metric`` the argument rule of the config table ``table`` (read by
+    :meth:`~tracegrade.metrics.arguments.ArgumentMatch.from_dict`; ``where`` names the
+    table in errors). MetricSpecError when the metric compares no arguments, when it
+    already compares them by ``arg_comparison_metric``, or when the table is wrong."""
+    from .arguments import ArgumentMatch
+
+    if "matching" not in options_of(type(metric)):
+        raise MetricSpecError(f"{metric.name} compares no tool call arguments: no matching")
+    comparison = getattr(metric, "arg_comparison_metric", None)
+    if comparison is not None and type(comparison) is not ExactMatch:
+        raise MetricSpecError(
+            f"{metric.name} compares arguments by arg_comparison_metric already; give one "
+            "or the other (a string metric for some arguments goes in the table's arguments)"
+        )
+    try:
+        matching = ArgumentMatch.from_dict(table, where=where)
+    except (TypeError, ValueError) as error:
+        raise MetricSpecError(str(error)) from None
+    metric.matching = matching  # type: ignore[attr-defined]  # every metric taking it keeps it
+
+
 def _converter(parameter: inspect.Parameter) -> Callable[[str], Any]:
     if parameter.name == "arg_comparison_metric":
         return lambda text: _string_metric(text.replace("+", ":", 1))
+    if parameter.name == "matching":
+        return _matching
     annotation = str(parameter.annotation)
     if annotation.startswith("bool"):
         return _flag

@@ -23,6 +23,7 @@ from .matching import (
     StringArgumentComparator,
     StringComparison,
     best_pairing,
+    checked_matcher,
     common_subsequence,
     describe_calls,
     exact_argument_score,
@@ -158,20 +159,6 @@ def _first_positions(keys: list[int]) -> dict[int, int]:
     return first
 
 
-def _checked_matcher(matching: Any) -> CallMatcher | None:
-    """``matching`` if it is None or a CallMatcher (``same`` and ``score``), else TypeError."""
-    if matching is None:
-        return None
-    if isinstance(matching, type) or not all(
-        callable(getattr(matching, method, None)) for method in ("same", "score")
-    ):
-        raise TypeError(
-            "matching needs a CallMatcher such as ArgumentMatch(...) (with same() and "
-            f"score() methods); got {matching!r}"
-        )
-    return matching  # type: ignore[no-any-return]
-
-
 def _optimal_pairs(scores: list[list[float]]) -> list[tuple[int, int]]:
     """Rows paired with columns of a (possibly not square) score matrix so that the total
     is largest; pairs scoring 0 are left out."""
@@ -270,7 +257,7 @@ class ToolCallF1(FieldScoring):
         threshold: float | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
-        self.matching = _checked_matcher(matching)
+        self.matching = checked_matcher(matching)
         self.multiset = multiset
         self.irrelevance = irrelevance
 
@@ -485,7 +472,7 @@ class ToolCallAccuracy(FieldScoring):
                 "arguments (a string metric for some arguments goes in "
                 "ArgumentMatch(arguments={path: metric}))"
             )
-        self.matching = _checked_matcher(matching)
+        self.matching = checked_matcher(matching)
 
     @property
     def arg_comparison_metric(self) -> StringComparison:
@@ -871,7 +858,7 @@ class ToolCorrectnessMetric(Metric):
         super().__init__(name=name, threshold=threshold)
         self.exact_match = exact_match
         self.check_ordering = check_ordering
-        self.matching = _checked_matcher(matching)
+        self.matching = checked_matcher(matching)
 
     def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
         self.check(sample)

@@ -22,7 +22,7 @@ from .alignment import (
     positions_of,
 )
 from .base import FieldScoring
-from .matching import EXACT_CALLS, CallMatcher, describe_calls
+from .matching import EXACT_CALLS, CallMatcher, checked_matcher, describe_calls
 from .turns import has_turn_references, score_by_turn
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset", "in_order"]
@@ -38,19 +38,6 @@ _RULES = {
     "in_order": "every reference call, in order, other calls allowed between them",
 }
 """What each mode asks of the agent's calls (calls of one message in any order)."""
-
-
-def checked_matcher(matching: CallMatcher | None) -> CallMatcher:
-    """``matching``, or :data:`EXACT_CALLS` for ``None``; TypeError unless it is a matcher
-    object with a ``same(predicted, reference)`` method."""
-    if matching is None:
-        return EXACT_CALLS
-    if isinstance(matching, type) or not callable(getattr(matching, "same", None)):
-        raise TypeError(
-            "matching needs a CallMatcher object, with same(predicted, reference) and "
-            f"score(predicted, reference); got {matching!r}"
-        )
-    return matching
 
 
 class TrajectoryMatch(FieldScoring):
@@ -115,7 +102,8 @@ class TrajectoryMatch(FieldScoring):
         details: dict[str, Any] = {"mode": self.mode}
         if self.irrelevance and not reference:
             return self._irrelevant(predicted, details)
-        options = candidates(predicted, reference, self.matching)
+        matcher = EXACT_CALLS if self.matching is None else self.matching
+        options = candidates(predicted, reference, matcher)
         if self.mode in _ORDERED:
             matched, out_of_order = self._ordered(options, positions_of(groups))
             details["parallel_groups"] = [
