@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
     from .metrics.topic import TopicAdherenceScore
+    from .metrics.validity import ToolCallValidity
     from .model.messages import (
         AIMessage,
         HumanMessage,
@@ -80,6 +81,7 @@ _MODULE_OF = {
     "ToolCallAccuracy": "metrics.tool_calls",
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
+    "ToolCallValidity": "metrics.validity",
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
     "MetricSummary": "run.results",
@@ -147,6 +149,7 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolCallType",
+    "ToolCallValidity",
     "ToolCorrectnessMetric",
     "ToolMessage",
     "TopicAdherenceScore",

@@ -11,11 +11,13 @@ from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithRefere
 from .strings import ExactMatch, NonLLMStringSimilarity, StringMetric, StringPresence
 from .tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
 from .topic import TopicAdherenceScore
+from .validity import ToolCallValidity
 
 METRICS: dict[str, type[Metric]] = {
     "tool_call_f1": ToolCallF1,
     "tool_call_accuracy": ToolCallAccuracy,
     "tool_correctness": ToolCorrectnessMetric,
+    "tool_call_validity": ToolCallValidity,
     "exact_match": ExactMatch,
     "string_presence": StringPresence,
     "non_llm_string_similarity": NonLLMStringSimilarity,
