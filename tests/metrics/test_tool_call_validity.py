@@ -258,6 +258,14 @@ def test_the_draft_is_the_one_the_schema_names() -> None:
         read_tools({"count": {"$schema": "https://example.com/my-draft"}})
 
 
+def test_a_reference_that_does_not_resolve_is_an_error_naming_the_tool() -> None:
+    dangling = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
+    with pytest.raises(ToolSchemaError, match=r"^count: the arguments' schema has a \$ref"):
+        check(call("count", x=1), tools={"count": dangling})
+    defined = {**dangling, "$defs": {"missing": {"type": "string"}}}
+    assert violations(check(call("count", x=1), tools={"count": defined})) == [("x", "type")]
+
+
 # --- where the tools come from ------------------------------------------------------------
 
 

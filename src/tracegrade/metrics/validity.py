@@ -366,7 +366,15 @@ class ToolCallValidity(Metric):
     def _argument_violations(call: ToolCall, schema: Any) -> list[dict[str, str]]:
         if call.unparsed_args is not None:
             return [{"path": "", "keyword": "json", "message": "arguments are not JSON"}]
-        return schema_violations(validator_for(schema, call.name), call.args)
+        from referencing.exceptions import Unresolvable  # jsonschema's own dependency
+
+        try:
+            return schema_violations(validator_for(schema, call.name), call.args)
+        except Unresolvable as error:
+            raise ToolSchemaError(
+                f"{call.name}: the arguments' schema has a $ref that does not resolve "
+                f"(none is fetched): {error}"
+            ) from None
 
     @staticmethod
     def _reason(checked: list[dict[str, Any]], valid: int) -> str:
