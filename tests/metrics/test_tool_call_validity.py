@@ -322,13 +322,72 @@ def test_the_real_cookbook_request_converted_with_metadata_gives_its_tools() -> 
     assert "(tools: get_customer_info, get_order_details, cancel_order)" in score.reason
 
 
+def converted_request(source: str, request: dict[str, Any]) -> Any:
+    """The validity Score of a request read by a converter keeping its metadata."""
+    return ToolCallValidity().score(sample_from_messages(request, source, metadata=True))
+
+
+def test_each_converters_kept_request_gives_its_tools() -> None:
+    bedrock: dict[str, Any] = {
+        "messages": [
+            {"role": "user", "content": [{"text": "weather?"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"toolUse": {"toolUseId": "t1", "name": "get_weather", "input": {"city": 3}}}
+                ],
+            },
+        ],
+        "toolConfig": {
+            "tools": [
+                {"toolSpec": {"name": "get_weather", "inputSchema": {"json": WEATHER}}},
+                {"cachePoint": {"type": "default"}},
+            ]
+        },
+    }
+    gemini: dict[str, Any] = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "weather?"}]},
+            {
+                "role": "model",
+                "parts": [{"function_call": {"name": "get_weather", "args": {"city": 3}}}],
+            },
+        ],
+        "config": {
+            "tools": [{"function_declarations": [{"name": "get_weather", "parameters": WEATHER}]}]
+        },
+    }
+    responses: dict[str, Any] = {
+        "input": [
+            {"role": "user", "content": "weather?"},
+            {
+                "type": "function_call",
+                "call_id": "c1",
+                "name": "get_weather",
+                "arguments": '{"city": 3}',
+            },
+        ],
+        "tools": [{"type": "function", "name": "get_weather", "parameters": WEATHER}],
+    }
+    for source, request in [
+        ("bedrock", bedrock),
+        ("gemini", gemini),
+        ("openai_responses", responses),
+    ]:
+        score = converted_request(source, request)
+        assert violations(score) == [("city", "type")], source
+    with pytest.raises(ToolSchemaError, match=r"\['toolConfig'\]\['tools'\]\[0\]: a toolSpec's"):
+        bedrock["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"] = WEATHER
+        converted_request("bedrock", bedrock)
+
+
 # --- the other sample kind, the registry, the import ---------------------------------------
 
 
 def test_a_test_case_checks_its_tools_called_and_a_name_alone_is_checked_by_name() -> None:
     case = EvalTestCase(
         input="q",
-        tools_called=[ToolCall(name="get_weather", input_parameters={"city": 3}), "book_flight"],
+        tools_called=[ToolCall(name="get_weather", args={"city": 3}), "book_flight"],
         metadata={"tools": PLAIN},
     )
     score = ToolCallValidity().score(case)

@@ -6,7 +6,8 @@ not JSON, and every rule of the schema the arguments break (a required argument 
 a wrong type, a value outside an enum or a range, an argument the schema forbids ...).
 
 :func:`read_tools` reads the tools' definitions in the forms providers use: OpenAI Chat
-and Responses ``tools``, Anthropic ``tools``, Gemini function declarations, or a plain
+and Responses ``tools``, Anthropic ``tools``, Gemini function declarations, Bedrock
+Converse ``toolSpec``, or a plain
 ``{name: schema}`` mapping. See ``docs/semantics.md``.
 """
 
@@ -72,7 +73,8 @@ def read_tools(value: Any, where: str = "tools") -> Tools:
 
     ``value`` is a list of definitions (OpenAI Chat ``{"type": "function", "function":
     {...}}``, OpenAI Responses ``{"type": "function", "name", "parameters"}``, Anthropic
-    ``{"name", "input_schema"}``, Gemini ``{"function_declarations": [...]}`` or a bare
+    ``{"name", "input_schema"}``, Bedrock ``{"toolSpec": {...}}``, Gemini
+    ``{"function_declarations": [...]}`` or a bare
     declaration ``{"name", "parameters"}``, and hosted tools ``{"type": "web_search"}``),
     one Gemini tool, or a mapping of tool names to schemas. Errors name ``where``.
     """
@@ -105,6 +107,10 @@ def _add_definition(tools: Tools, entry: Any, where: str) -> None:
         _add_function(tools, declared.get("name"), declared.get("parameters"), where)
     elif "input_schema" in entry:  # Anthropic
         _add_function(tools, entry.get("name"), entry["input_schema"], where, required=True)
+    elif isinstance(entry.get("toolSpec"), Mapping):  # Bedrock Converse
+        _add_bedrock(tools, entry["toolSpec"], where)
+    elif set(entry) == {"cachePoint"}:
+        pass  # a Bedrock cache marker between the tools, not a tool
     elif any(key in entry for key in _GEMINI_LISTS):
         _add_gemini_tool(tools, entry, where)
     elif kind == "function" or (kind is None and "name" in entry):
@@ -120,6 +126,14 @@ def _add_definition(tools: Tools, entry: Any, where: str) -> None:
             "{'type': 'function', ...}, Anthropic's {'name', 'input_schema'}, Gemini's "
             "{'function_declarations': [...]} or a hosted tool's {'type': ...}"
         )
+
+
+def _add_bedrock(tools: Tools, spec: Mapping[str, Any], where: str) -> None:
+    """A Bedrock Converse ``toolSpec``: its schema is ``inputSchema["json"]``."""
+    given = spec.get("inputSchema")
+    if not isinstance(given, Mapping) or "json" not in given:
+        raise ToolSchemaError(f"{where}: a toolSpec's inputSchema must be {{'json': schema}}")
+    _add_function(tools, spec.get("name"), given["json"], f"{where}.toolSpec", required=True)
 
 
 def _add_hosted(tools: Tools, entry: Mapping[str, Any], kind: str) -> None:
@@ -273,7 +287,7 @@ class ToolCallValidity(Metric):
 
     The tools are ``tools`` (any form :func:`read_tools` reads) when given, else the
     sample's ``metadata["tools"]``, else the ``tools`` of the requests a converter kept
-    (``metadata["request"]["tools"]`` on a message, with ``metadata=True``): each call is
+    (``metadata["request"]`` on a message, with ``metadata=True``): each call is
     checked against the latest request at or before its message. A call is invalid when
     its tool was not given, its arguments are not JSON, or they break the tool's schema.
     No calls made scores 1.0 (nothing invalid was done).
@@ -393,6 +407,11 @@ class ToolCallValidity(Metric):
         return f"{valid} of {total} tool call(s) are valid; {shown}{more}"
 
 
+_REQUEST_TOOLS = (("tools",), ("config", "tools"), ("toolConfig", "tools"))
+"""Where a request holds its tools: OpenAI's, Anthropic's and Gemini's REST ``tools``, the
+Gemini SDK's ``config.tools``, Bedrock Converse's ``toolConfig.tools``."""
+
+
 def _request_tools(sample: Sample) -> list[tuple[int, Tools]]:
     """The tools of each request a converter kept on a message, with its position."""
     if not isinstance(sample, MultiTurnSample):
@@ -400,7 +419,22 @@ def _request_tools(sample: Sample) -> list[tuple[int, Tools]]:
     found = []
     for position, message in enumerate(sample.user_input):
         request = (message.metadata or {}).get("request")
-        if isinstance(request, Mapping) and request.get("tools") is not None:
-            where = f"user_input[{position}].metadata['request']['tools']"
-            found.append((position, read_tools(request["tools"], where)))
+        if not isinstance(request, Mapping):
+            continue
+        for keys in _REQUEST_TOOLS:
+            value = _at(request, keys)
+            if value is not None:
+                where = f"user_input[{position}].metadata['request']" + "".join(
+                    f"[{key!r}]" for key in keys
+                )
+                found.append((position, read_tools(value, where)))
+                break
     return found
+
+
+def _at(data: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    """``data[keys[0]][keys[1]]...``, or None where a key is missing."""
+    value: Any = data
+    for key in keys:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
