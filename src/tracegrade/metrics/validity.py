@@ -7,8 +7,7 @@ a wrong type, a value outside an enum or a range, an argument the schema forbids
 
 :func:`read_tools` reads the tools' definitions in the forms providers use: OpenAI Chat
 and Responses ``tools``, Anthropic ``tools``, Gemini function declarations, Bedrock
-Converse ``toolSpec``, or a plain
-``{name: schema}`` mapping. See ``docs/semantics.md``.
+Converse ``toolSpec``, or a plain ``{name: schema}`` mapping. See ``docs/semantics.md``.
 """
 
 from __future__ import annotations
