@@ -224,6 +224,9 @@ def test_unreadable_definitions_are_errors_naming_their_place() -> None:
         read_tools([{"type": "function", "function": {"parameters": {}}}])
     with pytest.raises(ToolSchemaError, match="a second, different definition of the tool 'a'"):
         read_tools([{"name": "a", "input_schema": {}}, {"name": "a", "input_schema": WEATHER}])
+    with pytest.raises(ToolSchemaError, match="this is one tool definition, not the tools"):
+        read_tools({"type": "function", "function": {"name": "a"}})
+    assert read_tools({"name": {"type": "object"}}).schemas == {"name": {"type": "object"}}
     with pytest.raises(ToolSchemaError, match=r"tools: expected a list of tool definitions"):
         read_tools(3)
     with pytest.raises(ToolSchemaError, match=r"tools\['a'\] \(a\): the arguments' schema must be"):

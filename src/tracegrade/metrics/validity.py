@@ -73,13 +73,17 @@ def read_tools(value: Any, where: str = "tools") -> Tools:
     ``value`` is a list of definitions (OpenAI Chat ``{"type": "function", "function":
     {...}}``, OpenAI Responses ``{"type": "function", "name", "parameters"}``, Anthropic
     ``{"name", "input_schema"}``, Bedrock ``{"toolSpec": {...}}``, Gemini
-    ``{"function_declarations": [...]}`` or a bare
-    declaration ``{"name", "parameters"}``, and hosted tools ``{"type": "web_search"}``),
-    one Gemini tool, or a mapping of tool names to schemas. Errors name ``where``.
+    ``{"function_declarations": [...]}`` or a bare declaration ``{"name", "parameters"}``,
+    and hosted tools ``{"type": "web_search"}``), one Gemini tool, or a mapping of tool
+    names to schemas. Errors name ``where``.
     """
     if isinstance(value, Tools):
         return value
     tools = Tools()
+    if isinstance(value, Mapping) and _one_definition(value):
+        raise ToolSchemaError(
+            f"{where}: this is one tool definition, not the tools: give a list of definitions"
+        )
     if isinstance(value, Mapping) and not any(key in value for key in _GEMINI_LISTS):
         for name, schema in value.items():
             _add_function(tools, name, schema, f"{where}[{name!r}]")
@@ -93,6 +97,17 @@ def read_tools(value: Any, where: str = "tools") -> Tools:
             f"schemas, got {type(value).__name__}"
         )
     return tools
+
+
+_DEFINITION_KEYS = ("type", "name", "function", "input_schema", "toolSpec")
+
+
+def _one_definition(value: Mapping[str, Any]) -> bool:
+    """Does a mapping read as ``{name: schema}`` look like a single tool definition (a key
+    such as ``type`` or ``name`` whose value is no schema)?"""
+    return any(
+        key in value and not isinstance(value[key], (Mapping, bool)) for key in _DEFINITION_KEYS
+    )
 
 
 def _add_definition(tools: Tools, entry: Any, where: str) -> None:
