@@ -360,8 +360,8 @@ ERRORS = [
         "metrics[0]",
         "unknown metric 'tool_call_f2'; known metrics: agent_goal_accuracy_with_reference, "
         "agent_goal_accuracy_without_reference, exact_match, non_llm_string_similarity, "
-        "string_presence, tool_call_accuracy, tool_call_f1, tool_correctness, topic_adherence, "
-        "trajectory_match",
+        "string_presence, tool_call_accuracy, tool_call_f1, tool_call_validity, tool_correctness, "
+        "topic_adherence, trajectory_match",
     ),
     (
         'metrics = ["tool_call_f1:bogus=1"]',

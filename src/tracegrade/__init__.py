@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
     from .metrics.topic import TopicAdherenceScore
     from .metrics.trajectory import TrajectoryMatch
+    from .metrics.validity import ToolCallValidity
     from .model.messages import (
         AIMessage,
         HumanMessage,
@@ -82,6 +83,7 @@ _MODULE_OF = {
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "ToolCallValidity": "metrics.validity",
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
     "MetricSummary": "run.results",
@@ -149,6 +151,7 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolCallType",
+    "ToolCallValidity",
     "ToolCorrectnessMetric",
     "ToolMessage",
     "TopicAdherenceScore",

@@ -12,12 +12,14 @@ from .strings import ExactMatch, NonLLMStringSimilarity, StringMetric, StringPre
 from .tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
 from .topic import TopicAdherenceScore
 from .trajectory import TrajectoryMatch
+from .validity import ToolCallValidity
 
 METRICS: dict[str, type[Metric]] = {
     "tool_call_f1": ToolCallF1,
     "tool_call_accuracy": ToolCallAccuracy,
     "tool_correctness": ToolCorrectnessMetric,
     "trajectory_match": TrajectoryMatch,
+    "tool_call_validity": ToolCallValidity,
     "exact_match": ExactMatch,
     "string_presence": StringPresence,
     "non_llm_string_similarity": NonLLMStringSimilarity,
