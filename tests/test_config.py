@@ -10,7 +10,7 @@ from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
     "concurrency, fail_under, judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, "
-    "judge_max_attempts, judge_model, judge_timeout, metrics, out, pass_k, progress, "
+    "judge_max_attempts, judge_model, judge_timeout, matching, metrics, out, pass_k, progress, "
     "sample_deadline, source, thresholds"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
@@ -366,7 +366,7 @@ ERRORS = [
     (
         'metrics = ["tool_call_f1:bogus=1"]',
         "metrics[0]",
-        "tool_call_f1: cannot read option 'bogus=1'; options are multiset, irrelevance, "
+        "tool_call_f1: cannot read option 'bogus=1'; options are matching, multiset, irrelevance, "
         "name, threshold, given as key=value",
     ),
     (

@@ -257,7 +257,10 @@ def test_from_dict_round_trip() -> None:
         ({"paths": "a.b"}, "matching.paths: expected a list"),
         ({"tools": {"search": {"lists": "sorted"}}}, "matching.tools.search.lists: expected"),
         ({"arguments": {"q": "nope"}}, "matching.arguments.q: unknown metric 'nope'"),
-        ({"arguments": {"q": "tool_call_f1"}}, "matching.arguments.q: 'tool_call_f1' is not"),
+        (
+            {"arguments": {"q": "tool_call_f1"}},
+            "matching.arguments.q: unknown metric 'tool_call_f1'; known metrics: exact_match",
+        ),
         ({"arguments": {"q": 3}}, "matching.arguments.q: expected a table"),
         ({"mode": "exact", "numeric_strings": True}, "matching: numeric_strings needs"),
         ({"unicode": "NFX"}, "matching.unicode: expected one of NFC"),

@@ -100,8 +100,9 @@ def test_matching_must_be_a_call_matcher() -> None:
         ToolCallF1(matching="typed")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="matching needs a CallMatcher"):
         ToolCorrectnessMetric(matching=ArgumentMatch)  # type: ignore[arg-type]
-    with pytest.raises(MetricSpecError, match="cannot read option 'matching=typed'"):
-        build_metric("tool_call_f1:matching=typed")  # set in code (the config comes later)
+    assert build_metric("tool_call_f1:matching=typed").matching == ArgumentMatch(mode="typed")
+    with pytest.raises(MetricSpecError, match="matching.mode: expected one of exact, typed"):
+        build_metric("tool_call_f1:matching=fuzzy")
 
 
 # ToolCallAccuracy

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from .matching import MISSING, ArgumentScore, StringComparison, best_pairing, render_value
+from .specs import MetricSpecError, build_from, options_of
+from .strings import STRING_METRICS
 
 if TYPE_CHECKING:
     from ..model.messages import ToolCall
@@ -556,10 +558,8 @@ def _read_option(cls: type[ArgumentMatch], key: str, value: Any, at: str) -> Any
 
 def _read_argument_rule(cls: type[ArgumentMatch], rule: Any, at: str) -> Any:
     if isinstance(rule, str):
-        from .registry import MetricSpecError, build_metric
-
         try:
-            metric = build_metric(rule)
+            metric = build_from(rule, STRING_METRICS)
         except MetricSpecError as error:
             raise ValueError(f"{at}: {error}") from None
         if not callable(getattr(metric, "similarity", None)):
@@ -600,10 +600,8 @@ def _metric_spec(path: str, metric: StringComparison) -> str:
     """The registry spec of a string metric: ``name`` or ``name:key=value,...``."""
     import inspect
 
-    from .registry import METRICS, options_of
-
     kind: Any = type(metric)
-    names = [name for name, registered in METRICS.items() if registered is kind]
+    names = [name for name, registered in STRING_METRICS.items() if registered is kind]
     if not names:
         raise TypeError(f"arguments[{path!r}]: {type(metric).__name__} is not a registered metric")
     options = []
