@@ -132,3 +132,16 @@ def test_resuming_with_another_rule_is_refused(
     assert main([*base, "-m", "tool_call_accuracy:matching=normalised"]) == EXIT_USAGE
     assert "metrics" in capsys.readouterr().err
     assert main([*base, "-m", "tool_call_accuracy:matching=typed"]) == EXIT_OK
+
+
+def test_the_config_example_of_the_docs_runs(workdir: Path) -> None:
+    text = (Path(__file__).parents[1] / "docs" / "matching.md").read_text()
+    example = text.split("```toml\n", 1)[1].split("```", 1)[0]
+    (workdir / "tracegrade.toml").write_text(example)
+    write_jsonl(
+        workdir / "data.jsonl", [{"user_input": CONVERSATION, "reference_tool_calls": REFERENCE}]
+    )
+    assert main(["evaluate", "data.jsonl", "--out", "r.jsonl", "--progress", "off"]) == EXIT_OK
+    [row] = read_rows(workdir / "r.jsonl")
+    assert row["metrics"]["tool_call_accuracy"]["value"] == 0.25  # typed: the seats only
+    assert row["metrics"]["trajectory_match"]["value"] == 0.0  # no rule: the cities differ

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         TracegradeWarning,
     )
     from .io.dataset import EvaluationDataset, iter_jsonl
+    from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.strings import (
@@ -83,6 +84,9 @@ _MODULE_OF = {
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "ArgumentMatch": "metrics.arguments",
+    "any_of": "metrics.arguments",
+    "optional": "metrics.arguments",
     "ToolCallValidity": "metrics.validity",
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
@@ -126,6 +130,7 @@ __all__ = [
     "AIMessage",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
+    "ArgumentMatch",
     "ConversionError",
     "DistanceMeasure",
     "EvalTestCase",
@@ -161,10 +166,12 @@ __all__ = [
     "__version__",
     "aevaluate",
     "aiter_evaluate",
+    "any_of",
     "convert_messages",
     "evaluate",
     "iter_evaluate",
     "iter_jsonl",
+    "optional",
     "parse_message",
     "sample_from_messages",
     "to_openai",

@@ -101,7 +101,7 @@ def test_matching_must_be_a_call_matcher() -> None:
     with pytest.raises(TypeError, match="matching needs a CallMatcher"):
         ToolCorrectnessMetric(matching=ArgumentMatch)  # type: ignore[arg-type]
     assert build_metric("tool_call_f1:matching=typed").matching == ArgumentMatch(mode="typed")
-    with pytest.raises(MetricSpecError, match="matching.mode: expected one of exact, typed"):
+    with pytest.raises(MetricSpecError, match=r"matching\.mode: expected one of exact, typed"):
         build_metric("tool_call_f1:matching=fuzzy")
 
 
