@@ -245,8 +245,8 @@ def test_a_gate_on_a_metric_that_scored_nothing_fails(capsys: pytest.CaptureFixt
         ),
         (
             ["-m", "tool_call_f1:strict=true"],
-            "tool_call_f1: cannot read option 'strict=true'; options are name, threshold, "
-            "given as key=value",
+            "tool_call_f1: cannot read option 'strict=true'; options are matching, multiset, "
+            "irrelevance, name, threshold, given as key=value",
         ),
         (
             ["-m", "tool_call_accuracy:strict_order=maybe"],
@@ -321,8 +321,8 @@ def test_a_config_file_error_exits_2(workdir: Path, capsys: pytest.CaptureFixtur
         f"tracegrade: {workdir.resolve() / 'tracegrade.toml'}, key metric: unknown key "
         "'metric' (did you mean 'metrics'?); known keys: concurrency, fail_under, "
         "judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, judge_max_attempts, "
-        "judge_model, judge_timeout, metrics, out, pass_k, progress, sample_deadline, source, "
-        "thresholds\n"
+        "judge_model, judge_timeout, matching, metrics, out, pass_k, progress, sample_deadline, "
+        "source, thresholds\n"
     )
     # --no-config gets past it
     assert evaluate("data.jsonl", "-m", "tool_call_f1", "--no-config", "--progress", "off") == 0
@@ -950,12 +950,12 @@ def test_metrics_lists_every_metric_with_its_options_and_needs(
         "F1 of the set of predicted calls against the set of reference calls.",
         "scores: MultiTurnSample",
         "needs: reference_tool_calls",
-        "options: name=None, threshold=None",
+        "options: matching=None, multiset=False, irrelevance=False, name=None, threshold=None",
     ]
     assert blocks["tool_correctness"] == [
         "Did the agent call the expected tools? Compared by tool name and type.",
         "scores: EvalTestCase or MultiTurnSample",
-        "options: threshold=0.5, exact_match=False, check_ordering=False, name=None",
+        "options: threshold=0.5, exact_match=False, check_ordering=False, matching=None, name=None",
     ]
     assert blocks["topic_adherence"][1:] == [
         "scores: MultiTurnSample",

@@ -10,7 +10,7 @@ from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
     "concurrency, fail_under, judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, "
-    "judge_max_attempts, judge_model, judge_timeout, metrics, out, pass_k, progress, "
+    "judge_max_attempts, judge_model, judge_timeout, matching, metrics, out, pass_k, progress, "
     "sample_deadline, source, thresholds"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
@@ -360,13 +360,14 @@ ERRORS = [
         "metrics[0]",
         "unknown metric 'tool_call_f2'; known metrics: agent_goal_accuracy_with_reference, "
         "agent_goal_accuracy_without_reference, exact_match, non_llm_string_similarity, "
-        "string_presence, tool_call_accuracy, tool_call_f1, tool_correctness, topic_adherence",
+        "string_presence, tool_call_accuracy, tool_call_f1, tool_call_validity, tool_correctness, "
+        "topic_adherence, trajectory_match",
     ),
     (
         'metrics = ["tool_call_f1:bogus=1"]',
         "metrics[0]",
-        "tool_call_f1: cannot read option 'bogus=1'; options are name, threshold, "
-        "given as key=value",
+        "tool_call_f1: cannot read option 'bogus=1'; options are matching, multiset, irrelevance, "
+        "name, threshold, given as key=value",
     ),
     (
         'metrics = ["tool_call_f1", "tool_call_f1:threshold=0.8"]',

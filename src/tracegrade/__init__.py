@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         TracegradeWarning,
     )
     from .io.dataset import EvaluationDataset, iter_jsonl
+    from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.strings import (
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     )
     from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
     from .metrics.topic import TopicAdherenceScore
+    from .metrics.trajectory import TrajectoryMatch
+    from .metrics.validity import ToolCallValidity
     from .model.messages import (
         AIMessage,
         HumanMessage,
@@ -80,6 +83,11 @@ _MODULE_OF = {
     "ToolCallAccuracy": "metrics.tool_calls",
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
+    "TrajectoryMatch": "metrics.trajectory",
+    "ArgumentMatch": "metrics.arguments",
+    "any_of": "metrics.arguments",
+    "optional": "metrics.arguments",
+    "ToolCallValidity": "metrics.validity",
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
     "MetricSummary": "run.results",
@@ -122,6 +130,7 @@ __all__ = [
     "AIMessage",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
+    "ArgumentMatch",
     "ConversionError",
     "DistanceMeasure",
     "EvalTestCase",
@@ -147,18 +156,22 @@ __all__ = [
     "ToolCallAccuracy",
     "ToolCallF1",
     "ToolCallType",
+    "ToolCallValidity",
     "ToolCorrectnessMetric",
     "ToolMessage",
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "TrajectoryMatch",
     "__version__",
     "aevaluate",
     "aiter_evaluate",
+    "any_of",
     "convert_messages",
     "evaluate",
     "iter_evaluate",
     "iter_jsonl",
+    "optional",
     "parse_message",
     "sample_from_messages",
     "to_openai",

@@ -55,6 +55,8 @@ class ProjectConfig:
     ``fail_under`` the least mean per metric name, ``thresholds`` the pass threshold per
     metric name, and ``out`` is absolute (a relative path is taken from the file's folder).
     ``judge_cache_max_mb`` and ``judge_cache_max_age_days`` are the judge cache's limits.
+    ``matching`` holds, per metric name, the table of its argument rule (read by
+    :meth:`tracegrade.metrics.arguments.ArgumentMatch.from_dict`).
     """
 
     metrics: list[str] | None = None
@@ -72,6 +74,7 @@ class ProjectConfig:
     out: Path | None = None
     progress: str | None = None
     pass_k: list[int] | None = None
+    matching: dict[str, dict[str, Any]] | None = None
     path: Path
 
 
@@ -174,6 +177,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     out: _Text | None = None
     progress: _Progress | None = None
     pass_k: list[_Count] | None = None
+    matching: dict[_Text, dict[str, Any]] | None = None
 
 
 _FIELDS: tuple[str, ...] = _Settings.__struct_fields__
@@ -204,6 +208,11 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "out": (_TEXT, None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),
     "pass_k": ("must be an array of integers of at least 1", _COUNT),
+    "matching": (
+        "must be a table of metric name = argument rule table, e.g. "
+        '[matching.tool_call_accuracy] mode = "typed" (see docs/matching.md)',
+        'must be a table of the argument rule\'s options, e.g. { mode = "typed" }',
+    ),
 }
 """The rule broken, per field: by the field's value, and by one of its items."""
 
@@ -390,7 +399,21 @@ def _check_pass_k(numbers: list[int], key: _Key) -> None:
         seen.add(number)
 
 
+def _check_matching(tables: dict[str, dict[str, Any]], key: _Key) -> None:
+    """Each metric's table is an argument rule (its errors name the key path inside)."""
+    from ..metrics.arguments import ArgumentMatch
+
+    for name, table in tables.items():
+        where = key.child(name)
+        try:
+            ArgumentMatch.from_dict(table, where=where.dotted)
+        except (TypeError, ValueError) as error:
+            inner, _, rule = str(error).partition(": ")
+            raise ConfigError(where.path, inner, rule or str(error)) from None
+
+
 _MEANING: dict[str, Callable[[Any, _Key], None]] = {
+    "matching": _check_matching,
     "metrics": _check_metrics,
     "source": _check_source,
     "pass_k": _check_pass_k,
@@ -421,7 +444,7 @@ def _check_names(root: _Key, given: dict[str, str], fields: dict[str, Any]) -> N
     from ..metrics.registry import build_metric
 
     names = [build_metric(spec).name for spec in fields["metrics"]]
-    for field in ("fail_under", "thresholds"):
+    for field in ("fail_under", "thresholds", "matching"):
         for name in fields[field] or {}:
             if name not in names:
                 key = root.child(given[field]).child(name)

@@ -8,14 +8,16 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError
+from .._json import loads
+from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError, os_problem
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
-from ..metrics.registry import build_metric
+from ..metrics.registry import MetricSpecError, build_metric, set_matching
 from ..run.progress import ProgressMode
 from ..run.results import EvaluationResult, SummaryAccumulator
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
@@ -107,6 +109,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     metrics = [build_metric(spec) for spec in specs]
     names = [metric.name for metric in metrics]
     check_metrics(metrics)
+    _set_matching(metrics, chosen, arguments.matching)
     settings = Settings(
         arguments.data,
         list(specs),
@@ -193,6 +196,57 @@ def _from_config(
         else:
             notes.append(f"the config's {what} for {name} does not apply: it is not in this run")
     return kept
+
+
+def _set_matching(metrics: list[Metric], config: ProjectConfig, flags: list[str]) -> None:
+    """Give each metric named by the config's [matching.NAME] tables, then by
+    ``--matching NAME=FILE`` (which wins), its argument rule. UsageError for a name not
+    among the run's metrics, a file that cannot be read, or a rule that is wrong."""
+    by_name = {metric.name: metric for metric in metrics}
+    tables: list[tuple[str, dict[str, Any], str]] = [
+        (name, table, f"matching.{name}") for name, table in (config.matching or {}).items()
+    ]
+    for flag in flags:
+        name, equals, path = flag.partition("=")
+        if not equals or not path:
+            raise UsageError(f"--matching {flag!r}: expected METRIC=FILE")
+        tables.append((name.strip(), _rule_file(Path(path)), path))
+    for name, table, where in tables:
+        metric = by_name.get(name)
+        if metric is None:
+            raise UsageError(
+                f"{where}: {name!r} is not one of the run's metrics: {', '.join(by_name)}"
+            )
+        try:
+            set_matching(metric, table, where)
+        except MetricSpecError as error:
+            raise UsageError(str(error)) from None
+
+
+def _rule_file(path: Path) -> dict[str, Any]:
+    """The table of an argument-rule file: TOML when it ends in .toml, else JSON."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"--matching: cannot read {path}: {os_problem(error)}") from None
+    try:
+        if path.suffix == ".toml":
+            if sys.version_info >= (3, 11):
+                import tomllib
+            else:  # pragma: no cover (Python 3.10)
+                import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
+            table: Any = tomllib.loads(data.decode())
+        else:
+            table = loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UsageError(f"--matching: {path} is not valid {_kind(path)}: {error}") from None
+    if not isinstance(table, dict):
+        raise UsageError(f"--matching: {path} must hold a table of the rule's options")
+    return table
+
+
+def _kind(path: Path) -> str:
+    return "TOML" if path.suffix == ".toml" else "JSON"
 
 
 def parse_gates(specs: list[str], names: list[str]) -> dict[str, float]:

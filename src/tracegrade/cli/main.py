@@ -156,6 +156,15 @@ def _add_evaluate(commands: Any) -> None:
         help=f"show the per-sample table (default: when there are at most {SAMPLE_TABLE_LIMIT})",
     )
     run.add_argument(
+        "--matching",
+        action="append",
+        default=[],
+        metavar="METRIC=FILE",
+        help="compare the metric's tool call arguments by the rule in FILE (TOML or JSON: "
+        "mode, per-tool and per-argument overrides ...; see docs/matching.md); repeat for "
+        "several metrics. A mode alone goes in the metric spec: -m tool_call_f1:matching=typed",
+    )
+    run.add_argument(
         "--fail-under",
         action="append",
         default=[],

@@ -7,8 +7,9 @@ scored against::
     {"id": "run-7", "conversation": [...], "reference_tool_calls": [...]}
 
 A wrapper is an object with a ``conversation`` key whose other keys are all sample
-fields (``id``, ``reference``, ``reference_tool_calls``, ``reference_topics``,
-``metadata``); any other key there is an error, so a typo is never read as a sample.
+fields (``id``, ``reference``, ``reference_tool_calls`` or
+``reference_tool_calls_per_turn``, ``reference_topics``, ``metadata``); any other key
+there is an error, so a typo is never read as a sample.
 
 OpenAI Responses records chained by ``previous_response_id`` are joined into one sample
 (:mod:`tracegrade.convert.chains`). Files of records are read by
@@ -27,7 +28,14 @@ from . import converted
 from ._base import ConversionError, InvalidArguments, Options, Skipped
 
 SAMPLE_FIELDS = frozenset(
-    {"id", "reference", "reference_tool_calls", "reference_topics", "metadata"}
+    {
+        "id",
+        "reference",
+        "reference_tool_calls",
+        "reference_tool_calls_per_turn",
+        "reference_topics",
+        "metadata",
+    }
 )
 WRAPPER_KEY = "conversation"
 OTLP_SOURCES = ("otel", "openinference")

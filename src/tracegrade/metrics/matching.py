@@ -248,6 +248,55 @@ def exact_argument_score(
     return alike / len(reference), verdicts, extra
 
 
+class CallMatcher(Protocol):
+    """How a metric compares one predicted call with one reference call: whether it is
+    the same call, and how well its arguments match. Every tool-call metric that takes
+    ``matching=`` reads calls through one of these (see :mod:`tracegrade.metrics.arguments`
+    for the configurable one); :data:`EXACT_CALLS` is the rule of the metrics' defaults."""
+
+    def same(self, predicted: ToolCall, reference: ToolCall) -> bool:
+        """Whether ``predicted`` is the call ``reference`` names."""
+        ...
+
+    def score(self, predicted: ToolCall, reference: ToolCall) -> ArgumentScore:
+        """How well the arguments of ``predicted`` match those of ``reference`` (0.0 when
+        the names differ), with each reference argument's verdict in ``details`` form and
+        the extra predicted keys."""
+        ...
+
+
+class ExactCalls:
+    """The rule of the tool-call metrics' defaults: the same name and equal arguments by
+    :func:`call_key` (dict key order ignored, list order kept, scalars by Python
+    equality); arguments scored as :func:`exact_argument_score` scores them."""
+
+    def same(self, predicted: ToolCall, reference: ToolCall) -> bool:
+        return predicted.name == reference.name and call_key(predicted) == call_key(reference)
+
+    def score(self, predicted: ToolCall, reference: ToolCall) -> ArgumentScore:
+        if predicted.name != reference.name:
+            return 0.0, [], []
+        return exact_argument_score(predicted.args, reference.args)
+
+
+EXACT_CALLS = ExactCalls()
+"""The default :class:`CallMatcher`."""
+
+
+def checked_matcher(matching: Any) -> CallMatcher | None:
+    """``matching`` if it is None or a CallMatcher (``same`` and ``score``), else TypeError."""
+    if matching is None:
+        return None
+    if isinstance(matching, type) or not all(
+        callable(getattr(matching, method, None)) for method in ("same", "score")
+    ):
+        raise TypeError(
+            "matching needs a CallMatcher such as ArgumentMatch(...) (with same() and "
+            f"score() methods); got {matching!r}"
+        )
+    return matching  # type: ignore[no-any-return]
+
+
 def best_pairing(scores: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
     """Pair rows with columns of a square score matrix so the total score is largest.
 

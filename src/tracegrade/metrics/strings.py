@@ -143,3 +143,11 @@ class NonLLMStringSimilarity(StringMetric):
     def similarity(self, response: str, reference: str) -> float:
         distance: float = (_DISTANCES or _distances())[self.distance_measure](reference, response)
         return 1.0 - distance
+
+
+STRING_METRICS: dict[str, type[StringMetric]] = {
+    "exact_match": ExactMatch,
+    "string_presence": StringPresence,
+    "non_llm_string_similarity": NonLLMStringSimilarity,
+}
+"""The string metrics by their registry names (see :mod:`tracegrade.metrics.registry`)."""

@@ -10,22 +10,27 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-from ..errors import SampleWarning
+from ..errors import MissingFieldError, SampleWarning
 from ..model.messages import ToolCall, ToolCallType
 from ..model.results import Score
 from ..model.samples import EvalTestCase, MultiTurnSample, Sample
+from .alignment import candidates, largest_matching, positions_of
 from .base import FieldScoring, Metric
 from .matching import (
+    EXACT_CALLS,
     ArgumentScore,
+    CallMatcher,
     StringArgumentComparator,
     StringComparison,
     best_pairing,
+    checked_matcher,
     common_subsequence,
     describe_calls,
     exact_argument_score,
     same_call_indices,
 )
 from .strings import ExactMatch
+from .turns import has_turn_references, score_by_turn
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -131,6 +136,19 @@ def _conversation(sample: Sample) -> tuple[list[ToolCall], list[ToolCall]]:
     return sample.predicted_tool_calls(), sample.reference_tool_calls
 
 
+def _call_groups(sample: Sample) -> list[list[int]]:
+    """The positions of the calls of each AIMessage of a conversation."""
+    assert isinstance(sample, MultiTurnSample)
+    return positions_of(sample.predicted_tool_call_groups())
+
+
+def _matcher(metric: Metric) -> CallMatcher:
+    """The matcher the metric's ``matching`` option names, or :data:`EXACT_CALLS`; read
+    by the options that pair calls one to one (``multiset``)."""
+    matching: CallMatcher | None = getattr(metric, "matching", None)
+    return EXACT_CALLS if matching is None else matching
+
+
 def _first_positions(keys: list[int]) -> dict[int, int]:
     """Each distinct key with the position of its first occurrence in ``keys``, in order
     of first occurrence."""
@@ -141,6 +159,63 @@ def _first_positions(keys: list[int]) -> dict[int, int]:
     return first
 
 
+def _optimal_pairs(scores: list[list[float]]) -> list[tuple[int, int]]:
+    """Rows paired with columns of a (possibly not square) score matrix so that the total
+    is largest; pairs scoring 0 are left out."""
+    rows = len(scores)
+    columns = len(scores[0]) if rows else 0
+    size = max(rows, columns)
+    square = [
+        [scores[row][column] if row < rows and column < columns else 0.0 for column in range(size)]
+        for row in range(size)
+    ]
+    return [
+        (row, column)
+        for row, column in best_pairing(square)
+        if row < rows and column < columns and square[row][column] > 0.0
+    ]
+
+
+def _near_misses(
+    predicted: list[ToolCall],
+    reference: list[ToolCall],
+    unmatched: tuple[list[int], list[int]],
+    matching: CallMatcher,
+) -> list[dict[str, Any]]:
+    """For each unmatched reference call, the unmatched predicted call of its name whose
+    arguments score best, with the verdicts that say which argument failed and why."""
+    extra, missing = unmatched
+    misses = []
+    for position in missing:
+        wanted = reference[position]
+        best: tuple[float, int, ArgumentScore] | None = None
+        for index in extra:
+            if predicted[index].name == wanted.name:
+                scored = matching.score(predicted[index], wanted)
+                if best is None or scored[0] > best[0]:
+                    best = (scored[0], index, scored)
+        if best is not None:
+            value, index, (_, arguments, extra_keys) = best
+            miss: dict[str, Any] = {"reference": position, "predicted": index, "score": value}
+            miss["arguments"] = [a for a in arguments if a["score"] < 1.0]
+            if extra_keys:
+                miss["extra_arguments"] = extra_keys
+            misses.append(miss)
+    return misses
+
+
+def _failed_rules(arguments: list[dict[str, Any]], extra_keys: list[str]) -> str:
+    """The failing verdicts as ``key (rule)`` and the extra arguments, for a reason."""
+    failed = [
+        f"{verdict['key']} ({verdict.get('rule', 'score ' + format(verdict['score'], '.3g'))})"
+        for verdict in arguments
+        if verdict["score"] < 1.0
+    ]
+    if extra_keys:
+        failed.append(f"extra arguments {', '.join(extra_keys)}")
+    return ", ".join(failed)
+
+
 class ToolCallF1(FieldScoring):
     """F1 of the set of predicted calls against the set of reference calls.
 
@@ -148,9 +223,22 @@ class ToolCallF1(FieldScoring):
     scalars by Python equality); duplicates count once. Both lists empty score 0.0.
     The value is rounded to 4 decimal places.
 
+    ``multiset``: every call counts, repeats included (two identical reference calls and
+    one made: recall 0.5); calls are paired one to one, as many as can be.
+    ``irrelevance``: both lists empty score 1.0 (the reference says no tool should be
+    called, and none was). Reference calls given per turn score each turn on its own
+    (see :mod:`tracegrade.metrics.turns`).
+
     ``details`` name calls by position: ``matched`` holds ``[predicted, reference]`` pairs,
     ``missing`` reference positions, ``extra`` predicted positions (a predicted position
     indexes ``predicted_tool_calls()``; a repeated call is named by its first occurrence).
+
+    ``matching`` (a :class:`~tracegrade.metrics.matching.CallMatcher`, such as
+    :class:`~tracegrade.metrics.arguments.ArgumentMatch`): a predicted call is a
+    reference call when ``matching.same`` says so, predicted and reference calls paired
+    one to one so that the most pairs match; identical calls still count once.
+    ``details["near_misses"]`` then gives, for each missing reference call, the closest
+    unmatched call of its name and the arguments that failed, with their rule.
     """
 
     name = "tool_call_f1"
@@ -159,14 +247,34 @@ class ToolCallF1(FieldScoring):
     field_sample = MultiTurnSample
     field_names = ("user_input", "reference_tool_calls")
 
-    def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        matching: CallMatcher | None = None,
+        multiset: bool = False,
+        irrelevance: bool = False,
+        name: str | None = None,
+        threshold: float | None = None,
+    ) -> None:
         super().__init__(name=name, threshold=threshold)
+        self.matching = checked_matcher(matching)
+        self.multiset = multiset
+        self.irrelevance = irrelevance
 
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        self.check(sample)
+        try:
+            self.check(sample)
+        except MissingFieldError:
+            if not has_turn_references(sample):
+                raise
+            return score_by_turn(self, sample)
         predicted, reference = _conversation(sample)
+        if self.multiset:
+            return self._score_multiset(predicted, reference)
+        if self.matching is not None:
+            return self._score_matching(predicted, reference, self.matching)
         count = len(predicted)
         same = same_call_indices(predicted + reference)
         # A call's key is the position of the first equal call among predicted + reference:
@@ -192,15 +300,98 @@ class ToolCallF1(FieldScoring):
             "duplicates": duplicates,
         }
         if not matched and not missing and not extra:
-            reason = "no tool calls were made and none were expected; F1 is 0.0 by convention"
-        else:
-            reason = self._reason(
-                value,
-                precision,
-                recall,
-                [reference[position] for position in missing],
-                [predicted[position] for position in extra],
-                duplicates,
+            return self._nothing_called(details)
+        reason = self._reason(
+            value,
+            precision,
+            recall,
+            [reference[position] for position in missing],
+            [predicted[position] for position in extra],
+            duplicates,
+        )
+        return self.result(value, reason, details)
+
+    def _nothing_called(self, details: dict[str, Any]) -> Score:
+        """The score when no call was made and none was expected: 0.0 by ragas'
+        convention, 1.0 with ``irrelevance``."""
+        if self.irrelevance:
+            return self.result(1.0, "irrelevance: no tool was to be called and none was", details)
+        reason = "no tool calls were made and none were expected; F1 is 0.0 by convention"
+        return self.result(0.0, reason, details)
+
+    def _score_multiset(self, predicted: list[ToolCall], reference: list[ToolCall]) -> Score:
+        """F1 over calls counted with their repeats, paired one to one by the matcher."""
+        paired = largest_matching(candidates(predicted, reference, _matcher(self)))
+        matched = sorted([[made, wanted] for made, wanted in paired.items()], key=lambda p: p[1])
+        found = set(paired.values())
+        missing = [at for at in range(len(reference)) if at not in found]
+        extra = [at for at in range(len(predicted)) if at not in paired]
+        precision = _ratio(len(matched), len(predicted))
+        recall = _ratio(len(matched), len(reference))
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        value = round(f1, 4)
+        details = {
+            "multiset": True,
+            "precision": precision,
+            "recall": recall,
+            "matched": matched,
+            "missing": missing,
+            "extra": extra,
+        }
+        if not predicted and not reference:
+            return self._nothing_called(details)
+        missing_calls = [reference[at] for at in missing]
+        extra_calls = [predicted[at] for at in extra]
+        reason = self._reason(value, precision, recall, missing_calls, extra_calls, 0)
+        return self.result(value, reason, details)
+
+    def _score_matching(
+        self, predicted: list[ToolCall], reference: list[ToolCall], matching: CallMatcher
+    ) -> Score:
+        """F1 with calls compared by ``matching``: the distinct calls of each side (identical
+        calls count once) paired one to one so that the most pairs are the same call."""
+        made = [index for index, first in enumerate(same_call_indices(predicted)) if index == first]
+        wanted = [
+            index for index, first in enumerate(same_call_indices(reference)) if index == first
+        ]
+        same = matching.same
+        scores = [[1.0 if same(predicted[p], reference[r]) else 0.0 for r in wanted] for p in made]
+        pairs = {wanted[column]: made[row] for row, column in _optimal_pairs(scores)}
+        matched = [[pairs[position], position] for position in sorted(pairs)]
+        made_paired = set(pairs.values())
+        extra = [index for index in made if index not in made_paired]
+        missing = [index for index in wanted if index not in pairs]
+        tp, fp, fn = len(matched), len(extra), len(missing)
+        precision = _ratio(tp, tp + fp)
+        recall = _ratio(tp, tp + fn)
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        value = round(f1, 4)
+        duplicates = (len(predicted) - len(made)) + (len(reference) - len(wanted))
+        near_misses = _near_misses(predicted, reference, (extra, missing), matching)
+        details = {
+            "precision": precision,
+            "recall": recall,
+            "matched": matched,
+            "missing": missing,
+            "extra": extra,
+            "duplicates": duplicates,
+            "near_misses": near_misses,
+        }
+        if not matched and not missing and not extra:
+            return self._nothing_called(details)
+        reason = self._reason(
+            value,
+            precision,
+            recall,
+            [reference[position] for position in missing],
+            [predicted[position] for position in extra],
+            duplicates,
+        )
+        for miss in near_misses[:3]:
+            failed = _failed_rules(miss["arguments"], miss.get("extra_arguments", []))
+            reason += (
+                f"; {predicted[miss['predicted']].pretty()} is not "
+                f"{reference[miss['reference']].pretty()}: {failed}"
             )
         return self.result(value, reason, details)
 
@@ -236,6 +427,18 @@ class ToolCallAccuracy(FieldScoring):
 
     ``details["matched"]`` gives each pair's positions, name, score and argument verdicts;
     a verdict carries both values only when its score is below 1.0.
+
+    ``matching`` (a :class:`~tracegrade.metrics.matching.CallMatcher`, such as
+    :class:`~tracegrade.metrics.arguments.ArgumentMatch`): each pair's arguments are scored
+    by ``matching.score`` instead, and same-name calls paired to maximise that score; its
+    verdicts say which rule failed. It replaces ``arg_comparison_metric``: giving both is a
+    ValueError (per-argument string metrics go in ``ArgumentMatch(arguments=...)``).
+    ``parallel_unordered`` (with ``strict_order``): the calls of one AIMessage, made
+    together, may come in any order among themselves; they stand for the reference
+    calls at the same positions, paired to maximise the argument score. ``irrelevance``:
+    a reference with no calls means no tool should be called (1.0 only when none was,
+    as without it, but no warning). Reference calls given per turn score each turn on
+    its own (see :mod:`tracegrade.metrics.turns`).
     """
 
     name = "tool_call_accuracy"
@@ -249,14 +452,27 @@ class ToolCallAccuracy(FieldScoring):
         strict_order: bool = True,
         arg_comparison_metric: StringComparison | None = None,
         *,
+        matching: CallMatcher | None = None,
+        parallel_unordered: bool = False,
+        irrelevance: bool = False,
         name: str | None = None,
         threshold: float | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.strict_order = strict_order
+        self.matching = None
+        self.parallel_unordered = parallel_unordered
+        self.irrelevance = irrelevance
         self.arg_comparison_metric = (
             ExactMatch() if arg_comparison_metric is None else arg_comparison_metric
         )
+        if matching is not None and arg_comparison_metric is not None:
+            raise ValueError(
+                "give matching or arg_comparison_metric, not both: matching compares the "
+                "arguments (a string metric for some arguments goes in "
+                "ArgumentMatch(arguments={path: metric}))"
+            )
+        self.matching = checked_matcher(matching)
 
     @property
     def arg_comparison_metric(self) -> StringComparison:
@@ -275,6 +491,8 @@ class ToolCallAccuracy(FieldScoring):
                 "arg_comparison_metric needs a similarity(response, reference) method, "
                 f"as every tracegrade string metric has; got {type(metric).__name__}"
             )
+        if self.matching is not None:
+            raise ValueError("this metric compares arguments by its matching, not a string metric")
         self._comparator = StringArgumentComparator(metric)
 
     def _zero(self, reason: str, details: dict[str, Any], warning: str | None = None) -> Score:
@@ -288,7 +506,12 @@ class ToolCallAccuracy(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        self.check(sample)
+        try:
+            self.check(sample)
+        except MissingFieldError:
+            if not has_turn_references(sample):
+                raise
+            return score_by_turn(self, sample)
         predicted, reference = _conversation(sample)
         details: dict[str, Any] = {"strict_order": self.strict_order}
         if not predicted and not reference:
@@ -301,6 +524,8 @@ class ToolCallAccuracy(FieldScoring):
                 warning = "the agent made no tool calls but the reference has some"
                 reason = f"the agent made no tool calls; the reference has {len(reference)}"
             elif not reference:
+                if self.irrelevance:
+                    return self._irrelevant(predicted, details)
                 warning = "the reference has no tool calls but the agent made some"
                 reason = f"the reference has no tool calls but the agent made {len(predicted)}"
             else:
@@ -310,7 +535,14 @@ class ToolCallAccuracy(FieldScoring):
                     f"{len(reference)}" + differences
                 )
             return self._zero(reason, details, warning)
-        if self.strict_order:
+        if self.strict_order and self.parallel_unordered:
+            groups = _call_groups(sample)
+            wrong = _groups_out_of_order(groups, predicted_names, reference_names)
+            if wrong:
+                details["out_of_order"] = wrong
+                return self._zero(self._group_reason(wrong[0]), details)
+            pairs = self._pair_within_groups(predicted, reference, groups)
+        elif self.strict_order:
             if predicted_names != reference_names:
                 wrong = [
                     {"position": index, "predicted": got, "reference": want}
@@ -335,8 +567,48 @@ class ToolCallAccuracy(FieldScoring):
                     + _name_differences(predicted_names, reference_names, details),
                     details,
                 )
-            pairs = self._pair_by_name(predicted, reference)
+            if self.matching is not None:
+                pairs = self._pair_by_name_matching(predicted, reference, self.matching)
+            else:
+                pairs = self._pair_by_name(predicted, reference)
+        if self.matching is not None:
+            return self._score_pairs_matching(predicted, reference, pairs, details, self.matching)
         return self._score_pairs(predicted, reference, pairs, details)
+
+    def _irrelevant(self, predicted: list[ToolCall], details: dict[str, Any]) -> Score:
+        """The score of calls made where, with ``irrelevance``, none should be."""
+        reason = (
+            f"irrelevance: no tool was to be called but the agent made {len(predicted)} "
+            f"call(s): {describe_calls(predicted)}"
+        )
+        return self.result(0.0, reason, details)
+
+    @staticmethod
+    def _group_reason(wrong: dict[str, Any]) -> str:
+        """Why the calls of one message are not the reference's calls at their places."""
+        first, last = wrong["positions"][0], wrong["positions"][-1]
+        return (
+            f"the calls made together at positions {first}-{last} are "
+            f"{_names(wrong['predicted'])} where the reference has "
+            f"{_names(wrong['reference'])}; with strict_order the sequences must match "
+            "(calls of one message in any order among themselves)"
+        )
+
+    def _pair_within_groups(
+        self, predicted: list[ToolCall], reference: list[ToolCall], groups: list[list[int]]
+    ) -> list[tuple[int, int]]:
+        """Pair each message's calls with the reference calls at the same positions,
+        same-name calls so that the argument score is largest."""
+        pairs: list[tuple[int, int]] = []
+        for group in groups:
+            start, end = group[0], group[-1] + 1
+            made_here, wanted_here = predicted[start:end], reference[start:end]
+            if self.matching is not None:
+                found = self._pair_by_name_matching(made_here, wanted_here, self.matching)
+            else:
+                found = self._pair_by_name(made_here, wanted_here)
+            pairs += [(start + made, start + wanted) for made, wanted in found]
+        return pairs
 
     def _pair_by_name(
         self, predicted: list[ToolCall], reference: list[ToolCall]
@@ -397,6 +669,61 @@ class ToolCallAccuracy(FieldScoring):
         details["matched"] = matched
         return self.result(value, self._reason(value, len(pairs), flawed, extra_keys), details)
 
+    @staticmethod
+    def _pair_by_name_matching(
+        predicted: list[ToolCall], reference: list[ToolCall], matching: CallMatcher
+    ) -> list[tuple[int, int]]:
+        """Pair same-name calls so that the total ``matching.score`` is largest."""
+        by_name: dict[str, tuple[list[int], list[int]]] = {}
+        for index, call in enumerate(predicted):
+            by_name.setdefault(call.name, ([], []))[0].append(index)
+        for index, call in enumerate(reference):
+            by_name[call.name][1].append(index)
+        pairs: list[tuple[int, int]] = []
+        for predicted_indices, reference_indices in by_name.values():
+            matrix = [
+                [matching.score(predicted[p], reference[r])[0] for r in reference_indices]
+                for p in predicted_indices
+            ]
+            for row, column in best_pairing(matrix):
+                pairs.append((predicted_indices[row], reference_indices[column]))
+        pairs.sort(key=lambda pair: pair[1])
+        return pairs
+
+    def _score_pairs_matching(
+        self,
+        predicted: list[ToolCall],
+        reference: list[ToolCall],
+        pairs: list[tuple[int, int]],
+        details: dict[str, Any],
+        matching: CallMatcher,
+    ) -> Score:
+        """The mean ``matching.score`` of the aligned pairs, each with its verdicts."""
+        matched = []
+        total = 0.0
+        flawed: list[tuple[str, list[dict[str, Any]]]] = []
+        extra_keys: set[str] = set()
+        for predicted_index, reference_index in pairs:
+            wanted = reference[reference_index]
+            score, arguments, extra = matching.score(predicted[predicted_index], wanted)
+            total += score
+            entry: dict[str, Any] = {
+                "predicted": predicted_index,
+                "reference": reference_index,
+                "name": wanted.name,
+                "score": score,
+                "arguments": arguments,
+            }
+            if extra:
+                entry["extra_arguments"] = extra
+                extra_keys.update(extra)
+            matched.append(entry)
+            if score < 1.0:
+                flawed.append((wanted.name, arguments))
+        value = total / len(reference)
+        details["matched"] = matched
+        return self.result(value, self._reason(value, len(pairs), flawed, extra_keys), details)
+
     def _argument_comparison(
         self,
     ) -> Callable[[Mapping[str, Any], Mapping[str, Any]], ArgumentScore]:
@@ -434,7 +761,8 @@ class ToolCallAccuracy(FieldScoring):
             bad = [
                 f"{argument['key']} "
                 f"{'missing' if 'missing' in argument else repr(argument['predicted'])}"
-                f" vs {argument['reference']!r} ({argument['score']:.3g})"
+                f" vs {argument['reference']!r} ({argument['score']:.3g}"
+                + (f"; {argument['rule']})" if "rule" in argument else ")")
                 for argument in arguments
                 if argument["score"] < 1.0
             ]
@@ -442,6 +770,50 @@ class ToolCallAccuracy(FieldScoring):
         if len(flawed) > 3:
             notes.append(f"and {len(flawed) - 3} more call(s)")
         return head + "; " + "; ".join(notes)
+
+
+def _pair_tools(
+    called: list[str | ToolCall], expected: list[str | ToolCall], matching: CallMatcher
+) -> list[tuple[int, int]]:
+    """``(expected, called)`` index pairs of tools with the same key, paired to maximise
+    the total argument score (a tool given by name counts in full)."""
+    groups: dict[str, tuple[list[int], list[int]]] = {}
+    for index, tool in enumerate(expected):
+        groups.setdefault(_tool_key(tool), ([], []))[0].append(index)
+    for index, tool in enumerate(called):
+        groups.setdefault(_tool_key(tool), ([], []))[1].append(index)
+    pairs = []
+    for expected_indices, called_indices in groups.values():
+        if not expected_indices or not called_indices:
+            continue
+        scores = [
+            [_tool_credit(called[c], expected[e], matching) for c in called_indices]
+            for e in expected_indices
+        ]
+        # Every same-key pair counts for the name: shift the scores so none is dropped as 0.
+        square = _optimal_pairs([[score + 1.0 for score in row] for row in scores])
+        pairs += [(expected_indices[row], called_indices[column]) for row, column in square]
+    return sorted(pairs)
+
+
+def _tool_credit(called: str | ToolCall, expected: str | ToolCall, matching: CallMatcher) -> float:
+    if isinstance(called, str) or isinstance(expected, str):
+        return 1.0
+    return matching.score(called, expected)[0]
+
+
+def _groups_out_of_order(
+    groups: list[list[int]], predicted: list[str], reference: list[str]
+) -> list[dict[str, Any]]:
+    """Each message whose tool names are not, in some order, the reference's names at
+    the same positions: its ``positions`` and both names lists (sorted)."""
+    wrong = []
+    for group in groups:
+        start, end = group[0], group[-1] + 1
+        made, wanted = sorted(predicted[start:end]), sorted(reference[start:end])
+        if made != wanted:
+            wrong.append({"positions": group, "predicted": made, "reference": wanted})
+    return wrong
 
 
 class ToolCorrectnessMetric(Metric):
@@ -459,6 +831,16 @@ class ToolCorrectnessMetric(Metric):
     with ``check_ordering``), not the input's own name lists; an MCP tool's name is marked
     ``" (MCP)"`` there, and ``type_mismatches`` names each missing tool called with the
     other type instead.
+
+    ``matching`` (a :class:`~tracegrade.metrics.matching.CallMatcher`, such as
+    :class:`~tracegrade.metrics.arguments.ArgumentMatch`) also checks the arguments, as
+    deepeval's input-parameter check does: each matched expected tool earns its argument
+    score instead of full credit (same-name tools paired to maximise it; with
+    ``check_ordering`` the in-order pairs), and with ``exact_match`` every pair must be the
+    same call. A tool given by name only, on either side, earns full credit for the name.
+    ``details["arguments"]`` gives each pair compared: positions, name, score, verdicts.
+    other type instead. Reference calls given per turn score each turn on its own (see
+    :mod:`tracegrade.metrics.turns`).
     """
 
     name = "tool_correctness"
@@ -470,11 +852,13 @@ class ToolCorrectnessMetric(Metric):
         exact_match: bool = False,
         check_ordering: bool = False,
         *,
+        matching: CallMatcher | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.exact_match = exact_match
         self.check_ordering = check_ordering
+        self.matching = checked_matcher(matching)
 
     def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
         self.check(sample)
@@ -495,7 +879,12 @@ class ToolCorrectnessMetric(Metric):
         return called, [call.name if call.type is None else _tool_key(call) for call in reference]
 
     def score(self, sample: Sample) -> Score:
-        called, expected = self._tool_lists(sample)
+        try:
+            called, expected = self._tool_lists(sample)
+        except MissingFieldError:
+            if not has_turn_references(sample):
+                raise
+            return score_by_turn(self, sample)
         called_counts, expected_counts = _counts(called), _counts(expected)
         matched, extra = _shared_and_beyond(called_counts, expected_counts)
         details: dict[str, Any] = {
@@ -526,7 +915,69 @@ class ToolCorrectnessMetric(Metric):
             value = len(sequence) / len(expected)
         else:
             value = len(matched) / len(expected)
+        if self.matching is not None:
+            ordered = sequence if self.check_ordering else None
+            keys = (expected, called)
+            return self._score_arguments(sample, value, ordered, keys, self.matching, details)
         return self.result(value, self._reason(value, expected, called, details), details)
+
+    def _score_arguments(
+        self,
+        sample: Sample,
+        value: float,
+        ordered: list[tuple[int, int]] | None,
+        keys: tuple[list[str], list[str]],
+        matching: CallMatcher,
+        details: dict[str, Any],
+    ) -> Score:
+        """The score with each matched expected tool weighted by its argument score (full
+        credit for a tool given by name only); ``ordered``: the in-order pairs, if any."""
+        called, expected = self._tool_items(sample)
+        if ordered is None:
+            ordered = _pair_tools(called, expected, matching)
+        compared = []
+        credit = 0.0
+        every_same = True
+        for expected_index, called_index in ordered:
+            want, got = expected[expected_index], called[called_index]
+            if isinstance(want, str) or isinstance(got, str):
+                credit += 1.0
+                continue
+            score, arguments, extra = matching.score(got, want)
+            credit += score
+            every_same = every_same and matching.same(got, want)
+            entry: dict[str, Any] = {
+                "expected": expected_index,
+                "called": called_index,
+                "name": want.name,
+                "score": score,
+                "arguments": arguments,
+            }
+            if extra:
+                entry["extra_arguments"] = extra
+            compared.append(entry)
+        details["arguments"] = compared
+        if self.exact_match and value == 1.0 and not every_same:
+            value = 0.0
+            reason = "the expected tools were called, but not all with the expected arguments"
+        else:
+            if expected and not self.exact_match:
+                value = credit / len(expected)
+            reason = self._reason(value, *keys, details)
+            if compared and not self.exact_match:
+                reason += f"; weighted by argument scores: {value:.4g}"
+        for entry in [entry for entry in compared if entry["score"] < 1.0][:3]:
+            failed = _failed_rules(entry["arguments"], entry.get("extra_arguments", []))
+            reason += f"; {entry['name']} arguments {entry['score']:.3g}: {failed}"
+        return self.result(value, reason, details)
+
+    def _tool_items(self, sample: Sample) -> tuple[list[str | ToolCall], list[str | ToolCall]]:
+        """The called and expected tools as given (names or calls), already checked."""
+        if isinstance(sample, EvalTestCase):
+            assert sample.tools_called is not None and sample.expected_tools is not None
+            return list(sample.tools_called), list(sample.expected_tools)
+        assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
+        return list(sample.predicted_tool_calls()), list(sample.reference_tool_calls)
 
     def _mode(self) -> str:
         if self.exact_match:

@@ -125,6 +125,10 @@ def _tool_calls(value: Any, path: str) -> list[tuple[str, Any]]:
     """Every ToolCall in a model object, with its path (found by field name, so this
     module need not import the classes)."""
     found: list[tuple[str, Any]] = []
+    if type(value) is list:  # a list of lists (reference_tool_calls_per_turn)
+        for index, item in enumerate(value):
+            found += _tool_calls(item, f"{path}[{index}]")
+        return found
     fields = getattr(value, "__struct_fields__", ())
     if "args" in fields and "name" in fields:
         return [(path, value)]
@@ -139,6 +143,7 @@ _CALL_HOLDERS = (
     "user_input",
     "tool_calls",
     "reference_tool_calls",
+    "reference_tool_calls_per_turn",
     "tools_called",
     "expected_tools",
 )

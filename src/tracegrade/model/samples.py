@@ -50,12 +50,18 @@ class MultiTurnSample(_Sample, kw_only=True):
     reference: str | None = None
     reference_tool_calls: list[ToolCall] | None = None
     reference_topics: list[str] | None = None
+    reference_tool_calls_per_turn: list[list[ToolCall]] | None = None
+    """The reference calls of each human turn, in place of ``reference_tool_calls``: the
+    k-th list holds the calls expected from the k-th HumanMessage up to the next one.
+    The tool-call metrics then score each turn on its own and take the mean."""
 
     def __post_init__(self) -> None:
         _settle(self.user_input)
         if self.reference_tool_calls:
             for call in self.reference_tool_calls:
                 call.name = intern(call.name)
+        if self.reference_tool_calls_per_turn is not None:
+            _check_turn_references(self, self.reference_tool_calls_per_turn)
 
     def predicted_tool_calls(self) -> list[ToolCall]:
         """Every tool call the agent made, from every AIMessage, in conversation order."""
@@ -64,6 +70,63 @@ class MultiTurnSample(_Sample, kw_only=True):
             if type(message) is AIMessage and message.tool_calls:
                 calls += message.tool_calls
         return calls
+
+    def predicted_tool_call_groups(self) -> list[list[ToolCall]]:
+        """The agent's calls grouped by the AIMessage that made them, in conversation
+        order: the calls of one group were made together (in parallel)."""
+        return [
+            message.tool_calls
+            for message in self.user_input
+            if type(message) is AIMessage and message.tool_calls
+        ]
+
+    def human_turns(self) -> list[list[Message]]:
+        """The conversation cut into turns: each HumanMessage with every message up to the
+        next one. Messages before the first HumanMessage belong to no turn."""
+        turns: list[list[Message]] = []
+        for message in self.user_input:
+            if type(message) is HumanMessage:
+                turns.append([message])
+            elif turns:
+                turns[-1].append(message)
+        return turns
+
+
+def _check_turn_references(sample: MultiTurnSample, per_turn: list[list[ToolCall]]) -> None:
+    """Raise ConversationRuleError unless ``per_turn`` has one list for each human turn,
+    the sample has no ``reference_tool_calls`` beside it and no call precedes the first
+    HumanMessage (such a call belongs to no turn); intern the tool names."""
+    field = "reference_tool_calls_per_turn"
+    if sample.reference_tool_calls is not None:
+        raise ConversationRuleError(
+            field,
+            "give the reference calls per turn or for the whole conversation "
+            "(reference_tool_calls), not both",
+        )
+    humans = 0
+    for index, message in enumerate(sample.user_input):
+        if type(message) is HumanMessage:
+            humans += 1
+        elif humans == 0 and type(message) is AIMessage and message.tool_calls:
+            raise ConversationRuleError(
+                f"user_input[{index}]",
+                "this AIMessage calls tools before the first HumanMessage, so its calls "
+                f"belong to no turn of {field}",
+            )
+    if humans == 0:
+        raise ConversationRuleError(
+            field, "the conversation has no HumanMessage, so it has no turn to score"
+        )
+    if len(per_turn) != humans:
+        raise ConversationRuleError(
+            field,
+            f"has {len(per_turn)} list(s) of calls but the conversation has {humans} human "
+            "turn(s); give one list for each HumanMessage, in order ([] for a turn that "
+            "should call no tool)",
+        )
+    for calls in per_turn:
+        for call in calls:
+            call.name = intern(call.name)
 
 
 def _settle(messages: list[HumanMessage | AIMessage | ToolMessage]) -> None:

@@ -268,10 +268,23 @@ def _option_text(value: object) -> str:
         return f"({nested})" if "," in nested else nested.replace(":", "+", 1)
     if isinstance(value, (int, float)):
         return repr(value)
-    text = str(value)
+    if callable(getattr(value, "same", None)) and callable(getattr(value, "to_dict", None)):
+        text = _rule_text(value.to_dict())  # type: ignore[attr-defined]  # an ArgumentMatch
+    else:
+        text = str(value)
     if not text or text != text.strip() or not _SPEC_MARKS.isdisjoint(text):
         return repr(text)
     return text
+
+
+def _rule_text(table: dict[str, Any]) -> str:
+    """An argument rule as its spec reads (``typed``: a mode alone) or, with more
+    options, as its table's compact JSON, keys sorted."""
+    if set(table) <= {"mode"}:
+        return str(table.get("mode", "exact"))
+    import json
+
+    return json.dumps(table, sort_keys=True, separators=(",", ":"))
 
 
 def describe_judge(metrics: Sequence[Metric]) -> str | None:

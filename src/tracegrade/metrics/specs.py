@@ -1,0 +1,88 @@
+"""Metrics built from text (``name:key=value,...``), given the table of names to read.
+
+The registry (:mod:`tracegrade.metrics.registry`) reads every metric by this; the argument
+rules (:mod:`tracegrade.metrics.arguments`) read their string metrics by it too.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .base import Metric
+
+CODE_ONLY = frozenset({"self", "llm"})
+"""Options set in code only: a judged metric's judge comes from --judge-* flags or the
+environment, never from a metric spec."""
+
+Converters = Mapping[str, Callable[[str], Any]]
+"""Readers of an option's text by the option's name, for options that are not a flag, a
+number or text."""
+
+
+class MetricSpecError(ValueError):
+    """A metric name or option given as text is not understood."""
+
+
+def _flag(text: str) -> bool:
+    lowered = text.lower()
+    if lowered in ("true", "yes", "1", "on"):
+        return True
+    if lowered in ("false", "no", "0", "off"):
+        return False
+    raise MetricSpecError(f"expected true or false, got {text!r}")
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise MetricSpecError(f"expected a number, got {text!r}") from None
+
+
+def _converter(parameter: inspect.Parameter, converters: Converters) -> Callable[[str], Any]:
+    special = converters.get(parameter.name)
+    if special is not None:
+        return special
+    annotation = str(parameter.annotation)
+    if annotation.startswith("bool"):
+        return _flag
+    if annotation.startswith("float"):
+        return _number
+    return str
+
+
+def options_of(metric_type: type[Metric]) -> dict[str, inspect.Parameter]:
+    """The options a metric takes as text, by name."""
+    signature = inspect.signature(metric_type.__init__)
+    return {name: p for name, p in signature.parameters.items() if name not in CODE_ONLY}
+
+
+def build_from(
+    spec: str, table: Mapping[str, type[Metric]], converters: Converters | None = None
+) -> Metric:
+    """The metric of ``spec`` (``name`` or ``name:key=value,key=value``), its name looked
+    up in ``table``; MetricSpecError naming what is not understood."""
+    name, _, option_text = spec.partition(":")
+    metric_type = table.get(name.strip())
+    if metric_type is None:
+        raise MetricSpecError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(table))}")
+    allowed = options_of(metric_type)
+    options: dict[str, Any] = {}
+    for item in filter(None, option_text.split(",")):
+        key, equals, value = item.partition("=")
+        key = key.strip()
+        if not equals or key not in allowed:
+            raise MetricSpecError(
+                f"{name}: cannot read option {item!r}; options are "
+                f"{', '.join(allowed) or 'none'}, given as key=value"
+            )
+        try:
+            options[key] = _converter(allowed[key], converters or {})(value.strip())
+        except MetricSpecError as error:
+            raise MetricSpecError(f"{name}: option {key}: {error}") from None
+    try:
+        return metric_type(**options)
+    except (TypeError, ValueError) as error:
+        raise MetricSpecError(f"{name}: {error}") from None
