@@ -1,6 +1,7 @@
 """Argument rules from the command line and the project config: a mode in the metric
 spec, the whole rule (per-tool overrides included) from [matching.NAME] tables or
---matching NAME=FILE, and a resumed run refusing another rule."""
+--matching NAME=FILE, and a resumed run refusing another rule; the tools' schemas for
+tool_call_validity from --tools FILE or the config's ``tools``."""
 
 from __future__ import annotations
 
@@ -145,3 +146,65 @@ def test_the_config_example_of_the_docs_runs(workdir: Path) -> None:
     [row] = read_rows(workdir / "r.jsonl")
     assert row["metrics"]["tool_call_accuracy"]["value"] == 0.25  # typed: the seats only
     assert row["metrics"]["trajectory_match"]["value"] == 0.0  # no rule: the cities differ
+
+
+TOOLS = [
+    {
+        "name": "book",
+        "input_schema": {
+            "type": "object",
+            "properties": {"seats": {"type": "integer", "minimum": 1}, "city": {"type": "string"}},
+            "required": ["seats", "city"],
+        },
+    }
+]
+
+
+def validity(workdir: Path, *arguments: str) -> dict[str, object]:
+    write_jsonl(
+        workdir / "data.jsonl", [{"user_input": CONVERSATION, "reference_tool_calls": REFERENCE}]
+    )
+    out = workdir / "r.jsonl"
+    out.unlink(missing_ok=True)
+    command = ["evaluate", "data.jsonl", "--out", str(out), "--progress", "off", *arguments]
+    assert main(command) == EXIT_OK
+    [row] = read_rows(out)
+    found: dict[str, object] = row["metrics"]["tool_call_validity"]
+    return found
+
+
+def test_tools_from_a_file_on_the_command_line(workdir: Path) -> None:
+    (workdir / "tools.json").write_text(json.dumps(TOOLS))
+    found = validity(workdir, "-m", "tool_call_validity", "--tools", "tools.json")
+    # book(seats=2.0, ...) is valid (2.0 is an integer to JSON Schema); hotel was never given
+    assert found["value"] == 0.5
+    assert "no tool named 'hotel' was given" in str(found["reason"])
+
+
+def test_tools_from_the_config_relative_to_it(workdir: Path) -> None:
+    (workdir / "schemas").mkdir()
+    (workdir / "schemas" / "tools.json").write_text(json.dumps(TOOLS))
+    (workdir / "tracegrade.toml").write_text(
+        'metrics = ["tool_call_validity"]\ntools = "schemas/tools.json"\n'
+    )
+    assert validity(workdir)["value"] == 0.5
+
+
+@pytest.mark.parametrize(
+    ("metric", "content", "said"),
+    [
+        ("tool_call_f1", TOOLS, "no metric of the run checks calls against tools"),
+        ("tool_call_validity", "{not json", "is not valid JSON"),
+        ("tool_call_validity", {"type": "function"}, "--tools: "),
+    ],
+)
+def test_a_wrong_tools_file_is_a_usage_error(
+    workdir: Path, metric: str, content: object, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = content if isinstance(content, str) else json.dumps(content)
+    (workdir / "tools.json").write_text(text)
+    write_jsonl(
+        workdir / "data.jsonl", [{"user_input": CONVERSATION, "reference_tool_calls": REFERENCE}]
+    )
+    assert main(["evaluate", "data.jsonl", "-m", metric, "--tools", "tools.json"]) == EXIT_USAGE
+    assert said in capsys.readouterr().err

@@ -322,7 +322,7 @@ def test_a_config_file_error_exits_2(workdir: Path, capsys: pytest.CaptureFixtur
         "'metric' (did you mean 'metrics'?); known keys: concurrency, fail_under, "
         "judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, judge_max_attempts, "
         "judge_model, judge_timeout, matching, metrics, out, pass_k, progress, sample_deadline, "
-        "source, thresholds\n"
+        "source, thresholds, tools\n"
     )
     # --no-config gets past it
     assert evaluate("data.jsonl", "-m", "tool_call_f1", "--no-config", "--progress", "off") == 0

@@ -56,7 +56,8 @@ class ProjectConfig:
     metric name, and ``out`` is absolute (a relative path is taken from the file's folder).
     ``judge_cache_max_mb`` and ``judge_cache_max_age_days`` are the judge cache's limits.
     ``matching`` holds, per metric name, the table of its argument rule (read by
-    :meth:`tracegrade.metrics.arguments.ArgumentMatch.from_dict`).
+    :meth:`tracegrade.metrics.arguments.ArgumentMatch.from_dict`); ``tools`` a JSON file of
+    the tools' definitions for ``tool_call_validity`` (absolute, as ``out``).
     """
 
     metrics: list[str] | None = None
@@ -75,6 +76,7 @@ class ProjectConfig:
     progress: str | None = None
     pass_k: list[int] | None = None
     matching: dict[str, dict[str, Any]] | None = None
+    tools: Path | None = None
     path: Path
 
 
@@ -178,6 +180,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     progress: _Progress | None = None
     pass_k: list[_Count] | None = None
     matching: dict[_Text, dict[str, Any]] | None = None
+    tools: _Text | None = None
 
 
 _FIELDS: tuple[str, ...] = _Settings.__struct_fields__
@@ -206,6 +209,7 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "judge_cache_max_age_days": ("must be a number of days above 0 (inf for no limit)", None),
     "concurrency": (_COUNT, None),
     "out": (_TEXT, None),
+    "tools": ("must be the path of a JSON file of tool definitions (for tool_call_validity)", None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),
     "pass_k": ("must be an array of integers of at least 1", _COUNT),
     "matching": (
@@ -253,6 +257,8 @@ def _parse(path: Path, table: Mapping[str, Any], prefix: str) -> ProjectConfig:
     _check_names(root, given, fields)
     if settings.out is not None:
         fields["out"] = (path.parent / settings.out).resolve()
+    if settings.tools is not None:
+        fields["tools"] = (path.parent / settings.tools).resolve()
     return ProjectConfig(**fields, path=path)
 
 

@@ -17,7 +17,7 @@ from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
-from ..metrics.registry import MetricSpecError, build_metric, set_matching
+from ..metrics.registry import MetricSpecError, build_metric, options_of, set_matching
 from ..run.progress import ProgressMode
 from ..run.results import EvaluationResult, SummaryAccumulator
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
@@ -110,6 +110,9 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     names = [metric.name for metric in metrics]
     check_metrics(metrics)
     _set_matching(metrics, chosen, arguments.matching)
+    tools = Path(arguments.tools) if arguments.tools else chosen.tools
+    if tools is not None:
+        _set_tools(metrics, tools)
     settings = Settings(
         arguments.data,
         list(specs),
@@ -221,6 +224,28 @@ def _set_matching(metrics: list[Metric], config: ProjectConfig, flags: list[str]
             set_matching(metric, table, where)
         except MetricSpecError as error:
             raise UsageError(str(error)) from None
+
+
+def _set_tools(metrics: list[Metric], path: Path) -> None:
+    """Give every metric that checks calls against the tools' schemas the tools of the
+    JSON file ``path``; UsageError when no metric of the run does, or the file is wrong."""
+    from ..metrics.validity import ToolSchemaError, read_tools
+
+    checking = [metric for metric in metrics if "tools" in options_of(type(metric))]
+    if not checking:
+        raise UsageError(f"--tools {path}: no metric of the run checks calls against tools")
+    try:
+        data = loads(path.read_bytes())
+    except OSError as error:
+        raise UsageError(f"--tools: cannot read {path}: {os_problem(error)}") from None
+    except ValueError as error:
+        raise UsageError(f"--tools: {path} is not valid JSON: {error}") from None
+    try:
+        tools = read_tools(data, where=str(path))
+    except (ToolSchemaError, TypeError, ValueError) as error:
+        raise UsageError(f"--tools: {error}") from None
+    for metric in checking:
+        metric.tools = tools  # type: ignore[attr-defined]  # every metric taking it keeps it
 
 
 def _rule_file(path: Path) -> dict[str, Any]:

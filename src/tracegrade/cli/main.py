@@ -165,6 +165,12 @@ def _add_evaluate(commands: Any) -> None:
         "several metrics. A mode alone goes in the metric spec: -m tool_call_f1:matching=typed",
     )
     run.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="a JSON file of the tools' definitions (OpenAI, Anthropic, Gemini, Bedrock or "
+        "{name: schema}) that tool_call_validity checks the calls against",
+    )
+    run.add_argument(
         "--fail-under",
         action="append",
         default=[],

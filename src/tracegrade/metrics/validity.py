@@ -321,7 +321,8 @@ class ToolCallValidity(Metric):
         if isinstance(tools, str):
             raise ValueError(
                 "tools are given in code (a list or mapping of definitions), not as text; "
-                "from the command line, give each sample its tools in metadata['tools']"
+                "from the command line, give a JSON file of them with --tools FILE (or "
+                "'tools' in the config), or each sample its tools in metadata['tools']"
             )
         self.tools = None if tools is None else read_tools(tools)
 
