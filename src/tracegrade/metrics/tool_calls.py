@@ -285,20 +285,38 @@ class ToolCallF1(FieldScoring):
         matched = [[key, position] for key, position in wanted.items() if key < count]
         missing = [position for key, position in wanted.items() if key >= count]
         extra = [key for key in made if key not in wanted]
+        duplicates = (count - len(made)) + (len(reference) - len(wanted))
+        return self._counted(predicted, reference, (matched, missing, extra), duplicates)
+
+    def _counted(
+        self,
+        predicted: list[ToolCall],
+        reference: list[ToolCall],
+        pairing: tuple[list[list[int]], list[int], list[int]],
+        duplicates: int | None,
+        more: dict[str, Any] | None = None,
+        notes: list[str] | None = None,
+    ) -> Score:
+        """The F1 of a pairing: ``matched`` ``[predicted, reference]`` pairs, the
+        ``missing`` reference and ``extra`` predicted positions; ``duplicates`` (calls
+        counted once) and ``more`` go in the details, ``notes`` at the end of the reason."""
+        matched, missing, extra = pairing
         tp, fp, fn = len(matched), len(extra), len(missing)
         precision = _ratio(tp, tp + fp)
         recall = _ratio(tp, tp + fn)
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
         value = round(f1, 4)
-        duplicates = (count - len(made)) + (len(reference) - len(wanted))
-        details = {
+        details: dict[str, Any] = {
             "precision": precision,
             "recall": recall,
             "matched": matched,
             "missing": missing,
             "extra": extra,
-            "duplicates": duplicates,
         }
+        if duplicates is not None:
+            details["duplicates"] = duplicates
+        if more:
+            details.update(more)
         if not matched and not missing and not extra:
             return self._nothing_called(details)
         reason = self._reason(
@@ -307,8 +325,10 @@ class ToolCallF1(FieldScoring):
             recall,
             [reference[position] for position in missing],
             [predicted[position] for position in extra],
-            duplicates,
+            duplicates or 0,
         )
+        for note in notes or ():
+            reason += "; " + note
         return self.result(value, reason, details)
 
     def _nothing_called(self, details: dict[str, Any]) -> Score:
@@ -326,24 +346,9 @@ class ToolCallF1(FieldScoring):
         found = set(paired.values())
         missing = [at for at in range(len(reference)) if at not in found]
         extra = [at for at in range(len(predicted)) if at not in paired]
-        precision = _ratio(len(matched), len(predicted))
-        recall = _ratio(len(matched), len(reference))
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        value = round(f1, 4)
-        details = {
-            "multiset": True,
-            "precision": precision,
-            "recall": recall,
-            "matched": matched,
-            "missing": missing,
-            "extra": extra,
-        }
-        if not predicted and not reference:
-            return self._nothing_called(details)
-        missing_calls = [reference[at] for at in missing]
-        extra_calls = [predicted[at] for at in extra]
-        reason = self._reason(value, precision, recall, missing_calls, extra_calls, 0)
-        return self.result(value, reason, details)
+        return self._counted(
+            predicted, reference, (matched, missing, extra), None, {"multiset": True}
+        )
 
     def _score_matching(
         self, predicted: list[ToolCall], reference: list[ToolCall], matching: CallMatcher
@@ -361,39 +366,18 @@ class ToolCallF1(FieldScoring):
         made_paired = set(pairs.values())
         extra = [index for index in made if index not in made_paired]
         missing = [index for index in wanted if index not in pairs]
-        tp, fp, fn = len(matched), len(extra), len(missing)
-        precision = _ratio(tp, tp + fp)
-        recall = _ratio(tp, tp + fn)
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        value = round(f1, 4)
         duplicates = (len(predicted) - len(made)) + (len(reference) - len(wanted))
         near_misses = _near_misses(predicted, reference, (extra, missing), matching)
-        details = {
-            "precision": precision,
-            "recall": recall,
-            "matched": matched,
-            "missing": missing,
-            "extra": extra,
-            "duplicates": duplicates,
-            "near_misses": near_misses,
-        }
-        if not matched and not missing and not extra:
-            return self._nothing_called(details)
-        reason = self._reason(
-            value,
-            precision,
-            recall,
-            [reference[position] for position in missing],
-            [predicted[position] for position in extra],
-            duplicates,
+        notes = [
+            f"{predicted[miss['predicted']].pretty()} is not "
+            f"{reference[miss['reference']].pretty()}: "
+            + _failed_rules(miss["arguments"], miss.get("extra_arguments", []))
+            for miss in near_misses[:3]
+        ]
+        more = {"near_misses": near_misses}
+        return self._counted(
+            predicted, reference, (matched, missing, extra), duplicates, more, notes
         )
-        for miss in near_misses[:3]:
-            failed = _failed_rules(miss["arguments"], miss.get("extra_arguments", []))
-            reason += (
-                f"; {predicted[miss['predicted']].pretty()} is not "
-                f"{reference[miss['reference']].pretty()}: {failed}"
-            )
-        return self.result(value, reason, details)
 
     @staticmethod
     def _reason(
