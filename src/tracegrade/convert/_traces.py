@@ -55,6 +55,27 @@ class ModelStep:
     agent: bool = False
     fallback: bool = False
 
+    @classmethod
+    def built(
+        cls,
+        span: Span,
+        inputs: Builder | None,
+        outputs: Builder | None,
+        extra: Mapping[str, Any],
+        *,
+        agent: bool = False,
+    ) -> ModelStep:
+        """The step of what ``inputs`` and ``outputs`` read (``None``: not captured), their
+        system prompts together, with ``extra`` less its empty values."""
+        return cls(
+            span=span,
+            system=(inputs.system if inputs else []) + (outputs.system if outputs else []),
+            inputs=inputs.messages if inputs else None,
+            outputs=outputs.messages if outputs else None,
+            extra=without(extra),
+            agent=agent,
+        )
+
 
 @dataclass
 class ToolStep:

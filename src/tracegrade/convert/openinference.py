@@ -226,13 +226,7 @@ def _model_step(span: Span, kind: str, options: Options) -> ModelStep | None:
         return _value_step(span, kind, options)
     attributes = {key: value for key, value in span.attributes.items() if not _restated(key)}
     extra = {"attributes": attributes, "events": [event.plain() for event in span.events]}
-    return ModelStep(
-        span=span,
-        system=(inputs.system if inputs else []) + (outputs.system if outputs else []),
-        inputs=inputs.messages if inputs else None,
-        outputs=outputs.messages if outputs else None,
-        extra=without(extra),
-    )
+    return ModelStep.built(span, inputs, outputs, extra)
 
 
 # --- input.value and output.value --------------------------------------------------------

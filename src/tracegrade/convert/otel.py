@@ -405,14 +405,8 @@ def _legacy_step(span: Span, options: Options) -> ModelStep | None:
         if not any(key == name or key.startswith(name + ".") for name in (PROMPT, COMPLETION))
     }
     extra = {"attributes": attributes, "events": _plain(span, used)}
-    return ModelStep(
-        span=span,
-        system=(inputs.system if inputs else []) + (outputs.system if outputs else []),
-        inputs=inputs.messages if inputs else None,
-        outputs=outputs.messages if outputs else None,
-        extra=without(extra),
-        agent=span.attributes.get(OPERATION) in _AGENT_OPERATIONS,
-    )
+    agent = span.attributes.get(OPERATION) in _AGENT_OPERATIONS
+    return ModelStep.built(span, inputs, outputs, extra, agent=agent)
 
 
 def _traceloop_arguments(raw: Any) -> Any:

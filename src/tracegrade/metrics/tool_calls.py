@@ -30,7 +30,7 @@ from .matching import (
     same_call_indices,
 )
 from .strings import ExactMatch
-from .turns import has_turn_references, score_by_turn
+from .turns import checked_or_by_turn, has_turn_references, score_by_turn
 
 
 def _ratio(numerator: int, denominator: int) -> float:
@@ -264,12 +264,9 @@ class ToolCallF1(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        try:
-            self.check(sample)
-        except MissingFieldError:
-            if not has_turn_references(sample):
-                raise
-            return score_by_turn(self, sample)
+        by_turn = checked_or_by_turn(self, sample)
+        if by_turn is not None:
+            return by_turn
         predicted, reference = _conversation(sample)
         if self.multiset:
             return self._score_multiset(predicted, reference)
@@ -490,12 +487,9 @@ class ToolCallAccuracy(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        try:
-            self.check(sample)
-        except MissingFieldError:
-            if not has_turn_references(sample):
-                raise
-            return score_by_turn(self, sample)
+        by_turn = checked_or_by_turn(self, sample)
+        if by_turn is not None:
+            return by_turn
         predicted, reference = _conversation(sample)
         details: dict[str, Any] = {"strict_order": self.strict_order}
         if not predicted and not reference:
@@ -551,12 +545,7 @@ class ToolCallAccuracy(FieldScoring):
                     + _name_differences(predicted_names, reference_names, details),
                     details,
                 )
-            if self.matching is not None:
-                pairs = self._pair_by_name_matching(predicted, reference, self.matching)
-            else:
-                pairs = self._pair_by_name(predicted, reference)
-        if self.matching is not None:
-            return self._score_pairs_matching(predicted, reference, pairs, details, self.matching)
+            pairs = self._pair_by_name(predicted, reference)
         return self._score_pairs(predicted, reference, pairs, details)
 
     def _irrelevant(self, predicted: list[ToolCall], details: dict[str, Any]) -> Score:
@@ -586,11 +575,7 @@ class ToolCallAccuracy(FieldScoring):
         pairs: list[tuple[int, int]] = []
         for group in groups:
             start, end = group[0], group[-1] + 1
-            made_here, wanted_here = predicted[start:end], reference[start:end]
-            if self.matching is not None:
-                found = self._pair_by_name_matching(made_here, wanted_here, self.matching)
-            else:
-                found = self._pair_by_name(made_here, wanted_here)
+            found = self._pair_by_name(predicted[start:end], reference[start:end])
             pairs += [(start + made, start + wanted) for made, wanted in found]
         return pairs
 
@@ -604,13 +589,13 @@ class ToolCallAccuracy(FieldScoring):
         for index, call in enumerate(reference):
             by_name[call.name][1].append(index)
         pairs: list[tuple[int, int]] = []
-        compare = self._argument_comparison()
+        compare = self._pair_scorer()
         for predicted_indices, reference_indices in by_name.values():
             if len(predicted_indices) == 1:
                 pairs.append((predicted_indices[0], reference_indices[0]))
                 continue
             matrix = [
-                [compare(predicted[p].args, reference[r].args)[0] for r in reference_indices]
+                [compare(predicted[p], reference[r])[0] for r in reference_indices]
                 for p in predicted_indices
             ]
             for row, column in best_pairing(matrix):
@@ -625,7 +610,7 @@ class ToolCallAccuracy(FieldScoring):
         pairs: list[tuple[int, int]],
         details: dict[str, Any],
     ) -> Score:
-        compare = self._argument_comparison()
+        compare = self._pair_scorer()
         matched = []
         total = 0.0
         flawed: list[tuple[str, list[dict[str, Any]]]] = []
@@ -633,7 +618,7 @@ class ToolCallAccuracy(FieldScoring):
         for predicted_index, reference_index in pairs:
             name = reference[reference_index].name
             score, arguments, extra = compare(
-                predicted[predicted_index].args, reference[reference_index].args
+                predicted[predicted_index], reference[reference_index]
             )
             total += score
             entry: dict[str, Any] = {
@@ -653,60 +638,13 @@ class ToolCallAccuracy(FieldScoring):
         details["matched"] = matched
         return self.result(value, self._reason(value, len(pairs), flawed, extra_keys), details)
 
-    @staticmethod
-    def _pair_by_name_matching(
-        predicted: list[ToolCall], reference: list[ToolCall], matching: CallMatcher
-    ) -> list[tuple[int, int]]:
-        """Pair same-name calls so that the total ``matching.score`` is largest."""
-        by_name: dict[str, tuple[list[int], list[int]]] = {}
-        for index, call in enumerate(predicted):
-            by_name.setdefault(call.name, ([], []))[0].append(index)
-        for index, call in enumerate(reference):
-            by_name[call.name][1].append(index)
-        pairs: list[tuple[int, int]] = []
-        for predicted_indices, reference_indices in by_name.values():
-            matrix = [
-                [matching.score(predicted[p], reference[r])[0] for r in reference_indices]
-                for p in predicted_indices
-            ]
-            for row, column in best_pairing(matrix):
-                pairs.append((predicted_indices[row], reference_indices[column]))
-        pairs.sort(key=lambda pair: pair[1])
-        return pairs
-
-    def _score_pairs_matching(
-        self,
-        predicted: list[ToolCall],
-        reference: list[ToolCall],
-        pairs: list[tuple[int, int]],
-        details: dict[str, Any],
-        matching: CallMatcher,
-    ) -> Score:
-        """The mean ``matching.score`` of the aligned pairs, each with its verdicts."""
-        matched = []
-        total = 0.0
-        flawed: list[tuple[str, list[dict[str, Any]]]] = []
-        extra_keys: set[str] = set()
-        for predicted_index, reference_index in pairs:
-            wanted = reference[reference_index]
-            score, arguments, extra = matching.score(predicted[predicted_index], wanted)
-            total += score
-            entry: dict[str, Any] = {
-                "predicted": predicted_index,
-                "reference": reference_index,
-                "name": wanted.name,
-                "score": score,
-                "arguments": arguments,
-            }
-            if extra:
-                entry["extra_arguments"] = extra
-                extra_keys.update(extra)
-            matched.append(entry)
-            if score < 1.0:
-                flawed.append((wanted.name, arguments))
-        value = total / len(reference)
-        details["matched"] = matched
-        return self.result(value, self._reason(value, len(pairs), flawed, extra_keys), details)
+    def _pair_scorer(self) -> Callable[[ToolCall, ToolCall], ArgumentScore]:
+        """What scores one aligned pair of calls: ``matching.score`` when the metric has a
+        matcher, else its argument comparison of the two calls' arguments."""
+        if self.matching is not None:
+            return self.matching.score
+        compare = self._argument_comparison()
+        return lambda made, wanted: compare(made.args, wanted.args)
 
     def _argument_comparison(
         self,

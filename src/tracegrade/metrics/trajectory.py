@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, get_args
 
-from ..errors import MissingFieldError
 from ..model.messages import ToolCall
 from ..model.results import Score
 from ..model.samples import MultiTurnSample, Sample
@@ -23,7 +22,7 @@ from .alignment import (
 )
 from .base import FieldScoring
 from .matching import EXACT_CALLS, CallMatcher, checked_matcher, describe_calls
-from .turns import has_turn_references, score_by_turn
+from .turns import checked_or_by_turn
 
 TrajectoryMode = Literal["strict", "unordered", "subset", "superset", "in_order"]
 MODES: tuple[str, ...] = get_args(TrajectoryMode)
@@ -89,12 +88,9 @@ class TrajectoryMatch(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
-        try:
-            self.check(sample)
-        except MissingFieldError:
-            if not has_turn_references(sample):
-                raise
-            return score_by_turn(self, sample)
+        by_turn = checked_or_by_turn(self, sample)
+        if by_turn is not None:
+            return by_turn
         assert isinstance(sample, MultiTurnSample) and sample.reference_tool_calls is not None
         groups = sample.predicted_tool_call_groups()
         predicted = [call for group in groups for call in group]

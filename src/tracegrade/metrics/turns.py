@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import MissingFieldError
 from ..model.samples import MultiTurnSample
 
 if TYPE_CHECKING:
@@ -52,3 +53,16 @@ def score_by_turn(metric: Metric, sample: Sample) -> Score:
         f"({values[worst]:.4g}): {scores[worst].reason}"
     )
     return metric.result(mean, reason, details)
+
+
+def checked_or_by_turn(metric: Metric, sample: Sample) -> Score | None:
+    """``None`` once ``metric.check(sample)`` passes; when it fails only because the
+    sample gives its reference calls per turn, the sample's score turn by turn. Any
+    other missing field raises as ``check`` does."""
+    try:
+        metric.check(sample)
+    except MissingFieldError:
+        if not has_turn_references(sample):
+            raise
+        return score_by_turn(metric, sample)
+    return None
