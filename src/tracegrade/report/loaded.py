@@ -1,0 +1,83 @@
+"""A finished run read back from its results file (``tracegrade evaluate --out``): its
+rows in input order and the run record beside it, for reports and comparisons."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._json import loads
+from ..errors import FileReadError, InputError, os_problem
+from ..io.files import check_input
+from ..io.store import run_record_path
+from ..model.results import SampleResult
+
+
+class ResultsReadError(InputError):
+    """A results file holds something that is not a result row (names file and line)."""
+
+
+@dataclass
+class LoadedRun:
+    """A results file's rows (in input order) and its run record (``{}`` without one)."""
+
+    path: Path
+    rows: list[SampleResult]
+    record: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def metric_names(self) -> list[str]:
+        """Every metric the rows name, sorted (the run record's order is its own)."""
+        names: set[str] = set()
+        for row in self.rows:
+            names.update(row.scores)
+            names.update(row.errors)
+        return sorted(names)
+
+
+def load_run(path: str | os.PathLike[str]) -> LoadedRun:
+    """Read a results file and its run record. A missing or unreadable file is a
+    FileReadError; a line that is not a result row, or a second row of one record, is a
+    ResultsReadError naming the file and the line. A damaged run record is left aside
+    (the rows are what counts), as is a last line cut short by a killed run."""
+    results = Path(path)
+    check_input(results, "results")
+    rows: dict[int, SampleResult] = {}
+    try:
+        with open(results, "rb") as handle:
+            lines = handle.read().split(b"\n")
+    except OSError as error:
+        raise FileReadError(
+            f"cannot read {results}: {os_problem(error)}", results, error.errno
+        ) from error
+    last = len(lines)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = SampleResult.from_dict(loads(line))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            if number == last:  # no newline after it: cut short by a killed writer
+                continue
+            raise ResultsReadError(
+                f"{results}, line {number}: not a result row of 'tracegrade evaluate --out' "
+                f"({type(error).__name__}: {error})"
+            ) from None
+        if row.index in rows:
+            raise ResultsReadError(
+                f"{results}, line {number}: a second row of record {row.index}; a results "
+                "file holds one row per record"
+            )
+        rows[row.index] = row
+    return LoadedRun(results, [rows[index] for index in sorted(rows)], _record(results))
+
+
+def _record(results: Path) -> Mapping[str, Any]:
+    try:
+        record = loads(run_record_path(results).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
