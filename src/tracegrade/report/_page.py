@@ -57,7 +57,7 @@ def environment() -> jinja2.Environment:
 @cache
 def asset(name: str) -> str:
     """One of the page's own scripts or style sheets, as text."""
-    text = files("tracegrade.report").joinpath("assets", name).read_text(encoding="utf-8")
+    text = files("tracegrade.report").joinpath("assets").joinpath(name).read_text(encoding="utf-8")
     if "</" in text:  # would end the <script> or <style> element early
         raise ValueError(f"report asset {name} holds '</', which cannot be inlined")
     return text
