@@ -8,7 +8,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._json import loads
 from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError, os_problem
@@ -32,6 +32,9 @@ from ..run.session import (
 )
 from .config import ProjectConfig, find_config, load_config
 from .signals import sigterm_as_interrupt
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK = 0
 EXIT_GATE = 1
@@ -67,6 +70,7 @@ class Settings:
     """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
     out: Path | None = None
     parquet: Path | None = None
+    html: Path | None = None
     resume: bool = False
     progress: ProgressMode = "auto"
     samples: bool | None = None
@@ -122,6 +126,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         workers=arguments.workers,
         out=Path(arguments.out) if arguments.out else chosen.out,
         parquet=Path(arguments.parquet) if arguments.parquet else None,
+        html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
         progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
         samples=arguments.samples,
@@ -153,8 +158,11 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
 
 
 def keep_rows(settings: Settings) -> KeepRows:
-    """The rows the report needs: every one with ``--samples``, none with
-    ``--no-samples``, else enough to tell whether the per-sample table is shown."""
+    """The rows the report needs: every one with ``--samples``, or with ``--html`` and no
+    ``--out`` to draw the report from; none with ``--no-samples``, else enough to tell
+    whether the per-sample table is shown."""
+    if settings.html is not None and settings.out is None:
+        return True
     if settings.samples is None:
         return SAMPLE_TABLE_LIMIT + 1
     return settings.samples
@@ -186,6 +194,12 @@ def _check_outputs(settings: Settings) -> None:
         )
     except (ValueError, ImportError) as error:
         raise UsageError(str(error)) from None
+    if settings.html is not None:
+        taken = [("the input", settings.data), ("--out", settings.out)]
+        taken.append(("--parquet", settings.parquet))
+        for label, path in taken:
+            if path is not None and Path(path).resolve() == settings.html.resolve():
+                raise UsageError(f"--html {settings.html} is {label}: choose another file")
 
 
 def _from_config(
@@ -420,6 +434,27 @@ def _stopped(settings: Settings, *, terminated: bool) -> int:
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
 
 
+def write_html(settings: Settings, result: EvaluationResult, errors: Console) -> bool:
+    """Write the run's HTML report (``--html``): from the results file when there is
+    one, else from the rows kept. False, said on ``errors``, when it cannot be."""
+    from ..report.reports import report_results_file
+
+    assert settings.html is not None
+    try:
+        if settings.out is not None:
+            notes = report_results_file(settings.out, settings.html)
+        else:
+            result.to_html(settings.html, data=settings.data, source=settings.source)
+            notes = []
+    except (TracegradeError, OSError, ValueError) as error:
+        errors.print(f"tracegrade: cannot write the report: {error}", markup=False)
+        return False
+    for note in notes:
+        errors.print(f"tracegrade: note: {note}", markup=False)
+    errors.print(f"report written to {settings.html}", markup=False)
+    return True
+
+
 def _report(settings: Settings, result: EvaluationResult) -> int:
     from rich.console import Console
 
@@ -437,6 +472,8 @@ def _report(settings: Settings, result: EvaluationResult) -> int:
     for failure in gates:
         errors.print(f"tracegrade: gate failed: {failure}", markup=False)
     counts = summary.counts
+    if settings.html is not None and not write_html(settings, result, errors):
+        return EXIT_INPUT
     if counts.rejected:
         return EXIT_INPUT
     if gates:

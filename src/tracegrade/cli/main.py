@@ -42,6 +42,7 @@ from .evaluate import (
     resolve,
     run,
 )
+from .report import add_report_command, run_report
 
 
 def _workers(text: str) -> int | None:
@@ -84,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_evaluate(commands)
     commands.add_parser("metrics", help="list the metrics and their options")
     _add_convert(commands)
+    add_report_command(commands)
     add_cache_command(commands)
     return parser
 
@@ -143,6 +145,12 @@ def _add_evaluate(commands: Any) -> None:
         "was down, say); everything else is kept",
     )
     run.add_argument("--parquet", metavar="RESULTS.parquet", help="also write the rows as Parquet")
+    run.add_argument(
+        "--html",
+        metavar="REPORT.html",
+        help="also write the run's HTML report (one self-contained file; from the --out file "
+        "when given, else from every row kept in memory)",
+    )
     run.add_argument(
         "--progress",
         choices=PROGRESS_MODES,
@@ -349,6 +357,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     if arguments.command == "convert":
         return _convert(arguments)
+    if arguments.command == "report":
+        return run_report(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":

@@ -361,19 +361,27 @@ class ResultsFile:
             f"cannot write results to {self.path}: {os_problem(error)}", self.path, error.errno
         )
 
-    def record_totals(self, usage: Usage | None, left_out: Mapping[str, int] | None) -> None:
+    def record_totals(
+        self,
+        usage: Usage | None,
+        left_out: Mapping[str, int] | None,
+        facts: Mapping[str, Any] | None = None,
+    ) -> None:
         """Write what the judge cost for the rows in the file (``usage``, every request
-        counted) and what the input's converters left out (``left_out``, reason → count)
-        into the run record, as ``judge_usage`` and ``left_out``; nothing without a
-        record or either. Resuming reads the rows, not these: they are for people and
-        scripts."""
-        if self._run is None or (usage is None and not left_out):
+        counted), what the input's converters left out (``left_out``, reason → count) and
+        ``facts`` about the run (when it ran, by which version, its pass marks) into the
+        run record, as ``judge_usage``, ``left_out`` and the keys of ``facts``; nothing
+        without a record. Resuming reads the rows, not these: they are for people,
+        reports and scripts."""
+        if self._run is None or (usage is None and not left_out and not facts):
             return
         content = self._run.to_dict()
         if usage is not None:
             content["judge_usage"] = usage.to_dict()
         if left_out:
             content["left_out"] = dict(left_out)
+        for key, value in (facts or {}).items():
+            content.setdefault(key, value)
         _write_atomically(run_record_path(self.path), dumps(content))
 
     def close(self) -> None:

@@ -402,6 +402,10 @@ class EvaluationResult:
         self.all_rows = all_rows  # whether rows holds every record's row (see keep_rows)
         self.left_out: dict[str, int] = {}
         """What the converters of a framework's file left out of it, reason → count."""
+        self.run_facts: dict[str, Any] = {}
+        """What the run was, as its run record says it (input, source, metric
+        descriptions, judge, tracegrade version, when it started, how long it took, pass
+        marks), for reports."""
         self._accumulator = accumulator
         self.metric_names = accumulator.metric_names
         self.judged_names = [m.name for m in metrics if isinstance(m, JudgedMetric)]
@@ -452,6 +456,29 @@ class EvaluationResult:
             for name, mean in self.means().items()
         }
         return repr(shown)
+
+    def to_html(
+        self,
+        path: str | PathLike[str],
+        *,
+        data: Any = None,
+        source: str | None = None,
+        title: str | None = None,
+    ) -> None:
+        """Write the run's HTML report to ``path``: one self-contained file with the
+        overview, every sample in a table, and each sample's conversation and tool calls
+        (read again from the input file of the run, or from ``data``, the same dataset,
+        samples or file with its ``source``, when the run's records were in memory). The
+        result must hold every row (not ``keep_rows=False`` or ``N``)."""
+        from ..report.reports import result_to_html  # the report layer draws a result
+
+        result_to_html(self, path, data=data, source=source, title=title)
+
+    def _repr_html_(self) -> str:
+        """A compact summary table, as a notebook shows the result."""
+        from ..report.reports import summary_html
+
+        return summary_html(self)
 
     def to_records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per record (see :meth:`SampleResult.to_dict`)."""

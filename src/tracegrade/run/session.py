@@ -32,16 +32,20 @@ from __future__ import annotations
 import heapq
 import json
 import os
+import time
 import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, closing, nullcontext
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from enum import Enum
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from .. import __version__
 from .._gc import kept_aside
+from .._urls import masked_urls_in
 from ..convert import SOURCES
 from ..errors import TracegradeError, os_problem
 from ..io.files import check_input, is_stream, once_read_name, read_once
@@ -391,6 +395,7 @@ class _Outputs:
         self.done = IndexSet()
         self.in_order = True
         self._last_index = -1
+        self._started = (datetime.now(timezone.utc), time.monotonic())
 
     def open(self, record: RunRecord | None) -> None:
         """Open the outputs; a resumed run's rows so far are counted and :attr:`done`
@@ -491,9 +496,24 @@ class _Outputs:
             try:
                 left_out = self.run.left_out
                 counts = left_out.counts if left_out else None
-                self.results.record_totals(self.summary.usage, counts)
+                self.results.record_totals(self.summary.usage, counts, self.facts())
             finally:
                 self.results.close()
+
+    def facts(self) -> dict[str, Any]:
+        """What the run record tells people and reports of this run: the tracegrade
+        version, when the run (or its last resumption) started and how long it took, and
+        each metric's pass mark (its own threshold, or the run's; none: full marks)."""
+        started, clock = self._started
+        facts: dict[str, Any] = {
+            "tracegrade_version": __version__,
+            "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "duration_seconds": round(time.monotonic() - clock, 3),
+        }
+        marks = {name: mark for name, mark in self.summary.thresholds.items() if mark is not None}
+        if marks:
+            facts["thresholds"] = marks
+        return facts
 
     def close(self, *, complete: bool) -> None:
         """Close the outputs; an incomplete run drops its Parquet file, leaving any
@@ -523,7 +543,24 @@ class _Outputs:
         result = EvaluationResult.from_totals(rows, totals, run.metrics, all_rows=all_rows)
         if run.left_out:
             result.left_out = dict(run.left_out.counts)
+        result.run_facts = self.run_facts()
         return result
+
+    def run_facts(self) -> dict[str, Any]:
+        """The run as its run record describes it, with :meth:`facts` and what the judge
+        cost; ``input`` only for a file that can be read again."""
+        run = self.run
+        described: dict[str, Any] = {
+            "source": run.source or NATIVE_SOURCE,
+            "metrics": [describe_metric(metric) for metric in run.metrics],
+            "judge": masked_urls_in(judge) if (judge := describe_judge(run.metrics)) else None,
+        }
+        if isinstance(run.data, (str, PathLike)) and not read_once(run.data):
+            described["input"] = str(Path(run.data).resolve())
+        usage = self.summary.usage
+        if usage is not None:
+            described["judge_usage"] = usage.to_dict()
+        return {**described, **self.facts()}
 
 
 class _Stopped(Exception):

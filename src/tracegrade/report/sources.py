@@ -1,0 +1,105 @@
+"""Where a report's pieces come from: the facts of a run as its run record (or its
+result) gives them, and the run's input records, read again for the transcripts when
+they are still what was scored."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import RecordError
+from ..io.files import read_once
+from ..io.store import RunRecord
+from ..model.results import Usage
+from ..model.samples import Sample
+from ..run.runner import NATIVE_SOURCE, Data, read_records
+from .html import RunFacts
+
+Inputs = Iterator[Sample | RecordError | None]
+
+
+def facts_of_record(record: Mapping[str, Any], title: str) -> RunFacts:
+    """The overview's facts from a run record (keys it lacks are left unknown)."""
+    usage = record.get("judge_usage")
+    metrics = record.get("metrics")
+    return RunFacts(
+        title=title,
+        data=_text(record.get("input")),
+        source=_text(record.get("source")),
+        metrics=[str(metric) for metric in metrics] if isinstance(metrics, list) else (),
+        judge=_text(record.get("judge")),
+        judge_usage=Usage(**usage) if isinstance(usage, dict) else None,
+        started=_text(record.get("started")),
+        duration_seconds=_number(record.get("duration_seconds")),
+        version=_text(record.get("tracegrade_version")),
+        left_out=dict(record.get("left_out") or {}),
+    )
+
+
+def thresholds_of_record(record: Mapping[str, Any]) -> dict[str, float | None]:
+    """The pass marks the run was given (metrics with their own are in their rows)."""
+    found = record.get("thresholds")
+    if not isinstance(found, dict):
+        return {}
+    return {str(name): _number(value) for name, value in found.items()}
+
+
+def ordered_names(names: Sequence[str], described: Sequence[str]) -> list[str]:
+    """``names`` in the run's order (a description starts with the metric's name),
+    then any the descriptions do not name, sorted."""
+    first = [text.split(":", 1)[0] for text in described]
+    ordered = [name for name in dict.fromkeys(first) if name in names]
+    return ordered + sorted(set(names) - set(ordered))
+
+
+def recorded_inputs(record: Mapping[str, Any]) -> tuple[Inputs | None, str | None]:
+    """The input records of the run, read again from the file its record names, with
+    ``None`` and a note saying why not when that file is gone or has changed."""
+    path = record.get("input")
+    if not isinstance(path, str):
+        return None, "The run's input is not known (no run record), so conversations are not shown."
+    source = record.get("source", NATIVE_SOURCE)
+    try:
+        now = RunRecord.describe(path, str(source), [], None)
+    except (OSError, ValueError) as error:
+        return None, (
+            f"The run's input {path} cannot be read ({error}), so conversations are not shown."
+        )
+    if (now.input_bytes, now.input_fingerprint) != (
+        record.get("input_bytes"),
+        record.get("input_fingerprint"),
+    ):
+        return None, (
+            f"The run's input {path} has changed since the run, so conversations are not "
+            "shown (give --data to show them from another file)."
+        )
+    return read_records(path, source=str(source)), None
+
+
+def given_inputs(data: Data, source: str | None) -> Inputs:
+    """The input records of ``data`` (a file, a dataset or samples), read again."""
+    if isinstance(data, (str, os.PathLike)) and read_once(data):
+        raise ValueError(
+            f"{os.fspath(data)} can be read only once, so the report cannot read its "
+            "records again: save it to a file"
+        )
+    return read_records(data, source=source)
+
+
+def readable_file(data: object) -> str | None:
+    """``data`` as a path the report can read again, if it is one."""
+    if isinstance(data, (str, os.PathLike)) and not read_once(data) and Path(data).is_file():
+        return os.fspath(Path(data).resolve())
+    return None
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
