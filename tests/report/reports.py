@@ -33,6 +33,16 @@ def island(html: str) -> Any:
     return json.loads(found.group(1))
 
 
+def views(html: str) -> list[Any]:
+    """What each sample's view shows (``{"x": view, "d": details}``), from the view
+    islands in order."""
+    chunks = re.findall(
+        r'<script type="application/json" data-chunk="(\d+)">(.*?)</script>', html, re.S
+    )
+    assert [int(number) for number, _ in chunks] == list(range(len(chunks)))
+    return [item for _, text in chunks for item in json.loads(text)]
+
+
 def csp(html: str) -> str:
     found = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html)
     assert found is not None, "the report has no Content-Security-Policy"

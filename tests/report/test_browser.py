@@ -17,7 +17,7 @@ import pytest
 from tracegrade.cli import main
 
 from .payloads import PAYLOADS, hostile_records
-from .reports import EXAMPLES, METRICS, evaluate, write_jsonl
+from .reports import EXAMPLES, METRICS, evaluate, views, write_jsonl
 
 READY = "html[data-ready='1']"
 
@@ -246,19 +246,24 @@ def test_the_page_reaches_no_network(
 
 def test_a_large_report_pages_its_table(watched: Watched, tmp_path: Path) -> None:
     records = [json.loads(line) for line in EXAMPLES.read_text().splitlines()]
-    many = [{**records[n % len(records)], "id": f"s{n}"} for n in range(120)]
+    many = [{**records[n % len(records)], "id": f"s{n}"} for n in range(430)]
     data = write_jsonl(tmp_path / "many.jsonl", many)
     out, html = tmp_path / "results.jsonl", tmp_path / "report.html"
     assert evaluate(data, out) == 0
     assert main(["report", str(out), "--html", str(html)]) == 0
+    assert len(views(html.read_text(encoding="utf-8"))) == len(many)  # in three islands
     page = watched.open(html)
     counts = [page.locator("#table tbody tr").count()]
-    for _ in range(2):
+    for _ in range(8):
         page.click("#next-page")
         counts.append(page.locator("#table tbody tr").count())
-    assert counts == [50, 50, 20]
-    assert page.inner_text("#page") == "page 3 of 3"
+    assert counts == [50] * 8 + [30]
+    assert page.inner_text("#page") == "page 9 of 9"
     assert page.is_disabled("#next-page")
     page.click("#table tbody tr")
     page.wait_for_selector("#sample:not([hidden])")
-    assert page.inner_text("#sample h2 .mono") == "s100"
+    assert shown_sample(page) == "s400"
+    # its conversation comes from the third view island, read when it was opened
+    expected = many[400]["user_input"]
+    assert page.locator("#sample .chat .msg").count() == len(expected)
+    assert page.evaluate("document.querySelectorAll('script[data-chunk]').length") == 3

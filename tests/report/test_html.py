@@ -16,7 +16,7 @@ from tracegrade.io.store import run_record_path
 from tracegrade.report._page import island_bytes, island_json
 
 from .payloads import PAYLOADS, hostile_records
-from .reports import EXAMPLES, METRICS, csp, inline_scripts, island, write_jsonl
+from .reports import EXAMPLES, METRICS, csp, inline_scripts, island, views, write_jsonl
 from .reports import evaluate as cli_evaluate
 
 
@@ -46,12 +46,14 @@ def test_untrusted_text_reaches_the_page_only_escaped(hostile_report: tuple[Path
     assert "window.__pwned" in html  # the payloads are there, as text
     # the island carries every text whole: nothing was dropped or mangled
     rows = island(html)["rows"]
+    shown = views(html)
+    assert len(shown) == len(rows)
     ids = [row["id"] for row in rows]
     assert ids[:-2] == [f"{payload}#{n}" for n, payload in enumerate(PAYLOADS)]
-    for payload, row in zip(PAYLOADS, rows, strict=False):
-        messages = row["x"]["messages"]
+    for payload, view in zip(PAYLOADS, shown, strict=False):
+        messages = view["x"]["messages"]
         assert [message[1] for message in messages[:3]] == [payload] * 3
-        assert row["x"]["calls"][0][1] == {payload: payload, "n": PAYLOADS.index(payload)}
+        assert view["x"]["calls"][0][1] == {payload: payload, "n": PAYLOADS.index(payload)}
     assert rows[-2]["s"] == "failed" and "SingleTurnSample" in rows[-2]["r"][0]
     assert rows[-1]["s"] == "rejected" and PAYLOADS[0] in rows[-1]["rej"]
 
@@ -88,6 +90,7 @@ def test_the_overview_holds_the_runs_numbers(tmp_path: Path) -> None:
     assert "<svg" in text and 'class="bar' in text
     data = island(text)
     assert data["metrics"] == list(METRICS) and data["views"] is True
+    assert all(view["x"]["messages"] and view["d"] for view in views(text))
     assert [row["id"] for row in data["rows"]] == [row["id"] for row in rows]
     # a pass follows the metric's own threshold: tool_correctness passes at 0.5
     correctness = METRICS.index("tool_correctness")
@@ -127,10 +130,10 @@ def test_the_report_says_when_the_input_changed(tmp_path: Path) -> None:
     assert main(["report", str(out), "--html", str(html)]) == 0
     text = html.read_text(encoding="utf-8")
     assert "has changed since the run" in text
-    assert "x" not in island(text)["rows"][0]
+    assert "x" not in views(text)[0] and island(text)["views"] is False
     # --data shows them from the file given
     assert main(["report", str(out), "--html", str(html), "--data", str(EXAMPLES)]) == 0
-    assert island(html.read_text(encoding="utf-8"))["rows"][0]["x"]["messages"]
+    assert views(html.read_text(encoding="utf-8"))[0]["x"]["messages"]
 
 
 def test_report_errors_name_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,8 +160,8 @@ def test_evaluate_writes_the_report_without_a_results_file(tmp_path: Path) -> No
     flags = [flag for name in METRICS for flag in ("-m", name)]
     code = main(["evaluate", str(EXAMPLES), *flags, "--html", str(html), "--no-config"])
     assert code == 0
-    data = island(html.read_text(encoding="utf-8"))
-    assert len(data["rows"]) == 8 and all("x" in row for row in data["rows"])
+    text = html.read_text(encoding="utf-8")
+    assert len(island(text)["rows"]) == 8 and all("x" in view for view in views(text))
 
 
 def test_a_result_writes_its_report(tmp_path: Path) -> None:
@@ -169,14 +172,16 @@ def test_a_result_writes_its_report(tmp_path: Path) -> None:
     in_memory = evaluate(records, metrics, progress=False)
     in_memory.to_html(tmp_path / "bare.html")
     in_memory.to_html(tmp_path / "given.html", data=records, title="given <b>")
-    shown = {
-        name: island((tmp_path / f"{name}.html").read_text(encoding="utf-8"))
+    texts = {
+        name: (tmp_path / f"{name}.html").read_text(encoding="utf-8")
         for name in ("file", "bare", "given")
     }
-    assert all("x" in row for row in shown["file"]["rows"])
-    assert not any("x" in row for row in shown["bare"]["rows"])
-    assert "give data=" in (tmp_path / "bare.html").read_text(encoding="utf-8")
-    assert shown["given"]["rows"] == shown["file"]["rows"]
+    shown = {name: views(text) for name, text in texts.items()}
+    assert all("x" in view for view in shown["file"])
+    assert not any("x" in view for view in shown["bare"])
+    assert "give data=" in texts["bare"]
+    assert shown["given"] == shown["file"]
+    assert island(texts["given"])["rows"] == island(texts["file"])["rows"]
     assert "<title>given &lt;b&gt;</title>" in (tmp_path / "given.html").read_text()
     streamed = evaluate(records, metrics, progress=False, keep_rows=False)
     with pytest.raises(ValueError, match="keep_rows"):

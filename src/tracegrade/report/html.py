@@ -4,10 +4,13 @@ the run was), a table of every sample to sort, filter and search, and a view of 
 sample (its conversation as chat turns, the expected and actual tool calls lined up,
 each metric's value and reason).
 
-The page is built for size: the samples travel as one JSON island that the page's
-script reads once and renders a page of the table, or one sample, at a time; the
-island is written piece by piece, so the rows and transcripts of a large run never sit
-in memory as one document.
+The page is built for size. The table's data (ids, statuses, values, passes, reasons)
+is one compact JSON island that the page reads at once and draws a page of rows at a
+time from. What one sample's view needs (its conversation, calls and metric details)
+sits in islands of :data:`CHUNK` samples each, parsed only when a sample among them is
+opened (or searched), so a report of 100,000 long conversations opens as fast as its
+table and never asks the browser for one string beyond its limits. The islands are
+written piece by piece: the transcripts of a large run never sit in memory at once.
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ from ..run.results import MetricSummary, RowTally, SummaryAccumulator
 from ._page import ISLAND_MARK, island_bytes, page_context, render, write_streamed
 from .charts import Histogram, histogram
 from .views import sample_view
+
+CHUNK = 200
+"""Samples per view island."""
+
+SEARCH_VIEWS_LIMIT = 128 << 20
+"""Up to this many bytes of views, the page's search covers the transcripts too (it
+parses every view island on the first search); beyond, ids and reasons only."""
 
 TOP_REASONS = 5
 """How many of a metric's most frequent failing reasons the overview lists."""
@@ -115,11 +125,11 @@ def write_report(
     target = Path(path)
     partial = target.with_name(f".{target.name}.partial")
     try:
-        with tempfile.TemporaryFile() as island, open(partial, "wb") as out:
-            overview = _write_island(island, rows, names, marks, samples)
-            island.seek(0)
+        with tempfile.TemporaryFile() as views, open(partial, "wb") as out:
+            table, overview = _write_islands(views, rows, names, marks, samples)
+            views.seek(0)
             page = render("report.html.j2", _context(names, marks, overview, facts))
-            write_streamed(out, page, _chunks(island))
+            write_streamed(out, page, _chunks(table, views))
         os.replace(partial, target)
     except OSError as error:
         raise FileWriteError(
@@ -129,8 +139,9 @@ def write_report(
         partial.unlink(missing_ok=True)
 
 
-def _chunks(handle: IO[bytes]) -> Iterator[bytes]:
-    while chunk := handle.read(1 << 20):
+def _chunks(table: bytes, views: IO[bytes]) -> Iterator[bytes]:
+    yield b'<script type="application/json" id="tg-data">' + table + b"</script>\n"
+    while chunk := views.read(1 << 20):
         yield chunk
 
 
@@ -143,56 +154,83 @@ class _Overview:
     with_views: bool
 
 
-def _write_island(
-    island: IO[bytes],
+def _write_islands(
+    views: IO[bytes],
     rows: Iterable[SampleResult],
     names: list[str],
     marks: Mapping[str, float | None],
     samples: Iterable[Sample | RecordError | None] | None,
-) -> _Overview:
-    """Stream the rows into ``island`` as JSON and count what the overview shows."""
+) -> tuple[bytes, _Overview]:
+    """The table's island (returned), the view islands (written to ``views``, wrapped
+    in their elements), and what the overview counts, in one pass over the rows."""
     accumulator = SummaryAccumulator(names, {k: v for k, v in marks.items() if v is not None})
     tally = RowTally(marks)
     values: dict[str, list[float]] = {name: [] for name in names}
     failures = _FailureKinds({name: Counter() for name in names}, {n: Counter() for n in names})
     inputs = enumerate(samples) if samples is not None else None
-    island.write(
+    table = [
         b'{"metrics":' + island_bytes(names)
         + b',"thresholds":' + island_bytes([marks[name] for name in names])
-        + b',"views":' + (b"true" if samples is not None else b"false")
+        + b',"chunk":' + str(CHUNK).encode()
         + b',"rows":['
-    )  # fmt: skip
-    first = True
-    for row in rows:
+    ]  # fmt: skip
+    chunk: list[bytes] = []
+    view_bytes = 0
+    for position, row in enumerate(rows):
         accumulator.add(row)
         sample = _sample_at(inputs, row.index) if inputs is not None else None
         view = sample_view(sample) if sample is not None else None
-        passes: list[int | None] = []
-        failing = []
-        for name in names:
-            score = row.scores.get(name)
-            if score is None:
-                passes.append(None)
-                if name in row.errors:
-                    failing.append(name)
-                continue
-            values[name].append(score.value)
-            passed = tally.passes(name, score)
-            passes.append(int(passed))
-            if not passed:
-                failing.append(name)
+        passes, failing = _passes(row, names, tally, values)
         failures.add(row, failing, view)
-        island.write((b"" if first else b",") + island_bytes(_row_data(row, names, passes, view)))
-        first = False
-    island.write(b"]}")
+        table.append((b"," if position else b"") + island_bytes(_row_data(row, names, passes)))
+        chunk.append(island_bytes(_view_data(row, names, view)))
+        if len(chunk) == CHUNK:
+            view_bytes += _write_chunk(views, position // CHUNK, chunk)
+            chunk = []
+    if chunk:  # the last rows' island (``position`` is the last row's)
+        view_bytes += _write_chunk(views, position // CHUNK, chunk)
+    views_flag = b"true" if samples is not None else b"false"
+    searchable = b"true" if view_bytes <= SEARCH_VIEWS_LIMIT else b"false"
+    table.append(b'],"views":' + views_flag + b',"searchViews":' + searchable + b"}")
     counts = accumulator.counts
-    return _Overview(
+    overview = _Overview(
         accumulator.summary(),
         (counts.records, counts.scored, counts.failed, counts.rejected),
         {name: histogram(values[name], marks[name]) for name in names},
         failures,
         samples is not None,
     )
+    return b"".join(table), overview
+
+
+def _passes(
+    row: SampleResult, names: Sequence[str], tally: RowTally, values: dict[str, list[float]]
+) -> tuple[list[int | None], list[str]]:
+    """Whether the row passes each metric (``None``: not scored), the metrics it fails
+    (errors included); each score's value is noted in ``values``."""
+    passes: list[int | None] = []
+    failing = []
+    for name in names:
+        score = row.scores.get(name)
+        if score is None:
+            passes.append(None)
+            if name in row.errors:
+                failing.append(name)
+            continue
+        values[name].append(score.value)
+        passed = tally.passes(name, score)
+        passes.append(int(passed))
+        if not passed:
+            failing.append(name)
+    return passes, failing
+
+
+def _write_chunk(views: IO[bytes], number: int, chunk: list[bytes]) -> int:
+    body = b"[" + b",".join(chunk) + b"]"
+    views.write(b'<script type="application/json" data-chunk="%d">' % number)
+    views.write(body)
+    views.write(b"</script>\n")
+    return len(body)
 
 
 def _sample_at(
@@ -207,13 +245,8 @@ def _sample_at(
     return None
 
 
-def _row_data(
-    row: SampleResult,
-    names: Sequence[str],
-    passes: list[int | None],
-    view: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    """One sample as the page's script reads it (short keys: this is most of the file)."""
+def _row_data(row: SampleResult, names: Sequence[str], passes: list[int | None]) -> dict[str, Any]:
+    """One sample as the table reads it (short keys: there may be a million)."""
     data: dict[str, Any] = {"i": row.index, "id": row.id, "s": row.status}
     if row.task_id is not None:
         data["task"] = row.task_id
@@ -224,17 +257,26 @@ def _row_data(
         return data
     values: list[float | None] = []
     reasons: list[str | None] = []
-    details: list[Any] = []
     for name in names:
         score = row.scores.get(name)
         values.append(None if score is None else score.value)
         reasons.append(row.errors.get(name) if score is None else score.reason)
-        details.append(None if score is None or not score.details else score.details)
     data.update(v=values, p=passes, r=reasons)
+    return data
+
+
+def _view_data(
+    row: SampleResult, names: Sequence[str], view: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """What opening the sample shows beyond its table row: each metric's details
+    (``d``) and the conversation and calls (``x``, see :func:`sample_view`)."""
+    data: dict[str, Any] = {}
+    details = [
+        score.details if (score := row.scores.get(name)) is not None and score.details else None
+        for name in names
+    ]
     if any(detail is not None for detail in details):
         data["d"] = details
-    if row.errors:
-        data["e"] = sorted(row.errors)
     if view is not None:
         data["x"] = view
     return data

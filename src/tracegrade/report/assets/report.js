@@ -11,6 +11,21 @@
   let haystacks = null;
   const byIndex = new Map();
   rows.forEach(function (row, position) { byIndex.set(row.i, position); });
+  const chunks = new Map();
+
+  // What opening a sample shows (its conversation, calls and metric details) lives in
+  // islands of data.chunk samples each, parsed when first needed.
+  function detail(position) {
+    const number = Math.floor(position / data.chunk);
+    let chunk = chunks.get(number);
+    if (chunk === undefined) {
+      const island = document.querySelector('script[data-chunk="' + number + '"]');
+      chunk = island ? JSON.parse(island.textContent) : [];
+      if (chunks.size >= 50) chunks.delete(chunks.keys().next().value);
+      chunks.set(number, chunk);
+    }
+    return chunk[position % data.chunk] || {};
+  }
 
   function el(tag, className, children) {
     const node = document.createElement(tag);
@@ -35,10 +50,10 @@
     return "";
   }
 
-  function haystack(row) {
+  function haystack(row, position) {
     const parts = [label(row), row.s, row.rej || ""];
     if (row.r) parts.push(row.r.join(" "));
-    const view = row.x;
+    const view = data.searchViews ? detail(position).x : undefined;
     if (view) {
       for (const message of view.messages || []) {
         parts.push(message[1]);
@@ -220,14 +235,14 @@
     return list;
   }
 
-  function scoresTable(row) {
+  function scoresTable(row, found) {
     const body = el("tbody", null, []);
     for (let m = 0; m < metrics.length; m++) {
       if (row.v[m] === null && row.r[m] === null) continue;
       const failed = row.v[m] === null;
       const verdict = failed ? el("span", "badge failed", ["error"]) : el("span", "badge " + (row.p[m] === 1 ? "pass" : "fail"), [row.p[m] === 1 ? "pass" : "fail"]);
       const reason = el("td", null, [el("div", failed ? "fail" : null, [row.r[m] || ""])]);
-      const details = row.d && row.d[m];
+      const details = found && found[m];
       if (details) {
         reason.append(el("details", null, [el("summary", "muted", ["details"]), el("pre", null, [JSON.stringify(details, null, 2)])]));
       }
@@ -239,7 +254,8 @@
   function drawSample(position) {
     const row = rows[position];
     const at = order.indexOf(position);
-    const view = row.x;
+    const more = detail(position);
+    const view = more.x;
     const box = $("sample");
     const nav = el("div", "sample-nav", [
       el("button", "prev", ["‹ previous"]), el("button", "back", ["back to the table"]), el("button", "next", ["next ›"]),
@@ -254,7 +270,7 @@
     if (row.s === "rejected") {
       parts.push(el("p", "fail", ["rejected: " + row.rej]));
     } else {
-      parts.push(el("h3", null, ["Scores"]), scoresTable(row));
+      parts.push(el("h3", null, ["Scores"]), scoresTable(row, more.d));
       if (view && view.diff) parts.push(el("h3", null, ["Tool calls: expected and actual"]), diffTable(view));
       else if (view && view.calls.length) parts.push(el("h3", null, ["Tool calls"]), el("ol", "mono", view.calls.map(function (call) { return el("li", null, [callText(call)]); })));
       if (view && view.messages) parts.push(el("h3", null, ["Conversation"]), transcript(view));
@@ -348,6 +364,7 @@
   document.addEventListener("keydown", keys);
   window.addEventListener("hashchange", route);
 
+  if (!data.searchViews) $("search").placeholder = "search ids and reasons ( / )";
   refilter();
   route();
   document.documentElement.dataset.ready = "1";
