@@ -153,6 +153,14 @@ class RunComparison:
     min_pairs: int
 
     @property
+    def inputs_differ(self) -> bool:
+        """Whether both run records fingerprint their input and the fingerprints differ
+        (other input files, or one changed between the runs)."""
+        first = self.record_a.get("input_fingerprint")
+        second = self.record_b.get("input_fingerprint")
+        return bool(first) and bool(second) and first != second
+
+    @property
     def regressions(self) -> list[MetricComparison]:
         """The metrics whose drop is significant."""
         return [item for item in self.metrics if item.verdict == "regression"]
