@@ -1,6 +1,10 @@
 """What ``tracegrade compare`` prints: a table of the metrics' paired deltas and
 verdicts, then per metric the samples that moved most, the samples whose status changed
-and those found in one run only. Every text from the runs is escaped for rich markup."""
+and those found in one run only.
+
+Text from the runs (ids, reasons, errors, metric names, paths) is never parsed as rich
+markup: it goes in as :class:`rich.text.Text`, so ``[red]`` or a trailing backslash in
+a reason is shown as it is."""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from .compare import MetricComparison, RunComparison, SampleChange, SampleRef
 
@@ -21,6 +25,9 @@ VERDICT_STYLES = {
 }
 
 
+MINUS = "\N{MINUS SIGN}"
+
+
 def value(number: float | None) -> str:
     """A mean or a score, to four places; an em dash for none."""
     return "—" if number is None else f"{number:.4f}"
@@ -28,7 +35,7 @@ def value(number: float | None) -> str:
 
 def signed(number: float | None) -> str:
     """A difference with its sign (a true minus sign); an em dash for none."""
-    return "—" if number is None else f"{number:+.4f}".replace("-", "\u2212")
+    return "—" if number is None else f"{number + 0.0:+.4f}".replace("-", MINUS)
 
 
 def interval(ci: tuple[float, float] | None) -> str:
@@ -42,7 +49,13 @@ def level(confidence: float) -> str:
 
 
 def samples(count: int) -> str:
+    """``1 sample``, ``2 samples``."""
     return f"{count} sample{'s' * (count != 1)}"
+
+
+def _say(console: Console, *parts: str | tuple[str, str] | Text) -> None:
+    """One line of plain strings and ``(text, style)`` pieces, none read as markup."""
+    console.print(Text.assemble(*parts), highlight=False, soft_wrap=True)
 
 
 def print_comparison(console: Console, comparison: RunComparison, show: int = 5) -> None:
@@ -64,21 +77,17 @@ def _print_header(console: Console, comparison: RunComparison) -> None:
         ("A", comparison.path_a, comparison.records_a),
         ("B", comparison.path_b, comparison.records_b),
     ):
-        console.print(
-            f"[bold]Run {side}[/]: {escape(str(path))} ({records} record{'s' * (records != 1)})",
-            highlight=False,
-            soft_wrap=True,
-        )
-    console.print(
+        plural = "s" * (records != 1)
+        _say(console, (f"Run {side}", "bold"), f": {path} ({records} record{plural})")
+    _say(
+        console,
         f"Paired by {comparison.paired_by}: {samples(comparison.paired)} in both runs "
-        f"({escape(comparison.pairing_note)}).",
-        highlight=False,
-        soft_wrap=True,
+        f"({comparison.pairing_note}).",
     )
     if comparison.inputs_differ:
-        console.print(
-            "[yellow]The runs read different input files (or the file changed between them).[/]",
-            highlight=False,
+        _say(
+            console,
+            ("The runs read different input files (or the file changed between them).", "yellow"),
         )
 
 
@@ -97,49 +106,51 @@ def _print_table(console: Console, comparison: RunComparison) -> None:
     table.add_column("verdict")
     for metric in comparison.metrics:
         table.add_row(
-            escape(metric.name),
+            Text(metric.name),
             value(metric.mean_a),
             value(metric.mean_b),
             signed(metric.delta),
             interval(metric.ci),
             str(metric.pairs),
-            f"[{VERDICT_STYLES[metric.verdict]}]{metric.verdict}[/]",
+            Text(metric.verdict, VERDICT_STYLES[metric.verdict]),
         )
     console.print(table)
 
 
 def _print_notes(console: Console, comparison: RunComparison) -> None:
-    lines = []
     for metric in comparison.metrics:
         if metric.scored_only_in_a or metric.scored_only_in_b:
-            lines.append(
-                f"{escape(metric.name)}: {metric.scored_only_in_a} paired sample(s) scored in "
-                f"run A only, {metric.scored_only_in_b} in run B only (failed or rejected in "
-                "the other; not in the delta)"
+            _say(
+                console,
+                f"{metric.name}: {metric.scored_only_in_a} paired sample(s) scored in run A "
+                f"only, {metric.scored_only_in_b} in run B only (failed or rejected in the "
+                "other; not in the delta)",
             )
         if metric.verdict == "too few pairs":
-            lines.append(
-                f"{escape(metric.name)}: {metric.pairs} pair(s) scored in both runs; a verdict "
-                f"needs {comparison.min_pairs}"
+            _say(
+                console,
+                f"{metric.name}: {metric.pairs} pair(s) scored in both runs; a verdict needs "
+                f"{comparison.min_pairs}",
             )
     for side, names in (("A", comparison.metrics_only_in_a), ("B", comparison.metrics_only_in_b)):
         if names:
-            lines.append(f"Metrics in run {side} only (not compared): {escape(', '.join(names))}")
-    lines.append(
+            _say(console, f"Metrics in run {side} only (not compared): {', '.join(names)}")
+    _say(
+        console,
         "Means are over each run's scored samples; the delta and its interval over the "
-        "pairs scored in both. Higher is better for every metric."
+        "pairs scored in both. Higher is better for every metric.",
     )
-    for line in lines:
-        console.print(line, highlight=False, soft_wrap=True)
 
 
 def _print_moves(console: Console, metric: MetricComparison, show: int) -> None:
     if not metric.regressed and not metric.improved:
         return
-    console.print(
-        f"\n[bold]{escape(metric.name)}[/]: {len(metric.regressed)} regressed, "
-        f"{len(metric.improved)} improved, {metric.unchanged} unchanged",
-        highlight=False,
+    console.print()
+    _say(
+        console,
+        (metric.name, "bold"),
+        f": {len(metric.regressed)} regressed, {len(metric.improved)} improved, "
+        f"{metric.unchanged} unchanged",
     )
     for title, changes in (("Regressed", metric.regressed), ("Improved", metric.improved)):
         if not changes or show < 1:
@@ -147,65 +158,52 @@ def _print_moves(console: Console, metric: MetricComparison, show: int) -> None:
         shown = changes[:show]
         more = f" (the {len(shown)} largest of {len(changes)})" if len(changes) > show else ""
         style = "red" if title == "Regressed" else "green"
-        console.print(f"  [{style}]{title}[/]{more}", highlight=False)
+        _say(console, "  ", (title, style), more)
         for change in shown:
             _print_change(console, change, style)
 
 
 def _print_change(console: Console, change: SampleChange, style: str) -> None:
-    console.print(
-        f"    [bold]{escape(change.sample.label)}[/]  {value(change.value_a)} \u2192 "
-        f"{value(change.value_b)}  [{style}]({signed(change.delta)})[/]",
-        highlight=False,
-        soft_wrap=True,
+    _say(
+        console,
+        "    ",
+        (change.sample.label, "bold"),
+        f"  {value(change.value_a)} \u2192 {value(change.value_b)}  ",
+        (f"({signed(change.delta)})", style),
     )
     if change.reason_a == change.reason_b:
-        console.print(
-            f"      [dim]reason unchanged:[/] {escape(change.reason_a)}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _say(console, "      ", ("reason unchanged: ", "dim"), change.reason_a)
     else:
-        console.print(
-            f"      {escape(change.reason_a)} [dim]\u2192[/] {escape(change.reason_b)}",
-            highlight=False,
-            soft_wrap=True,
-        )
+        _say(console, "      ", change.reason_a, (" \u2192 ", "dim"), change.reason_b)
 
 
 def _print_status_changes(console: Console, comparison: RunComparison, show: int) -> None:
     changes = comparison.status_changes
     if not changes:
         return
-    console.print(f"\n[bold]Status changed[/]: {samples(len(changes))}", highlight=False)
+    console.print()
+    _say(console, ("Status changed", "bold"), f": {samples(len(changes))}")
     for change in changes[: max(show, 0)]:
-        whys = [
-            f"{side}: {escape(why)}"
-            for side, why in (("A", change.why_a), ("B", change.why_b))
-            if why
-        ]
-        console.print(
-            f"  [bold]{escape(change.sample.label)}[/]  {change.status_a} \u2192 "
-            f"{change.status_b}" + (f"  [dim]({'; '.join(whys)})[/]" if whys else ""),
-            highlight=False,
-            soft_wrap=True,
+        whys = [f"{side}: {why}" for side, why in (("A", change.why_a), ("B", change.why_b)) if why]
+        _say(
+            console,
+            "  ",
+            (change.sample.label, "bold"),
+            f"  {change.status_a} \u2192 {change.status_b}",
+            (f"  ({'; '.join(whys)})" if whys else "", "dim"),
         )
-    _print_more(console, len(changes), show)
+    if len(changes) > show:
+        _say(console, f"  \u2026 and {len(changes) - max(show, 0)} more")
 
 
 def _print_unpaired(console: Console, side: str, refs: Sequence[SampleRef], show: int) -> None:
     if not refs:
         return
-    shown = ", ".join(escape(ref.label) for ref in refs[: max(show, 0)])
-    more = ", …" if len(refs) > show else ""
-    console.print(
-        f"\n[bold]Only in run {side}[/]: {samples(len(refs))}"
-        + (f": {shown}{more}" if shown else ""),
-        highlight=False,
-        soft_wrap=True,
+    shown = ", ".join(ref.label for ref in refs[: max(show, 0)])
+    more = ", \u2026" if len(refs) > show else ""
+    console.print()
+    _say(
+        console,
+        (f"Only in run {side}", "bold"),
+        f": {samples(len(refs))}" + (f": {shown}{more}" if shown else ""),
     )
-
-
-def _print_more(console: Console, total: int, show: int) -> None:
-    if total > show:
-        console.print(f"  … and {total - max(show, 0)} more", highlight=False)
