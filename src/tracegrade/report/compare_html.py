@@ -13,7 +13,7 @@ import os
 from ..io.files import open_output
 from ._page import page_context, render
 from .compare import RunComparison
-from .compare_console import interval, level, signed
+from .compare_console import interval, level, samples, signed
 
 VERDICT_CLASSES = {
     "regression": "regressed",
@@ -38,6 +38,8 @@ def render_comparison(comparison: RunComparison, show: int = 20) -> str:
         "verdict_classes": VERDICT_CLASSES,
         "signed": signed,
         "interval": interval,
+        "samples": samples,
+        "records": lambda count: f"{count} record{'s' * (count != 1)}",
     }
     return render("compare.html.j2", context)
 
