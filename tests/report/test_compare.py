@@ -12,6 +12,7 @@ import pytest
 from tracegrade.model.results import SampleResult
 from tracegrade.report.compare import ComparisonInputError, compare_runs
 from tracegrade.report.loaded import LoadedRun
+from tracegrade.run.stats import RunningStats
 
 from .runs import row, run_of
 
@@ -48,6 +49,30 @@ def test_a_real_shift_is_significant_and_noise_is_not(tmp_path: Path) -> None:
         # the paired delta is the difference of the means when every sample pairs
         assert metric.mean_a is not None and metric.mean_b is not None
         assert metric.delta == pytest.approx(metric.mean_b - metric.mean_a)
+
+
+def test_pairing_finds_a_shift_smaller_than_the_spread(tmp_path: Path) -> None:
+    """Scores spread over [0, 1], each dropping by 0.02 ± 0.01: the runs' own intervals
+    overlap widely, but the paired differences show the drop."""
+    rng = random.Random(5)
+    rows_a, rows_b = [], []
+    for index in range(100):
+        value = rng.random()
+        rows_a.append(row(index, f"s{index}", m=value))
+        rows_b.append(row(index, f"s{index}", m=value - 0.02 + rng.uniform(-0.01, 0.01)))
+    a, b = run_of(tmp_path / "a.jsonl", rows_a), run_of(tmp_path / "b.jsonl", rows_b)
+    alone = []
+    for run in (a, b):
+        stats = RunningStats()
+        stats.extend(each.scores["m"].value for each in run.rows)
+        found = stats.bootstrap_ci()
+        assert found is not None
+        alone.append(found)
+    (low_a, high_a), (low_b, high_b) = alone
+    assert low_a < high_b and low_b < high_a  # unpaired, no telling them apart
+    metric = compare_runs(a, b).metrics[0]
+    assert metric.verdict == "regression"
+    assert metric.ci is not None and -0.03 < metric.ci[0] < metric.ci[1] < -0.01
 
 
 def test_noise_is_rarely_called_significant(tmp_path: Path) -> None:

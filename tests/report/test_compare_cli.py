@@ -125,6 +125,18 @@ def test_a_file_that_is_not_results_is_exit_3_naming_file_and_line(
     assert capsys.readouterr().err == f"tracegrade: {empty} holds no result rows\n"
 
 
+def test_a_row_whose_index_is_not_a_number_is_exit_3(
+    runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.jsonl"
+    rows = [{"index": 0, "id": "s0", "metrics": {}}, {"index": "1", "id": "s1", "metrics": {}}]
+    bad.write_text("".join(json.dumps(each) + "\n" for each in rows))
+    assert main(["compare", str(runs[0]), str(bad)]) == EXIT_INPUT
+    err = capsys.readouterr().err
+    assert err.startswith(f"tracegrade: {bad}, line 2: not a result row")
+    assert "the index '1' is not a whole number" in err
+
+
 def test_a_value_that_is_not_a_number_is_exit_3(
     runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
