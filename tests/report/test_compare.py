@@ -41,7 +41,7 @@ def test_a_real_shift_is_significant_and_noise_is_not(tmp_path: Path) -> None:
     assert drop.ci is not None and drop.ci[1] < 0 and drop.verdict == "regression"
     assert rise.ci is not None and rise.ci[0] > 0 and rise.verdict == "improvement"
     assert noise.ci is not None and noise.ci[0] < 0 < noise.ci[1]
-    assert noise.verdict == "no significant change"
+    assert noise.verdict == "not significant"
     for metric, true_shift in ((drop, -0.05), (noise, 0.0), (rise, 0.05)):
         assert metric.pairs == 200
         assert metric.delta == pytest.approx(true_shift, abs=0.015)
@@ -80,7 +80,7 @@ def test_noise_is_rarely_called_significant(tmp_path: Path) -> None:
     significant = 0
     for seed in range(20):
         a, b = shifted_runs(tmp_path, 60, {"noise": 0.0}, seed=seed)
-        significant += compare_runs(a, b).metrics[0].verdict != "no significant change"
+        significant += compare_runs(a, b).metrics[0].verdict != "not significant"
     assert significant <= 4
 
 
@@ -228,6 +228,6 @@ def test_a_hundred_thousand_pairs_take_seconds() -> None:
     elapsed = time.perf_counter() - started
     assert elapsed < 5.0, f"{elapsed:.1f} s"
     verdicts = {metric.name: metric.verdict for metric in found.metrics}
-    assert verdicts == {"f1": "no significant change", "m": "regression"}
+    assert verdicts == {"f1": "not significant", "m": "regression"}
     f1 = found.metrics[0]
     assert len(f1.regressed) > 8000 and len(f1.improved) > 8000

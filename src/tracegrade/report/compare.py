@@ -16,7 +16,7 @@ Per metric (shared by both runs):
   see :class:`~tracegrade.run.stats.RunningStats` for how it stays fast on any number of
   pairs: exact counts while the differences take few distinct values, else a reservoir);
 * a verdict: ``regression`` when the interval lies wholly below 0, ``improvement`` when
-  wholly above, else ``no significant change``; ``too few pairs`` below ``min_pairs``
+  wholly above, else ``not significant``; ``too few pairs`` below ``min_pairs``
   pairs, where a bootstrap interval says little (one pair gives a zero-width interval);
 * the samples whose value dropped (regressed) or rose (improved), with both values and
   both reasons.
@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 PairedBy = Literal["id", "index"]
-Verdict = Literal["regression", "improvement", "no significant change", "too few pairs"]
+Verdict = Literal["regression", "improvement", "not significant", "too few pairs"]
 
 MIN_PAIRS = 10
 """Pairs a metric needs for a verdict other than ``too few pairs``."""
@@ -384,7 +384,7 @@ def _verdict(ci: tuple[float, float] | None, pairs: int, min_pairs: int) -> Verd
         return "regression"
     if ci[0] > 0.0:
         return "improvement"
-    return "no significant change"
+    return "not significant"
 
 
 def _why(row: SampleResult) -> str:

@@ -20,7 +20,7 @@ from .compare import MetricComparison, RunComparison, SampleChange, SampleRef
 VERDICT_STYLES = {
     "regression": "bold red",
     "improvement": "bold green",
-    "no significant change": "dim",
+    "not significant": "dim",
     "too few pairs": "yellow",
 }
 
@@ -99,11 +99,12 @@ def _print_table(console: Console, comparison: RunComparison) -> None:
         f"paired bootstrap interval",
         box=box.SIMPLE_HEAVY,
         pad_edge=False,
+        collapse_padding=True,  # one space between columns: the verdict fits in 80
     )
     table.add_column("metric", overflow="fold")
     for column in ("mean A", "mean B", "delta", "interval", "pairs"):
         table.add_column(column, justify="right", no_wrap=True)
-    table.add_column("verdict")
+    table.add_column("verdict", no_wrap=True)
     for metric in comparison.metrics:
         table.add_row(
             Text(metric.name),

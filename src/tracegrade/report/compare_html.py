@@ -18,7 +18,7 @@ from .compare_console import interval, level, samples, signed
 VERDICT_CLASSES = {
     "regression": "regressed",
     "improvement": "improved",
-    "no significant change": "info",
+    "not significant": "info",
     "too few pairs": "warn",
 }
 """The badge (a class of page.css) each verdict is shown with."""
