@@ -238,3 +238,29 @@ def test_an_html_file_that_cannot_be_written_is_exit_3(
     target = tmp_path / "no-such-folder" / "page.html"
     assert main(["compare", str(runs[0]), str(runs[1]), "--html", str(target)]) == EXIT_INPUT
     assert f"cannot write {target}" in capsys.readouterr().err
+
+
+def test_status_changes_and_unpaired_samples_are_shown_up_to_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows_a = [row(i, f"s{i}", m=1.0) for i in range(12)]
+    rows_b = [row(i, f"s{i}", m=1.0) for i in range(10)] + [row(10, "n1", m=1.0)]
+    rows_b[3] = SampleResult(3, "s3", errors={"m": "JudgeError: timed out"})
+    rows_b[4] = SampleResult(4, "s4", rejected="line 5: field user_input: required")
+    a, b = write_run(tmp_path / "a.jsonl", rows_a), write_run(tmp_path / "b.jsonl", rows_b)
+    page = tmp_path / "page.html"
+    assert main(["compare", str(a), str(b), "--show", "1", "--html", str(page)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert (
+        "Status changed: 2 samples\n  s3  scored \u2192 failed  (B: m: JudgeError: timed out)\n"
+        in out
+    )
+    assert "  \u2026 and 1 more\n" in out and "s4  scored" not in out
+    assert "Only in run A: 2 samples: s10, \u2026\n" in out
+    assert "Only in run B: 1 sample: n1\n" in out
+    assert "m: 0 paired sample(s) scored in run A only" not in out
+    assert "m: 2 paired sample(s) scored in run A only, 0 in run B only" in out
+    html = page.read_text(encoding="utf-8")
+    assert "Status changed: 2 samples" in html and "B: m: JudgeError: timed out" in html
+    assert "line 5: field user_input" not in html  # beyond --show 1
+    assert "… and 1 more" in html
