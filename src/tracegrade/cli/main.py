@@ -13,7 +13,11 @@ on some sample (its rows carry the error); 130 interrupted (Ctrl-C); 143 termina
 ``cache`` exits with 0 when done (no cache file yet included), 2 for a bad limit in the
 flags, the config or the environment, and 3 when its path holds something that is not a
 judge cache (a folder, another kind of file, another program's database) or the file
-cannot be changed.
+cannot be changed. ``compare`` exits with 0 when done, 1 with ``--fail-on-regression``
+when some metric's drop is significant, 2 when the two runs share no metric, and 3 when
+a results file is missing, unreadable, empty or not one, or the page cannot be written.
+``report`` exits with 0 when the report is written, 2 for ``--source`` without
+``--data``, and 3 when the results file or the data cannot be read or the report written.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .cache import add_cache_command, run_cache
+from .compare import add_compare_command, run_compare
 from .config import PROGRESS_MODES, ConfigError
 from .evaluate import (
     EXIT_INPUT,
@@ -87,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_convert(commands)
     add_report_command(commands)
     add_cache_command(commands)
+    add_compare_command(commands)
     return parser
 
 
@@ -359,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _convert(arguments)
     if arguments.command == "report":
         return run_report(arguments)
+    if arguments.command == "compare":
+        return run_compare(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":

@@ -59,6 +59,8 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
             continue
         try:
             row = SampleResult.from_dict(loads(line))
+            if type(row.index) is not int:  # rows are put in order, and paired, by it
+                raise TypeError(f"the index {row.index!r} is not a whole number")
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             if number == last:  # no newline after it: cut short by a killed writer
                 continue
