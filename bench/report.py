@@ -65,6 +65,8 @@ class Report:
     agreement: dict[int, dict[str, dict[str, tuple[int, int]]]] = field(default_factory=dict)
     api: tuple[int, dict[str, Any]] | None = None
     judged: dict[str, Any] = field(default_factory=dict)
+    report_load: dict[str, Any] = field(default_factory=dict)
+    """How the HTML report loads in a browser (see bench/report_load.py)."""
     scaling: tuple[int, float] | None = None
     """(CPUs, how many times one process's work that many processes get done at once)."""
     seconds: float = 0.0
@@ -81,8 +83,16 @@ class Report:
         if self.quick:
             lines += ["**Quick run**: tiny sizes and no competitors; not a measurement.", ""]
         lines += self._targets() + self._end_to_end() + self._api() + self._imports()
-        lines += self._judged() + self._agreement() + self._machine() + self._method()
+        lines += self._judged() + self._agreement() + self._report_load()
+        lines += self._machine() + self._method()
         return "\n".join(lines)
+
+    def _report_load(self) -> list[str]:
+        if not self.report_load:
+            return []
+        from report_load import markdown
+
+        return [*markdown(self.report_load), ""]
 
     def _targets(self) -> list[str]:
         rows = []

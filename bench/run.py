@@ -31,6 +31,7 @@ sys.path.insert(0, str(BENCH))
 
 from generate import write_jsonl  # noqa: E402
 from measure import Measured, machine, median, parallel_scaling, run, usable_cpus  # noqa: E402
+
 from report import IMPORT_TARGET, Report  # noqa: E402
 
 METRICS = ["tool_call_f1", "tool_call_accuracy", "tool_correctness"]
@@ -337,6 +338,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     from judged import run_judged
 
     report.judged = run_judged(latency=options.latency, quick=options.quick)
+    from report_load import measure as measure_report_load
+
+    report_sizes = [size for size in sizes if size <= 100_000]
+    report.report_load = measure_report_load(report_sizes, work, 1 if options.quick else 3)
     report.seconds = time.perf_counter() - started
     report.when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     options.out.parent.mkdir(parents=True, exist_ok=True)

@@ -40,6 +40,7 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
         "## Import time",
         "## Judged metrics",
         "## Do the values agree?",
+        "## The HTML report in a browser",
         "## Machine",
         "## How to reproduce",
     ):
@@ -49,6 +50,10 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
     assert len(agreement) >= 9
     assert all(same == total for same, total in agreement)
     assert "| a cached rerun makes 0 judge calls | 0 | met |" in text
+    # the report of each size, loaded in a real browser: interactive after some time
+    loads = re.findall(r"\| ([\d,]+) \| [\d,]+ MB \| [\d.]+ s \| [\d,]+ MB \| ([\d.]+) s \|", text)
+    assert [size for size, _ in loads] == ["200", "1,000"]
+    assert all(float(seconds) > 0 for _, seconds in loads)
     for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
         assert label in text  # the import-time rows
     assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text

@@ -59,13 +59,16 @@ PUBLIC = {
     "tracegrade.metrics.validity": ["ToolCallValidity"],
     "tracegrade.model.results": ["SampleResult", "Score"],
     "tracegrade.run.results": ["EvaluationResult", "MetricSummary"],
+    "tracegrade.report.loaded": ["LoadedRun", "load_run"],
+    "tracegrade.report.compare": ["RunComparison", "compare_runs"],
+    "tracegrade.report.reports": ["report_results_file"],
     "tracegrade.run.runner": ["aiter_evaluate", "iter_evaluate"],
     "tracegrade.run.session": ["aevaluate", "evaluate"],
     "tracegrade.model.samples": ["EvalTestCase", "MultiTurnSample", "Sample", "SingleTurnSample"],
 }
 
 # Modules the deterministic ``evaluate`` path has no use for.
-HEAVY = ["asyncio", "rapidfuzz", "rich.progress", "tomllib"]
+HEAVY = ["asyncio", "rapidfuzz", "rich.progress", "tomllib", "jinja2", "tracegrade.report.html"]
 # What a run over well-formed records has no use for: the exact JSON parser (and pydantic
 # with it) is loaded only to read a line again that does not decode as a sample.
 MODELS = ["pydantic", "pydantic_core"]

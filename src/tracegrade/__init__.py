@@ -46,6 +46,9 @@ if TYPE_CHECKING:
     )
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+    from .report.compare import RunComparison, compare_runs
+    from .report.loaded import LoadedRun, load_run
+    from .report.reports import report_results_file
     from .run.results import EvaluationResult, MetricSummary
     from .run.runner import aiter_evaluate, iter_evaluate
     from .run.session import aevaluate, evaluate
@@ -91,6 +94,11 @@ _MODULE_OF = {
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
     "MetricSummary": "run.results",
+    "LoadedRun": "report.loaded",
+    "load_run": "report.loaded",
+    "RunComparison": "report.compare",
+    "compare_runs": "report.compare",
+    "report_results_file": "report.reports",
     "SampleResult": "model.results",
     "aevaluate": "run.session",
     "aiter_evaluate": "run.runner",
@@ -139,6 +147,7 @@ __all__ = [
     "ExactMatch",
     "HumanMessage",
     "InputError",
+    "LoadedRun",
     "Message",
     "Metric",
     "MetricSummary",
@@ -146,6 +155,7 @@ __all__ = [
     "MultiTurnSample",
     "NonLLMStringSimilarity",
     "RecordError",
+    "RunComparison",
     "Sample",
     "SampleResult",
     "Score",
@@ -167,12 +177,15 @@ __all__ = [
     "aevaluate",
     "aiter_evaluate",
     "any_of",
+    "compare_runs",
     "convert_messages",
     "evaluate",
     "iter_evaluate",
     "iter_jsonl",
+    "load_run",
     "optional",
     "parse_message",
+    "report_results_file",
     "sample_from_messages",
     "to_openai",
 ]

@@ -141,6 +141,20 @@ def test_the_report_draws_and_clicks_through(
     assert page.locator("#sample table.scores tbody tr").count() == len(METRICS)
     page.screenshot(path=str(screenshots / "sample.png"), full_page=True)
 
+    # a pair with a wrong argument: each argument's verdict, the wrong one marked
+    weather = next(row["index"] for row in rows if row["id"] == "weather-ny")
+    page.evaluate(f"location.hash = 'sample-{weather}'")
+    until(page, f"document.getElementById('sample').dataset.index === '{weather}'")
+    arguments = page.locator("#sample table.diff li.arg")
+    assert arguments.all_inner_texts() == [
+        'location = "New York"',
+        'unit: expected "celsius", got "fahrenheit"',
+    ]
+    assert arguments.evaluate_all("items => items.map(item => item.className)") == [
+        "arg same",
+        "arg differs",
+    ]
+
     # keys: back to the table, then through the samples in the table's order
     page.keyboard.press("Escape")
     page.wait_for_selector("#samples:not([hidden])")
@@ -267,3 +281,60 @@ def test_a_large_report_pages_its_table(watched: Watched, tmp_path: Path) -> Non
     expected = many[400]["user_input"]
     assert page.locator("#sample .chat .msg").count() == len(expected)
     assert page.evaluate("document.querySelectorAll('script[data-chunk]').length") == 3
+
+
+class _Slow(BaseHTTPRequestHandler):
+    """Serves one report, pausing before its conversations, as a slow disk or a huge
+    file would."""
+
+    page: ClassVar[bytes] = b""
+    release: ClassVar[threading.Event] = threading.Event()
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        cut = self.page.index(b'<script type="application/json" data-chunk="0">')
+        self.wfile.write(self.page[:cut])
+        self.wfile.flush()
+        self.release.wait(30)
+        self.wfile.write(self.page[cut:])
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_table_is_in_use_while_the_conversations_are_read(
+    watched: Watched, example_report: tuple[Path, list[dict[str, Any]]]
+) -> None:
+    html, rows = example_report
+    _Slow.page = html.read_bytes()
+    _Slow.release.clear()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/report.html"
+    try:
+        page = watched.page
+        page.goto(url, wait_until="commit")
+        page.wait_for_selector(READY)
+        assert page.evaluate("document.readyState") == "loading"
+        assert page.locator("#table tbody tr").count() == len(rows)
+        page.fill("#search", "usd to eur")  # searching transcripts waits for them
+        until(page, "document.getElementById('shown').textContent.includes('once the page')")
+        page.evaluate("location.hash = 'sample-0'")
+        until(page, "document.getElementById('sample').dataset.index === '0'")
+        assert "still being read" in page.inner_text("#sample")
+        assert page.locator("#sample .chat").count() == 0
+
+        _Slow.release.set()
+        until(page, "document.readyState !== 'loading'")
+        until(page, "document.querySelectorAll('#sample .chat .msg').length > 0")
+        assert "still being read" not in page.inner_text("#sample")
+        page.keyboard.press("Escape")
+        until(page, "document.querySelectorAll('#table tbody tr').length === 1")
+        assert page.inner_text("#table tbody tr td:nth-child(2)") == "currency"
+        assert watched.errors == []
+        assert watched.requests == [url]
+    finally:
+        _Slow.release.set()
+        server.shutdown()

@@ -53,7 +53,7 @@ def test_untrusted_text_reaches_the_page_only_escaped(hostile_report: tuple[Path
     for payload, view in zip(PAYLOADS, shown, strict=False):
         messages = view["x"]["messages"]
         assert [message[1] for message in messages[:3]] == [payload] * 3
-        assert view["x"]["calls"][0][1] == {payload: payload, "n": PAYLOADS.index(payload)}
+        assert messages[1][2][0][1] == {payload: payload, "n": PAYLOADS.index(payload)}
     assert rows[-2]["s"] == "failed" and "SingleTurnSample" in rows[-2]["r"][0]
     assert rows[-1]["s"] == "rejected" and PAYLOADS[0] in rows[-1]["rej"]
 

@@ -7,9 +7,10 @@ each metric's value and reason).
 The page is built for size. The table's data (ids, statuses, values, passes, reasons)
 is one compact JSON island that the page reads at once and draws a page of rows at a
 time from. What one sample's view needs (its conversation, calls and metric details)
-sits in islands of :data:`CHUNK` samples each, parsed only when a sample among them is
-opened (or searched), so a report of 100,000 long conversations opens as fast as its
-table and never asks the browser for one string beyond its limits. The islands are
+sits in islands of :data:`CHUNK` samples each, after the page's script, parsed only
+when a sample among them is opened (or searched): the page is interactive as soon as
+the browser has read its table, while it goes on reading the conversations, and it
+never asks the browser for one string beyond its limits. The islands are
 written piece by piece: the transcripts of a large run never sit in memory at once.
 """
 
@@ -128,8 +129,8 @@ def write_report(
         with tempfile.TemporaryFile() as views, open(partial, "wb") as out:
             table, overview = _write_islands(views, rows, names, marks, samples)
             views.seek(0)
-            page = render("report.html.j2", _context(names, marks, overview, facts))
-            write_streamed(out, page, _chunks(table, views))
+            page = render("report.html.j2", _context(names, marks, table, overview, facts))
+            write_streamed(out, page, _chunks(views))
         os.replace(partial, target)
     except OSError as error:
         raise FileWriteError(
@@ -139,8 +140,7 @@ def write_report(
         partial.unlink(missing_ok=True)
 
 
-def _chunks(table: bytes, views: IO[bytes]) -> Iterator[bytes]:
-    yield b'<script type="application/json" id="tg-data">' + table + b"</script>\n"
+def _chunks(views: IO[bytes]) -> Iterator[bytes]:
     while chunk := views.read(1 << 20):
         yield chunk
 
@@ -285,6 +285,7 @@ def _view_data(
 def _context(
     names: list[str],
     marks: Mapping[str, float | None],
+    table: bytes,
     overview: _Overview,
     facts: RunFacts,
 ) -> dict[str, Any]:
@@ -310,6 +311,10 @@ def _context(
         },
         "counts": {"records": records, "scored": scored, "failed": failed, "rejected": rejected},
         "with_views": overview.with_views,
+        # the table's island, escaped for its element (island_bytes)
+        "table": Markup(
+            '<script type="application/json" id="tg-data">' + table.decode("utf-8") + "</script>"
+        ),
         "island": Markup(ISLAND_MARK),
         "left_out": sorted(facts.left_out.items(), key=lambda item: (-item[1], item[0])),
     }

@@ -41,9 +41,10 @@ def _message(message: HumanMessage | AIMessage | ToolMessage) -> list[Any]:
 
 def sample_view(sample: Sample) -> dict[str, Any]:
     """The sample as the report's script reads it: ``messages`` (``[role, text, calls,
-    tool_call_id]``, trailing empties left off), ``calls`` and ``expected`` (``[name,
-    args, id]``), ``diff`` (see :func:`call_diff`), and ``input``, ``response`` and
-    ``reference`` texts where the sample has them."""
+    tool_call_id]``, trailing empties left off), ``calls`` (``[name, args, id]``; left
+    out when there are messages, whose calls they are, in order), ``expected``, ``diff``
+    (see :func:`call_diff`), and ``input``, ``response`` and ``reference`` texts where
+    the sample has them."""
     view: dict[str, Any] = {}
     actual: Sequence[ToolCall | str] = ()
     expected: Sequence[ToolCall | str] | None = None
@@ -77,10 +78,12 @@ def sample_view(sample: Sample) -> dict[str, Any]:
         ):
             if text is not None:
                 view[key] = text
-    view["calls"] = [_call(call) for call in actual]
+    calls = [_call(call) for call in actual]
+    if "messages" not in view:
+        view["calls"] = calls
     if expected is not None:
         view["expected"] = [_call(call) for call in expected]
-        view["diff"] = call_diff(view["calls"], view["expected"])
+        view["diff"] = call_diff(calls, view["expected"])
     return view
 
 
@@ -102,20 +105,21 @@ def _is_number(value: Any) -> bool:
 
 def argument_diff(actual: Any, expected: Any) -> list[list[Any]]:
     """Each argument of either call as ``[key, verdict, expected, actual]`` (the verdict
-    ``same``, ``differs``, ``missing`` from the actual call or ``extra`` in it), in the
-    expected call's order, then the extra ones. Arguments that are not objects (a tool
-    named alone, text that was not JSON) compare whole, under the key ``""``."""
+    ``differs``, ``missing`` from the actual call or ``extra`` in it), or ``[key,
+    "same"]`` (the value is the calls'), in the expected call's order, then the extra
+    ones. Arguments that are not objects (a tool named alone, text that was not JSON)
+    compare whole, under the key ``""``."""
     if not isinstance(actual, dict) or not isinstance(expected, dict):
         if actual is None and expected is None:
             return []
-        return [["", "same" if _same(actual, expected) else "differs", expected, actual]]
+        return [["", "same"] if _same(actual, expected) else ["", "differs", expected, actual]]
     found: list[list[Any]] = []
     for key, want in expected.items():
         if key not in actual:
             found.append([key, "missing", want, None])
         else:
-            verdict = "same" if _same(actual[key], want) else "differs"
-            found.append([key, verdict, want, actual[key]])
+            same = _same(actual[key], want)
+            found.append([key, "same"] if same else [key, "differs", want, actual[key]])
     found.extend(
         [key, "extra", None, value] for key, value in actual.items() if key not in expected
     )
@@ -183,7 +187,7 @@ def call_diff(actual: Sequence[list[Any]], expected: Sequence[list[Any]]) -> lis
             "out_of_order"
             if i in out_of_order
             else "matched"
-            if all(verdict == "same" for _, verdict, _, _ in arguments)
+            if all(argument[1] == "same" for argument in arguments)
             else "arguments"
         )
         placed.append((i, 0, [kind, i, j, arguments]))

@@ -15,10 +15,18 @@
 
   // What opening a sample shows (its conversation, calls and metric details) lives in
   // islands of data.chunk samples each, parsed when first needed.
+  // They come after this script: the table is in use while the browser reads them. An
+  // island is whole once the next element after it has been read.
+  function arrived(number) {
+    return document.readyState !== "loading" ||
+      document.querySelector('script[data-chunk="' + (number + 1) + '"], #tg-views-end') !== null;
+  }
+
   function detail(position) {
     const number = Math.floor(position / data.chunk);
     let chunk = chunks.get(number);
     if (chunk === undefined) {
+      if (!arrived(number)) return null;
       const island = document.querySelector('script[data-chunk="' + number + '"]');
       chunk = island ? JSON.parse(island.textContent) : [];
       if (chunks.size >= 50) chunks.delete(chunks.keys().next().value);
@@ -92,6 +100,11 @@
 
   function refilter() {
     const needle = state.search.trim().toLowerCase();
+    if (needle && haystacks === null && data.searchViews && document.readyState === "loading") {
+      $("shown").textContent = "the search runs once the page has read every conversation";
+      document.addEventListener("DOMContentLoaded", refilter, { once: true });
+      return;
+    }
     if (needle && haystacks === null) haystacks = rows.map(haystack);
     order = [];
     for (let position = 0; position < rows.length; position++) {
@@ -111,6 +124,7 @@
     });
     state.page = Math.min(state.page, Math.max(0, Math.ceil(order.length / PAGE) - 1));
     drawTable();
+    window.tracegradeFiltered = (window.tracegradeFiltered || 0) + 1;
   }
 
   function valueCell(row, m) {
@@ -168,12 +182,20 @@
     missing: "missing", extra: "extra",
   };
 
-  function argumentList(diff) {
+  function callsOf(view) {
+    if (!view.calls) {
+      view.calls = [];
+      for (const message of view.messages || []) for (const call of message[2] || []) view.calls.push(call);
+    }
+    return view.calls;
+  }
+
+  function argumentList(diff, args) {
     const list = el("ul", "args", []);
     for (const [key, verdict, want, got] of diff) {
       const name = key === "" ? "(arguments)" : key;
       let text;
-      if (verdict === "same") text = name + " = " + json(got);
+      if (verdict === "same") text = name + " = " + json(key === "" ? args : args[key]);
       else if (verdict === "missing") text = name + ": missing (expected " + json(want) + ")";
       else if (verdict === "extra") text = name + " = " + json(got) + " (not expected)";
       else text = name + ": expected " + json(want) + ", got " + json(got);
@@ -187,12 +209,13 @@
       el("thead", null, [el("tr", null, [el("th", null, ["verdict"]), el("th", null, ["expected"]), el("th", null, ["actual"]), el("th", null, ["arguments"])])]),
     ]);
     const body = el("tbody", null, []);
+    const calls = callsOf(view);
     for (const [kind, actual, expected, args] of view.diff) {
       body.append(el("tr", "call " + KIND_CLASS[kind], [
         el("td", null, [el("span", "badge " + KIND_CLASS[kind], [KIND_TEXT[kind]])]),
         el("td", "mono", [expected === null ? "—" : callText(view.expected[expected])]),
-        el("td", "mono", [actual === null ? "—" : callText(view.calls[actual])]),
-        el("td", null, [args.length ? argumentList(args) : ""]),
+        el("td", "mono", [actual === null ? "—" : callText(calls[actual])]),
+        el("td", null, [args.length ? argumentList(args, calls[actual][1]) : ""]),
       ]));
     }
     table.append(body);
@@ -254,7 +277,8 @@
   function drawSample(position) {
     const row = rows[position];
     const at = order.indexOf(position);
-    const more = detail(position);
+    const pending = detail(position) === null;
+    const more = pending ? {} : detail(position);
     const view = more.x;
     const box = $("sample");
     const nav = el("div", "sample-nav", [
@@ -272,9 +296,15 @@
     } else {
       parts.push(el("h3", null, ["Scores"]), scoresTable(row, more.d));
       if (view && view.diff) parts.push(el("h3", null, ["Tool calls: expected and actual"]), diffTable(view));
-      else if (view && view.calls.length) parts.push(el("h3", null, ["Tool calls"]), el("ol", "mono", view.calls.map(function (call) { return el("li", null, [callText(call)]); })));
+      else if (view && callsOf(view).length) parts.push(el("h3", null, ["Tool calls"]), el("ol", "mono", callsOf(view).map(function (call) { return el("li", null, [callText(call)]); })));
       if (view && view.messages) parts.push(el("h3", null, ["Conversation"]), transcript(view));
       if (view) parts.push(texts(view));
+      if (pending) {
+        parts.push(el("p", "muted", ["The conversation is still being read; it shows here once the page has loaded."]));
+        document.addEventListener("DOMContentLoaded", function () {
+          if (!$("sample").hidden && $("sample").dataset.index === String(row.i)) drawSample(position);
+        }, { once: true });
+      }
       if (!view && !data.views) parts.push(el("p", "muted", ["The input records were not available, so the conversation is not shown."]));
     }
     box.replaceChildren.apply(box, parts);
