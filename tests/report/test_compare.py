@@ -4,7 +4,6 @@ changes and samples or metrics in one run only."""
 from __future__ import annotations
 
 import random
-import time
 from pathlib import Path
 
 import pytest
@@ -207,9 +206,10 @@ def test_bad_settings_are_refused(tmp_path: Path) -> None:
         compare_runs(a, a, min_pairs=0)
 
 
-def test_a_hundred_thousand_pairs_take_seconds() -> None:
+def test_a_hundred_thousand_pairs() -> None:
     """A continuous metric shifted down, and a three-valued one whose changes cancel out
-    (as many samples rise by 0.5 as drop by 0.5)."""
+    (as many samples rise by 0.5 as drop by 0.5). (How long it takes is the benchmark's
+    business, not a test's.)"""
     rng = random.Random(3)
     rows_a, rows_b = [], []
     halves = 0
@@ -223,10 +223,7 @@ def test_a_hundred_thousand_pairs_take_seconds() -> None:
         rows_a.append(row(index, f"s{index}", m=value, f1=f1))
         rows_b.append(row(index, f"s{index}", m=shifted, f1=f1 + moved))
     a, b = LoadedRun(Path("a"), rows_a), LoadedRun(Path("b"), rows_b)
-    started = time.perf_counter()
     found = compare_runs(a, b)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5.0, f"{elapsed:.1f} s"
     verdicts = {metric.name: metric.verdict for metric in found.metrics}
     assert verdicts == {"f1": "not significant", "m": "regression"}
     f1 = found.metrics[0]

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import FileError, InputError
 from .evaluate import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_USAGE
+from .values import whole_number
 
 
 def _confidence(text: str) -> float:
@@ -29,13 +30,7 @@ def _confidence(text: str) -> float:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
-    return value
+    return whole_number(text, 0)
 
 
 def add_compare_command(commands: Any) -> None:

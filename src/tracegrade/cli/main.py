@@ -48,6 +48,7 @@ from .evaluate import (
     run,
 )
 from .report import add_report_command, run_report
+from .values import whole_number
 
 
 def _workers(text: str) -> int | None:
@@ -55,13 +56,7 @@ def _workers(text: str) -> int | None:
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return value
+    return whole_number(text, 1)
 
 
 def _seconds(text: str) -> float:

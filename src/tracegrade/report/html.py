@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -328,8 +327,3 @@ def _duration(seconds: float | None) -> str | None:
     minutes, rest = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours} h {minutes} min" if hours else f"{minutes} min {rest} s"
-
-
-def started_now() -> tuple[str, float]:
-    """When a run starts, as the report shows it, and a clock to time it by."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"), time.monotonic()

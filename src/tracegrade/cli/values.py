@@ -1,0 +1,16 @@
+"""Flag values as argparse reads them: each refusal says what was typed and why."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def whole_number(text: str, least: int) -> int:
+    """``text`` as a whole number of at least ``least``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least {least}")
+    return value
