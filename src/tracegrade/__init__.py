@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 
+from ._version import __version__
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
@@ -53,7 +55,6 @@ if TYPE_CHECKING:
     from .run.runner import aiter_evaluate, iter_evaluate
     from .run.session import aevaluate, evaluate
 
-__version__ = "0.1.0"
 
 _MODULE_OF = {
     "ConversionError": "convert",

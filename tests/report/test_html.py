@@ -195,3 +195,18 @@ def test_a_notebook_shows_a_compact_summary() -> None:
     for name, mean in result.means().items():
         assert name in shown and f"{mean:.4f}" in shown
     assert "8 records: 8 scored, 0 failed, 0 rejected" in shown
+
+
+def test_a_results_file_without_its_run_record_reports_scores_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, html = tmp_path / "results.jsonl", tmp_path / "report.html"
+    assert cli_evaluate(EXAMPLES, out) == 0
+    run_record_path(out).unlink()
+    assert main(["report", str(out), "--html", str(html)]) == 0
+    assert "no run record" in capsys.readouterr().err
+    text = html.read_text(encoding="utf-8")
+    assert len(island(text)["rows"]) == 8 and not any("x" in view for view in views(text))
+    # what it cannot know of the run is left out, not guessed
+    assert "<dt>data</dt>" not in text and "<dt>evaluated by</dt>" not in text
+    assert "<dt>records</dt>" in text

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tracegrade import (
     AIMessage,
     EvalTestCase,
@@ -11,7 +16,7 @@ from tracegrade import (
     ToolCall,
     ToolMessage,
 )
-from tracegrade.report.views import argument_diff, call_diff, sample_view
+from tracegrade.report.views import _in_order_pairs, argument_diff, call_diff, sample_view
 
 
 def _calls(*names: str, **args: object) -> list[list[object]]:
@@ -124,3 +129,28 @@ def test_test_cases_and_single_turns_show_their_texts() -> None:
 def test_a_sample_without_a_reference_has_no_diff() -> None:
     sample = MultiTurnSample(user_input=[HumanMessage(content="hi"), AIMessage(content="hello")])
     assert "diff" not in sample_view(sample) and "expected" not in sample_view(sample)
+
+
+def _longest_common(actual: list[str], expected: list[str]) -> int:
+    """The length of a longest common subsequence, the textbook way."""
+    table = [[0] * (len(expected) + 1) for _ in range(len(actual) + 1)]
+    for i, a in enumerate(actual):
+        for j, e in enumerate(expected):
+            table[i + 1][j + 1] = (
+                table[i][j] + 1 if a == e else max(table[i][j + 1], table[i + 1][j])
+            )
+    return table[-1][-1]
+
+
+@given(st.lists(st.sampled_from("abcd"), max_size=9), st.lists(st.sampled_from("abcd"), max_size=9))
+def test_calls_in_order_pair_as_a_longest_common_run(
+    actual: list[str], expected: list[str]
+) -> None:
+    pairs = _in_order_pairs(actual, expected)
+    assert len(pairs) == _longest_common(actual, expected)
+    assert all(actual[i] == expected[j] for i, j in pairs)
+    assert all(a[0] < b[0] and a[1] < b[1] for a, b in pairwise(pairs))
+    # and the whole diff accounts for every call once
+    rows = call_diff([[name, {}] for name in actual], [[name, {}] for name in expected])
+    assert sorted(row[1] for row in rows if row[1] is not None) == list(range(len(actual)))
+    assert sorted(row[2] for row in rows if row[2] is not None) == list(range(len(expected)))

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import Any
 
-from .. import __version__
 from .._json import dumps
+from .._version import __version__
 from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of

@@ -26,7 +26,7 @@ VERDICT_CLASSES = {
 
 def render_comparison(comparison: RunComparison, show: int = 20) -> str:
     """The page, as text; ``show`` samples at most in each list."""
-    from .. import __version__
+    from .._version import __version__
 
     context = {
         **page_context((), ("page.css",)),

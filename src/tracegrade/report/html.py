@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from .. import __version__
+from .._version import __version__
 from ..errors import FileWriteError, RecordError, os_problem
 from ..model.results import SampleResult, Usage
 from ..model.samples import Sample

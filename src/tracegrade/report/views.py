@@ -128,25 +128,40 @@ def argument_diff(actual: Any, expected: Any) -> list[list[Any]]:
 
 def _in_order_pairs(actual: Sequence[str], expected: Sequence[str]) -> list[tuple[int, int]]:
     """The longest run of calls named alike in both orders (a longest common
-    subsequence), as (actual, expected) positions."""
-    rows, cols = len(actual), len(expected)
-    longest = [[0] * (cols + 1) for _ in range(rows + 1)]
-    for i in range(rows - 1, -1, -1):
-        for j in range(cols - 1, -1, -1):
-            longest[i][j] = (
-                longest[i + 1][j + 1] + 1
-                if actual[i] == expected[j]
-                else max(longest[i + 1][j], longest[i][j + 1])
-            )
-    pairs, i, j = [], 0, 0
-    while i < rows and j < cols:
-        if actual[i] == expected[j]:
-            pairs.append((i, j))
-            i, j = i + 1, j + 1
-        elif longest[i + 1][j] >= longest[i][j + 1]:
-            i += 1
-        else:
-            j += 1
+    subsequence), as (actual, expected) positions. The common head and tail pair at
+    once (most agents mostly agree), the table is filled for what lies between."""
+    head = 0
+    while head < min(len(actual), len(expected)) and actual[head] == expected[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(actual), len(expected)) - head and actual[-1 - tail] == expected[-1 - tail]
+    ):
+        tail += 1
+    pairs = [(k, k) for k in range(head)]
+    middle_actual = actual[head : len(actual) - tail]
+    middle_expected = expected[head : len(expected) - tail]
+    rows, cols = len(middle_actual), len(middle_expected)
+    if rows and cols:
+        longest = [[0] * (cols + 1) for _ in range(rows + 1)]
+        for i in range(rows - 1, -1, -1):
+            below, here = longest[i + 1], longest[i]
+            name = middle_actual[i]
+            for j in range(cols - 1, -1, -1):
+                here[j] = (
+                    below[j + 1] + 1 if name == middle_expected[j] else max(below[j], here[j + 1])
+                )
+        i = j = 0
+        while i < rows and j < cols:
+            if middle_actual[i] == middle_expected[j]:
+                pairs.append((head + i, head + j))
+                i, j = i + 1, j + 1
+            elif longest[i + 1][j] >= longest[i][j + 1]:
+                i += 1
+            else:
+                j += 1
+    shift = len(actual) - len(expected)
+    pairs += [(k + shift, k) for k in range(len(expected) - tail, len(expected))]
     return pairs
 
 

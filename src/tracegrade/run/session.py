@@ -43,9 +43,9 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
-from .. import __version__
 from .._gc import kept_aside
 from .._urls import masked_urls_in
+from .._version import __version__
 from ..convert import SOURCES
 from ..errors import TracegradeError, os_problem
 from ..io.files import check_input, is_stream, once_read_name, read_once
