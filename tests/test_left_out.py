@@ -110,3 +110,23 @@ def test_convert_messages_warns_once() -> None:
     record = json.loads(TRACE.read_text())
     with pytest.warns(ConversionWarning, match=r"left out: 2x Bedrock Agents postProcessing"):
         convert_messages(record, "bedrock")
+
+
+def test_the_report_says_what_was_left_out_and_warns_no_more(traces: Path, tmp_path: Path) -> None:
+    out, html = tmp_path / "results.jsonl", tmp_path / "report.html"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConversionWarning)  # reported, not warned
+        result = evaluate(
+            traces, [ToolCorrectnessMetric()], source="bedrock", out=out, progress=False
+        )
+        result.to_html(tmp_path / "from-result.html")
+        assert main(["report", str(out), "--html", str(html)]) == EXIT_OK
+        # the record lacks what was left out: the report counts it as it reads the input
+        record = json.loads(run_record_path(out).read_text())
+        del record["left_out"]
+        run_record_path(out).write_text(json.dumps(record))
+        assert main(["report", str(out), "--html", str(tmp_path / "counted.html")]) == EXIT_OK
+    for page in (html, tmp_path / "from-result.html", tmp_path / "counted.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "left out of the input" in text
+        assert f"4x {POST}" in text and f"2x {ANSWER}" in text

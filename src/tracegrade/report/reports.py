@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from ..convert._base import Skipped
 from ._page import render
 from .html import RunFacts, write_report
 from .loaded import load_run
@@ -41,13 +42,17 @@ def report_results_file(
     results file raises FileReadError or ResultsReadError."""
     run = load_run(results)
     facts = facts_of_record(run.record, title or f"tracegrade report: {run.path.name}")
+    skipped = Skipped()
     inputs: Inputs | None
     if data is not None:
-        inputs = given_inputs(data, source or str(run.record.get("source") or "tracegrade"))
+        chosen = source or str(run.record.get("source") or "tracegrade")
+        inputs = given_inputs(data, chosen, skipped)
     else:
-        inputs, note = recorded_inputs(run.record)
+        inputs, note = recorded_inputs(run.record, skipped)
         if note:
             facts.notes.append(note)
+    if not facts.left_out:  # counted as the input is read, before the page is drawn
+        facts.left_out = skipped.counts
     names = ordered_names(run.metric_names, facts.metrics)
     write_report(
         html,
@@ -76,10 +81,11 @@ def result_to_html(
         )
     known = dict(result.run_facts)
     facts = facts_of_record(known, title or "tracegrade report")
-    facts.left_out = dict(result.left_out)
+    skipped = Skipped()
+    facts.left_out = dict(result.left_out) or skipped.counts
     if data is None and known.get("input") is not None:
         data, source = known["input"], known.get("source")
-    inputs = given_inputs(data, source) if data is not None else None
+    inputs = given_inputs(data, source, skipped) if data is not None else None
     if inputs is None:
         facts.notes.append("The run's records were in memory: give data= to show conversations.")
     write_report(

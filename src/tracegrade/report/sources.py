@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..convert._base import Skipped
 from ..errors import RecordError
 from ..io.files import read_once
 from ..io.store import RunRecord
@@ -54,9 +55,12 @@ def ordered_names(names: Sequence[str], described: Sequence[str]) -> list[str]:
     return ordered + sorted(set(names) - set(ordered))
 
 
-def recorded_inputs(record: Mapping[str, Any]) -> tuple[Inputs | None, str | None]:
+def recorded_inputs(
+    record: Mapping[str, Any], left_out: Skipped
+) -> tuple[Inputs | None, str | None]:
     """The input records of the run, read again from the file its record names, with
-    ``None`` and a note saying why not when that file is gone or has changed."""
+    ``None`` and a note saying why not when that file is gone or has changed. What a
+    converter leaves out is counted in ``left_out``, not warned (the report says it)."""
     path = record.get("input")
     if not isinstance(path, str):
         return None, "The run's input is not known (no run record), so conversations are not shown."
@@ -75,17 +79,18 @@ def recorded_inputs(record: Mapping[str, Any]) -> tuple[Inputs | None, str | Non
             f"The run's input {path} has changed since the run, so conversations are not "
             "shown (give --data to show them from another file)."
         )
-    return read_records(path, source=str(source)), None
+    return read_records(path, source=str(source), left_out=left_out), None
 
 
-def given_inputs(data: Data, source: str | None) -> Inputs:
-    """The input records of ``data`` (a file, a dataset or samples), read again."""
+def given_inputs(data: Data, source: str | None, left_out: Skipped) -> Inputs:
+    """The input records of ``data`` (a file, a dataset or samples), read again; what a
+    converter leaves out is counted in ``left_out``."""
     if isinstance(data, (str, os.PathLike)) and read_once(data):
         raise ValueError(
             f"{os.fspath(data)} can be read only once, so the report cannot read its "
             "records again: save it to a file"
         )
-    return read_records(data, source=source)
+    return read_records(data, source=source, left_out=left_out)
 
 
 def readable_file(data: object) -> str | None:
