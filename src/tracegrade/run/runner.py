@@ -232,10 +232,12 @@ def _plain_rows(
     metrics: Sequence[Metric],
     raise_exceptions: bool,
     batch_size: int = 1,
+    first_index: int = 0,
 ) -> Generator[SampleResult, None, None]:
     """Rows of a run without judged metrics, in input order, scored ``batch_size`` at a
-    time with the garbage collector paused (see :data:`SCORING_BATCH`)."""
-    numbered = enumerate(records)
+    time with the garbage collector paused (see :data:`SCORING_BATCH`); the records are
+    numbered from ``first_index``."""
+    numbered = enumerate(records, first_index)
     if batch_size == 1:
         for index, outcome in numbered:
             row = _scored(index, outcome, metrics, raise_exceptions)
@@ -304,11 +306,13 @@ async def _judged_rows(
     raise_exceptions: bool,
     deadline: float | None = None,
     waiting: JudgeWait | None = None,
+    first_index: int = 0,
 ) -> AsyncGenerator[SampleResult, None]:
     """Rows of a run with judged metrics, as they finish: deterministic metrics are
     scored as each record is read, judged ones with up to ``concurrency`` samples at
     the judge at once, each within ``deadline`` seconds when given; ``waiting`` is
-    told which samples are with the judge."""
+    told which samples are with the judge. The records are numbered from
+    ``first_index``."""
     import asyncio
 
     judged = _judged(metrics)
@@ -320,7 +324,7 @@ async def _judged_rows(
     # same however many are in flight (asyncio.wait would visit every pending task).
     finished: asyncio.Queue[asyncio.Task[SampleResult]] = asyncio.Queue()
     try:
-        for index, outcome in enumerate(records):
+        for index, outcome in enumerate(records, first_index):
             if outcome is None:
                 continue
             sample, row = open_row(index, outcome, raise_exceptions)
@@ -498,6 +502,30 @@ def iter_evaluate(
     else:
         rows = _plain_rows(records, metrics, raise_exceptions, _scoring_batch(data))
     return _reported(rows, data, source, skip, progress, waiting)
+
+
+def score_outcomes(
+    outcomes: Iterable[Outcome | None],
+    metrics: Sequence[Metric],
+    *,
+    first_index: int = 0,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    sample_deadline: float | None = None,
+) -> Iterator[SampleResult]:
+    """The rows of records already read (each a sample, the RecordError rejecting it, or
+    ``None`` for one passed over), numbered from ``first_index``: what
+    :func:`iter_evaluate` does after reading, for a caller that reads its own share of
+    the input (a partition on a cluster). Judged metrics come back in the order they
+    finish; the rest in input order."""
+    check_metrics(metrics)
+    _check_concurrency(concurrency)
+    check_deadline(sample_deadline)
+    _check_no_running_loop(metrics)
+    if _judged(metrics):
+        return _in_own_loop(
+            _judged_rows(outcomes, metrics, concurrency, False, sample_deadline, None, first_index)
+        )
+    return _plain_rows(outcomes, metrics, False, SCORING_BATCH, first_index)
 
 
 def _scoring_batch(data: Data) -> int:

@@ -1,0 +1,18 @@
+"""Evaluate on a Dask cluster (the ``dask`` extra): :func:`evaluate_distributed`, and
+the engine-agnostic partition scoring a Ray or Spark job can call
+(:func:`score_records`)."""
+
+from .partitions import Partition
+from .scoring import PartitionResult, score_partition, score_records
+from .session import DistributedError, DistributedRun, evaluate_distributed, parts_folder
+
+__all__ = [
+    "DistributedError",
+    "DistributedRun",
+    "Partition",
+    "PartitionResult",
+    "evaluate_distributed",
+    "parts_folder",
+    "score_partition",
+    "score_records",
+]

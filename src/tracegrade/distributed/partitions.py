@@ -1,0 +1,94 @@
+"""How a distributed run cuts its input: JSONL files into partitions of whole lines (each
+knowing its first line number and record index, so its rows and errors are those of a
+single-machine run), and records already on a cluster (a Dask bag or dataframe) into
+their own partitions, numbered across them."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..io.files import is_gzip
+from ..run.workers import Span, spans
+
+PARTITION_BYTES = 64 << 20
+"""About how much of a JSONL file one partition holds (whole lines)."""
+
+PARTITION_LINES = 50_000
+"""The most lines in one partition of a JSONL file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One share of the input: partition ``number``, holding ``records`` records from
+    index ``first_index`` on. For a JSONL file: its ``path`` (as given) and the ``span``
+    of whole lines (``None``: the whole file, read as a stream, e.g. gzip)."""
+
+    number: int
+    first_index: int
+    records: int
+    path: str | None = None
+    span: Span | None = None
+
+    @property
+    def indices(self) -> range:
+        return range(self.first_index, self.first_index + self.records)
+
+
+def input_files(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The JSONL files a path, a glob pattern or a list of them names, in order (a
+    pattern's matches sorted); FileNotFoundError when one names nothing."""
+    given = [data] if isinstance(data, (str, os.PathLike)) else list(data)
+    found: list[str] = []
+    for item in given:
+        text = os.fspath(item)
+        if glob.has_magic(text):
+            matched = sorted(glob.glob(text))
+            if not matched:
+                raise FileNotFoundError(f"no file matches {text}")
+            found.extend(matched)
+        elif Path(text).is_file():
+            found.append(text)
+        elif Path(text).is_dir():
+            raise IsADirectoryError(f"{text} is a folder; give its files, e.g. {text}/*.jsonl")
+        else:
+            raise FileNotFoundError(f"no such dataset file: {text}")
+    return found
+
+
+def file_partitions(
+    paths: Sequence[str],
+    *,
+    partition_bytes: int = PARTITION_BYTES,
+    partition_lines: int = PARTITION_LINES,
+) -> Iterator[Partition]:
+    """The files' partitions, numbered on across files, records indexed on across them
+    (as if the files were one input, in order). A gzip file is one partition."""
+    number, index = 0, 0
+    for path in paths:
+        if is_gzip(path):
+            from ..io.files import read_lines
+
+            records = sum(1 for _ in read_lines(path))
+            yield Partition(number, index, records, path, None)
+            number, index = number + 1, index + records
+            continue
+        for span in spans(Path(path), partition_bytes, partition_lines):
+            if not span.records:
+                continue
+            # the span numbers records from 0 in its file: shift to the run's numbering
+            shifted = Span(span.start, span.end, span.first_line, index, span.records)
+            yield Partition(number, index, span.records, path, shifted)
+            number, index = number + 1, index + span.records
+
+
+def counted_partitions(lengths: Sequence[int]) -> list[Partition]:
+    """Partitions of records already on a cluster, of the given lengths, in order."""
+    found, index = [], 0
+    for number, length in enumerate(lengths):
+        found.append(Partition(number, index, length))
+        index += length
+    return found

@@ -1,0 +1,185 @@
+"""Score one partition: records in; rows (as JSON lines, in index order) and the partial
+summary out. The function a cluster runs on each partition, engine-agnostic: Dask calls
+it here, and a Spark ``mapInPandas`` or Ray Data ``map_batches`` function can call
+:func:`score_records` on its batch (see docs/distributed.md).
+
+A partition's rows are exactly those a single-machine run gives its records: the same
+runner scores them (:func:`tracegrade.run.runner.score_outcomes`), a malformed record is
+rejected with the same message (its line number or index is the run's, not the
+partition's), a metric that raises fails that row only. The partial summary is a
+:class:`~tracegrade.run.results.RowTally` with the values kept in index order, so the
+partitions' summaries fold into exactly the single-machine run's aggregates.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._json import dumps, numbered_lines
+from ..io.files import read_lines
+from ..metrics.base import Metric
+from ..model.decoding import LineReader, Outcome, parse_record
+from ..model.results import SampleResult
+from ..model.samples import SAMPLE_TYPES, Sample
+from ..run.results import RowTally, resolve_thresholds
+from ..run.runner import DEFAULT_CONCURRENCY, score_outcomes
+from .partitions import Partition
+
+
+@dataclass(frozen=True)
+class PartitionResult:
+    """What scoring a partition gives: its number, its rows as JSON lines in index order
+    (``b""`` when they went to a file instead: ``written``), and their tally."""
+
+    number: int
+    lines: bytes
+    tally: RowTally
+    written: str | None = None
+
+    @property
+    def records(self) -> int:
+        return self.tally.records
+
+    def rows(self) -> list[SampleResult]:
+        """The rows, read back from the lines (or the file written)."""
+        from .._json import loads
+
+        data = Path(self.written).read_bytes() if self.written is not None else self.lines
+        return [SampleResult.from_dict(loads(line)) for line in data.splitlines() if line]
+
+
+def score_records(
+    records: Iterable[Mapping[str, Any] | Sample],
+    metrics: Sequence[Metric],
+    *,
+    first_index: int = 0,
+    thresholds: Mapping[str, float] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    sample_deadline: float | None = None,
+    number: int = 0,
+) -> PartitionResult:
+    """Score records held in memory (samples or their dict forms), indexed from
+    ``first_index`` as the run numbers them: a malformed one is rejected naming its
+    index, as :func:`tracegrade.evaluate` does for a list."""
+    outcomes = (_parsed(record, index) for index, record in enumerate(records, first_index))
+    return _scored(outcomes, metrics, first_index, thresholds, concurrency, sample_deadline, number)
+
+
+def score_partition(
+    partition: Partition,
+    metrics: Sequence[Metric],
+    *,
+    records: Iterable[Mapping[str, Any] | Sample] | None = None,
+    thresholds: Mapping[str, float] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    sample_deadline: float | None = None,
+    folder: str | None = None,
+) -> PartitionResult:
+    """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
+    or ``records`` handed over. With ``folder``, the rows are written to
+    ``folder/part-NNNNN.jsonl`` (whole, or not at all: a killed task leaves no part of
+    it) and not sent back."""
+    if records is not None:
+        result = score_records(
+            records,
+            metrics,
+            first_index=partition.first_index,
+            thresholds=thresholds,
+            concurrency=concurrency,
+            sample_deadline=sample_deadline,
+            number=partition.number,
+        )
+    else:
+        result = _scored(
+            _read(partition),
+            metrics,
+            partition.first_index,
+            thresholds,
+            concurrency,
+            sample_deadline,
+            partition.number,
+        )
+    if folder is None:
+        return result
+    target = part_path(folder, partition.number)
+    write_whole(target, result.lines)
+    return PartitionResult(result.number, b"", result.tally, str(target))
+
+
+def part_path(folder: str | os.PathLike[str], number: int) -> Path:
+    """Where partition ``number``'s rows are written in a run's folder."""
+    return Path(folder) / f"part-{number:05d}.jsonl"
+
+
+def write_whole(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` so that it appears whole or not at all."""
+    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _parsed(record: Mapping[str, Any] | Sample, index: int) -> Outcome:
+    if isinstance(record, SAMPLE_TYPES):
+        return record
+    from ..errors import RecordError
+
+    try:
+        return parse_record(record, index)
+    except RecordError as error:
+        return error
+
+
+def _read(partition: Partition) -> Iterator[Outcome]:
+    """The partition's records from its file, numbered by the file's lines."""
+    path = partition.path
+    if path is None:
+        raise ValueError(f"partition {partition.number} has neither a file nor records")
+    read = LineReader()
+    span = partition.span
+    if span is None:  # the whole file, as a stream
+        for number, line in read_lines(path):
+            yield read(line, number, path)
+        return
+    with open(path, "rb") as handle:
+        handle.seek(span.start)
+        data = handle.read(span.end - span.start)
+    for number, line in numbered_lines(data.split(b"\n"), span.first_line):
+        yield read(line, number, path)
+
+
+def _scored(
+    outcomes: Iterable[Outcome],
+    metrics: Sequence[Metric],
+    first_index: int,
+    thresholds: Mapping[str, float] | None,
+    concurrency: int,
+    sample_deadline: float | None,
+    number: int,
+) -> PartitionResult:
+    rows = sorted(
+        score_outcomes(
+            outcomes,
+            metrics,
+            first_index=first_index,
+            concurrency=concurrency,
+            sample_deadline=sample_deadline,
+        ),
+        key=lambda row: row.index,
+    )
+    tally = RowTally(resolve_thresholds(metrics, thresholds), keep_values=True)
+    written = []
+    for row in rows:
+        tally.add(row)
+        written.append(dumps(row.to_dict()) + b"\n")
+    return PartitionResult(number, b"".join(written), tally)

@@ -1,0 +1,395 @@
+"""``evaluate_distributed``: a run over a Dask cluster, its results and aggregates those
+of the same run on one machine.
+
+The input is cut into partitions (:mod:`.partitions`); each is scored on a worker by
+:func:`.scoring.score_partition`, which writes its rows to ``part-NNNNN.jsonl`` in the
+run's folder (``.RESULTS.parts/`` beside the results file, on storage every worker and
+the client share) whole or not at all, and sends back its tally. The client folds the
+tallies in partition order into the run's summary, then joins the parts into the
+results file, with its run record, as ``evaluate(out=...)`` writes them.
+
+A worker that dies takes its tasks with it; Dask runs them again elsewhere, and as a
+part file appears only whole, no row is lost or written twice. ``resume=True`` after
+the client stopped keeps the parts already written and scores only the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._json import dumps, loads
+from .._version import __version__
+from ..errors import TracegradeError
+from ..io.store import RUN_RECORD_VERSION, ResumeError, run_record_path
+from ..metrics.base import Metric
+from ..model.results import SampleResult
+from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
+from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
+from ..run.session import describe_judge, describe_metric
+from .partitions import (
+    PARTITION_BYTES,
+    Partition,
+    counted_partitions,
+    file_partitions,
+    input_files,
+)
+from .scoring import PartitionResult, part_path, score_partition, write_whole
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+_FINGERPRINT_BYTES = 1 << 20
+
+
+class DistributedError(TracegradeError):
+    """A distributed run that cannot go on (a partition failed on every try)."""
+
+
+@dataclass
+class DistributedRun:
+    """How a distributed run went: ``partitions`` in all, ``scored`` this time (the
+    others were kept from an earlier, stopped run), and the dashboard's address."""
+
+    partitions: int = 0
+    scored: list[int] = field(default_factory=list)
+    kept: list[int] = field(default_factory=list)
+    dashboard: str | None = None
+
+
+def parts_folder(out: str | os.PathLike[str]) -> Path:
+    """Where the parts of the results file ``out`` are written while the run goes."""
+    results = Path(out)
+    return results.with_name(f".{results.name}.parts")
+
+
+def evaluate_distributed(
+    data: Any,
+    metrics: Sequence[Metric],
+    *,
+    client: Client,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    thresholds: Mapping[str, float] | None = None,
+    pass_k: Sequence[int] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    total_concurrency: int | None = None,
+    sample_deadline: float | None = None,
+    partition_bytes: int = PARTITION_BYTES,
+    keep_rows: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> EvaluationResult:
+    """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
+    ``evaluate(data, metrics, out=out)`` on one machine.
+
+    ``data`` is a JSONL file, a glob pattern or a list of files (records numbered on
+    across them, in order), or a Dask bag of records (samples or their dicts) or a
+    Dask dataframe (a row per record, NaN an absent field). Files and ``out`` must be
+    on storage every worker can read and write at the same path.
+
+    ``out`` is the results file, written when every partition is done, with its run
+    record; meanwhile each partition's rows are in ``.OUT.parts/``. ``resume=True``
+    after an interrupted run keeps the partitions written and scores the rest (the
+    run record must agree: same input, metrics and judge). ``concurrency`` is how many
+    samples each worker has with the judge at once; ``total_concurrency`` caps the
+    cluster's (divided among the workers there at the start). ``keep_rows=True``
+    brings every row back into the result (its memory grows with the input).
+    ``progress`` is called with a line as each partition finishes.
+
+    The result's :attr:`~EvaluationResult.run_facts` hold ``distributed``: the
+    partitions in all, scored this time and kept from before.
+    """
+    check_metrics(metrics)
+    marks = resolve_thresholds(metrics, thresholds)
+    if resume and out is None:
+        raise ValueError("resume=True needs out=: the results file of the stopped run")
+    say = progress or (lambda line: None)
+    files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
+    record = _run_record(files, metrics) if files else None
+    folder = parts_folder(out) if out is not None else None
+    done: dict[int, RowTally] = {}
+    if folder is not None:
+        done = _prepare(folder, record, partitions, resume, marks)
+    run = DistributedRun(len(partitions), dashboard=_dashboard(client))
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    each = concurrency
+    if total_concurrency is not None:
+        each = max(1, min(concurrency, total_concurrency // workers))
+    started = (datetime.now(timezone.utc), time.monotonic())
+    tallies: dict[int, RowTally] = dict(done)
+    run.kept = sorted(done)
+    rows: dict[int, list[SampleResult]] = {}
+    futures = {}
+    for partition in partitions:
+        if partition.number in done:
+            continue
+        records = parts_of_bag[partition.number] if parts_of_bag is not None else None
+        futures[
+            client.submit(
+                score_partition,
+                partition,
+                metrics,
+                records=records,
+                thresholds=thresholds,
+                concurrency=each,
+                sample_deadline=sample_deadline,
+                folder=str(folder) if folder is not None else None,
+                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}",
+                pure=False,
+                retries=2,
+            )
+        ] = partition
+    total = sum(partition.records for partition in partitions)
+    finished = sum(partition.records for partition in partitions if partition.number in done)
+    from distributed import as_completed
+
+    try:
+        for future in as_completed(futures):
+            partition = futures[future]
+            try:
+                scored: PartitionResult = future.result()
+            except Exception as error:
+                raise DistributedError(
+                    f"partition {partition.number} (records {partition.first_index} to "
+                    f"{partition.first_index + partition.records - 1}) failed: "
+                    f"{type(error).__name__}: {error}; the partitions written so far stay"
+                    + ("; finish with resume=True" if folder is not None else "")
+                ) from error
+            tallies[partition.number] = scored.tally
+            run.scored.append(partition.number)
+            if keep_rows or folder is None:
+                rows[partition.number] = scored.rows()
+            finished += partition.records
+            say(
+                f"partition {partition.number + 1} of {len(partitions)} done: "
+                f"{finished:,} of {total:,} records"
+            )
+    finally:
+        for future in futures:
+            future.cancel()
+    run.scored.sort()
+    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k)
+    for number in sorted(tallies):
+        summary.add_tally(tallies[number])
+    if folder is not None and out is not None:
+        _join(folder, partitions, Path(out))
+        if keep_rows:
+            for number in run.kept:
+                rows[number] = _rows_of(part_path(folder, number))
+    kept = [row for number in sorted(rows) for row in rows[number]]
+    result = EvaluationResult.from_totals(
+        kept, summary, metrics, all_rows=len(kept) == summary.records
+    )
+    facts = _facts(metrics, summary, started, run, files)
+    result.run_facts = facts
+    if out is not None and record is not None:
+        content = {**record, **{k: v for k, v in facts.items() if k not in record}}
+        usage = summary.usage
+        if usage is not None:
+            content["judge_usage"] = usage.to_dict()
+        write_whole(run_record_path(Path(out)), dumps(content))
+        _remove_folder(folder)
+    return result
+
+
+def _plan(
+    data: Any, partition_bytes: int, client: Client
+) -> tuple[list[str], list[Partition], list[Any] | None]:
+    """The input's files (none for a bag or dataframe), its partitions and, for a bag or
+    dataframe, each partition's records as a delayed object the task takes."""
+    bag = _as_bag(data)
+    if bag is None:
+        files = input_files(data)
+        return files, list(file_partitions(files, partition_bytes=partition_bytes)), None
+    # each partition's records, computed once on the cluster and kept there
+    pieces = client.compute(bag.to_delayed())
+    counts = client.gather(client.map(len, pieces))
+    return [], counted_partitions(counts), pieces
+
+
+def _as_bag(data: Any) -> Any:
+    """``data`` as a Dask bag of records when it is a bag or a dataframe, else ``None``."""
+    module = type(data).__module__
+    if not module.startswith("dask"):
+        return None
+    import dask.bag
+
+    if isinstance(data, dask.bag.Bag):
+        return data
+    to_bag = getattr(data, "to_bag", None)
+    if to_bag is None:
+        raise TypeError(f"cannot evaluate a {type(data).__name__}: give a Dask bag or dataframe")
+    return to_bag(index=False, format="dict").map(_without_missing)
+
+
+def _without_missing(record: dict[str, Any]) -> dict[str, Any]:
+    """A dataframe row as a record: NaN and None cells are absent fields."""
+    import math
+
+    return {
+        key: value
+        for key, value in record.items()
+        if value is not None and not (isinstance(value, float) and math.isnan(value))
+    }
+
+
+def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:
+    """The run record: that of ``evaluate(out=...)`` for one file; for several, the
+    input is their list, its size their total and its fingerprint that of them all."""
+    if len(files) == 1:
+        from ..io.store import RunRecord
+
+        one = RunRecord.describe(
+            files[0],
+            NATIVE_SOURCE,
+            [describe_metric(metric) for metric in metrics],
+            describe_judge(metrics),
+        )
+        return one.to_dict()
+    digest = hashlib.sha256()
+    size = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            digest.update(handle.read(_FINGERPRINT_BYTES))
+            length = os.fstat(handle.fileno()).st_size
+        digest.update(f"{Path(path).resolve()}:{length};".encode())
+        size += length
+    return {
+        "input": [str(Path(path).resolve()) for path in files],
+        "input_bytes": size,
+        "input_fingerprint": digest.hexdigest(),
+        "source": NATIVE_SOURCE,
+        "metrics": [describe_metric(metric) for metric in metrics],
+        "judge": describe_judge(metrics),
+        "version": RUN_RECORD_VERSION,
+    }
+
+
+_SAME = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
+
+
+def _prepare(
+    folder: Path,
+    record: dict[str, Any] | None,
+    partitions: list[Partition],
+    resume: bool,
+    marks: Mapping[str, float | None],
+) -> dict[int, RowTally]:
+    """Ready the parts folder: on resume, the tallies of the parts already written
+    (read back from them); else an empty folder. The folder's plan must be this run's."""
+    plan = {
+        "record": {key: (record or {}).get(key) for key in _SAME},
+        "partitions": [[p.number, p.first_index, p.records] for p in partitions],
+    }
+    manifest = folder / "plan.json"
+    if resume and manifest.exists():
+        before = json.loads(manifest.read_text())
+        if before != json.loads(json.dumps(plan)):
+            raise ResumeError(
+                f"cannot resume: {folder} holds the parts of another run (its input, "
+                "metrics, judge or partitions differ); start over without resume"
+            )
+        kept = {}
+        for partition in partitions:
+            path = part_path(folder, partition.number)
+            if path.exists():
+                kept[partition.number] = _tally_of(path, partition, marks)
+        return kept
+    _remove_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_whole(manifest, json.dumps(plan).encode())
+    return {}
+
+
+def _rows_of(path: Path) -> list[SampleResult]:
+    return [SampleResult.from_dict(loads(line)) for line in path.read_bytes().splitlines() if line]
+
+
+def _tally_of(path: Path, partition: Partition, marks: Mapping[str, float | None]) -> RowTally:
+    """The tally of a part written by an earlier run, read back from its rows; a part
+    that is not the partition's rows is an error naming it."""
+    rows = _rows_of(path)
+    if [row.index for row in rows] != list(partition.indices):
+        raise ResumeError(
+            f"cannot resume: {path} does not hold the rows of records "
+            f"{partition.first_index} to {partition.first_index + partition.records - 1}"
+        )
+    tally = RowTally(marks, keep_values=True)
+    for row in rows:
+        tally.add(row)
+    return tally
+
+
+def _join(folder: Path, partitions: list[Partition], out: Path) -> None:
+    """The parts, in order, as one results file (replacing ``out`` once whole)."""
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            for partition in partitions:
+                with open(part_path(folder, partition.number), "rb") as part:
+                    while chunk := part.read(1 << 20):
+                        handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _remove_folder(folder: Path | None) -> None:
+    if folder is None or not folder.exists():
+        return
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+
+
+def _facts(
+    metrics: Sequence[Metric],
+    summary: SummaryAccumulator,
+    started: tuple[datetime, float],
+    run: DistributedRun,
+    files: list[str],
+) -> dict[str, Any]:
+    wall, clock = started
+    facts: dict[str, Any] = {
+        "source": NATIVE_SOURCE,
+        "metrics": [describe_metric(metric) for metric in metrics],
+        "judge": describe_judge(metrics),
+        "tracegrade_version": __version__,
+        "started": wall.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "duration_seconds": round(time.monotonic() - clock, 3),
+        "distributed": {
+            "partitions": run.partitions,
+            "scored": len(run.scored),
+            "kept": len(run.kept),
+        },
+    }
+    if len(files) == 1:
+        facts["input"] = str(Path(files[0]).resolve())
+    marks = {name: mark for name, mark in summary.thresholds.items() if mark is not None}
+    if marks:
+        facts["thresholds"] = marks
+    return facts
+
+
+def _dashboard(client: Client) -> str | None:
+    try:
+        return str(client.dashboard_link)
+    except Exception:  # no dashboard (bokeh missing, or turned off)
+        return None
+
+
+def _token(record: dict[str, Any] | None, partition: Partition) -> str:
+    seed = f"{(record or {}).get('input_fingerprint')}:{partition.first_index}:{partition.records}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:12]
+
+
+__all__ = ["DistributedError", "DistributedRun", "evaluate_distributed", "parts_folder"]
