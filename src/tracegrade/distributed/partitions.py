@@ -32,6 +32,9 @@ class Partition:
     records: int
     path: str | None = None
     span: Span | None = None
+    kind: str = "index"
+    """How a rejected record handed over in memory is named: ``index`` (a bag's), or
+    ``row`` (a dataframe's), as :class:`~tracegrade.EvaluationDataset` names them."""
 
     @property
     def indices(self) -> range:
@@ -85,10 +88,10 @@ def file_partitions(
             number, index = number + 1, index + span.records
 
 
-def counted_partitions(lengths: Sequence[int]) -> list[Partition]:
+def counted_partitions(lengths: Sequence[int], kind: str = "index") -> list[Partition]:
     """Partitions of records already on a cluster, of the given lengths, in order."""
     found, index = [], 0
     for number, length in enumerate(lengths):
-        found.append(Partition(number, index, length))
+        found.append(Partition(number, index, length, kind=kind))
         index += length
     return found

@@ -62,11 +62,13 @@ def score_records(
     concurrency: int = DEFAULT_CONCURRENCY,
     sample_deadline: float | None = None,
     number: int = 0,
+    kind: str = "index",
 ) -> PartitionResult:
     """Score records held in memory (samples or their dict forms), indexed from
     ``first_index`` as the run numbers them: a malformed one is rejected naming its
-    index, as :func:`tracegrade.evaluate` does for a list."""
-    outcomes = (_parsed(record, index) for index, record in enumerate(records, first_index))
+    index, as :func:`tracegrade.evaluate` does for a list (``kind="row"``: its row, as
+    for a DataFrame)."""
+    outcomes = (_parsed(record, index, kind) for index, record in enumerate(records, first_index))
     return _scored(outcomes, metrics, first_index, thresholds, concurrency, sample_deadline, number)
 
 
@@ -93,6 +95,7 @@ def score_partition(
             concurrency=concurrency,
             sample_deadline=sample_deadline,
             number=partition.number,
+            kind=partition.kind,
         )
     else:
         result = _scored(
@@ -129,13 +132,13 @@ def write_whole(target: Path, data: bytes) -> None:
         partial.unlink(missing_ok=True)
 
 
-def _parsed(record: Mapping[str, Any] | Sample, index: int) -> Outcome:
+def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:
     if isinstance(record, SAMPLE_TYPES):
         return record
     from ..errors import RecordError
 
     try:
-        return parse_record(record, index)
+        return parse_record(record, index, kind=kind)
     except RecordError as error:
         return error
 

@@ -204,40 +204,33 @@ def _plan(
 ) -> tuple[list[str], list[Partition], list[Any] | None]:
     """The input's files (none for a bag or dataframe), its partitions and, for a bag or
     dataframe, each partition's records as a delayed object the task takes."""
-    bag = _as_bag(data)
-    if bag is None:
+    found = _as_bag(data)
+    if found is None:
         files = input_files(data)
         return files, list(file_partitions(files, partition_bytes=partition_bytes)), None
+    bag, kind = found
     # each partition's records, computed once on the cluster and kept there
     pieces = client.compute(bag.to_delayed())
     counts = client.gather(client.map(len, pieces))
-    return [], counted_partitions(counts), pieces
+    return [], counted_partitions(counts, kind), pieces
 
 
-def _as_bag(data: Any) -> Any:
-    """``data`` as a Dask bag of records when it is a bag or a dataframe, else ``None``."""
+def _as_bag(data: Any) -> tuple[Any, str] | None:
+    """``data`` as a Dask bag of records, and how its records are named (``index``, or
+    a dataframe's ``row``), when it is a bag or a dataframe; else ``None``."""
     module = type(data).__module__
     if not module.startswith("dask"):
         return None
     import dask.bag
 
     if isinstance(data, dask.bag.Bag):
-        return data
+        return data, "index"
     to_bag = getattr(data, "to_bag", None)
     if to_bag is None:
         raise TypeError(f"cannot evaluate a {type(data).__name__}: give a Dask bag or dataframe")
-    return to_bag(index=False, format="dict").map(_without_missing)
+    from ..io.dataset import without_nan
 
-
-def _without_missing(record: dict[str, Any]) -> dict[str, Any]:
-    """A dataframe row as a record: NaN and None cells are absent fields."""
-    import math
-
-    return {
-        key: value
-        for key, value in record.items()
-        if value is not None and not (isinstance(value, float) and math.isnan(value))
-    }
+    return to_bag(index=False, format="dict").map(without_nan), "row"
 
 
 def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:

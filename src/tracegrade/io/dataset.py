@@ -96,8 +96,9 @@ def _raising(outcomes: Iterator[Outcome | None]) -> Iterator[Sample]:
             yield outcome
 
 
-def _without_nan(record: dict[str, Any]) -> dict[str, Any]:
-    """DataFrames mark a missing cell with NaN; read it as an absent field."""
+def without_nan(record: dict[str, Any]) -> dict[str, Any]:
+    """A DataFrame row as a record: DataFrames mark a missing cell with NaN, read as an
+    absent field."""
     return {
         key: value
         for key, value in record.items()
@@ -199,7 +200,7 @@ class EvaluationDataset:
         """Build from a DataFrame with one sample per row (NaN cells count as absent)."""
         dataset = cls()
         dataset._samples = [
-            parse_record(_without_nan(row), index, kind="row", sample_type=sample_type)
+            parse_record(without_nan(row), index, kind="row", sample_type=sample_type)
             for index, row in enumerate(frame.to_dict(orient="records"))
         ]
         return dataset

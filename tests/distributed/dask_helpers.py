@@ -1,0 +1,59 @@
+"""What the distributed tests share: a LocalCluster, datasets with malformed records,
+and a slow metric (sent to the workers by value, as they cannot import this folder)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+import cloudpickle
+
+from tracegrade import MultiTurnSample, Score, ToolCallF1
+from tracegrade.metrics.base import Metric
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "agent_runs.jsonl"
+
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+class SlowF1(Metric):
+    """ToolCallF1, taking ``delay`` seconds a sample: time to stop a run midway."""
+
+    name = "slow_f1"
+    sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
+
+    def __init__(self, delay: float = 0.02) -> None:
+        super().__init__()
+        self.delay = delay
+
+    def score(self, sample: Any) -> Score:
+        time.sleep(self.delay)
+        return ToolCallF1().score(sample)
+
+
+def records(count: int) -> list[dict[str, Any]]:
+    """``count`` conversations from the examples, with ids of their own."""
+    examples = [json.loads(line) for line in EXAMPLES.read_text().splitlines()]
+    return [{**examples[n % len(examples)], "id": f"s{n}"} for n in range(count)]
+
+
+def messy_lines(count: int) -> list[str]:
+    """JSONL lines of ``count`` conversations, among them blank lines, lines that are
+    not JSON, a record breaking a rule (rejected), and single-turn samples that the
+    tool-call metrics cannot score (failed rows)."""
+    lines = []
+    for n, record in enumerate(records(count)):
+        if n % 17 == 5:
+            lines.append("{not json")
+        elif n % 23 == 7:
+            lines.append(json.dumps({**record, "user_input": [{"type": "robot", "content": "x"}]}))
+        elif n % 19 == 3:
+            lines.append(json.dumps({"id": f"s{n}", "user_input": "hi", "response": "hello"}))
+        else:
+            lines.append(json.dumps(record))
+        if n % 29 == 11:
+            lines.append("")
+    return lines

@@ -1,0 +1,211 @@
+"""A run on a real Dask LocalCluster gives exactly the rows and aggregates of the same
+run on one machine: over a JSONL file with malformed records and failing rows, over
+several files, over a Dask bag and a dataframe; a worker killed midway loses and
+repeats no row; a run resumed after its client was killed scores only the partitions
+it had not finished."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dask_helpers import SlowF1, messy_lines, records
+
+from tracegrade import EvaluationDataset, ToolCallF1, ToolCorrectnessMetric, evaluate
+from tracegrade.distributed import evaluate_distributed, parts_folder
+from tracegrade.distributed.partitions import file_partitions
+from tracegrade.io.store import run_record_path
+
+TIMING = ("started", "duration_seconds", "distributed")
+
+
+def _write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _same_run(single: Any, spread: Any, *, failures: bool = True) -> None:
+    assert spread.counts == single.counts
+    assert spread.summary() == single.summary()
+    if failures:  # (they name the input file)
+        assert spread.failures() == single.failures()
+
+
+def _records_of(path: Path) -> dict[str, Any]:
+    record = json.loads(run_record_path(path).read_text())
+    return {key: value for key, value in record.items() if key not in TIMING}
+
+
+def test_a_file_with_malformed_records_gives_the_same_results(client: Any, tmp_path: Path) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(300))
+    metrics = [ToolCallF1(), ToolCorrectnessMetric(threshold=0.5)]
+    single = evaluate(str(data), metrics, out=tmp_path / "single.jsonl", progress=False)
+    assert single.counts.rejected and single.counts.failed  # the file is messy indeed
+    spread = evaluate_distributed(
+        str(data), metrics, client=client, out=tmp_path / "spread.jsonl", partition_bytes=4096
+    )
+    parts = spread.run_facts["distributed"]
+    assert parts["partitions"] > 5 and parts["scored"] == parts["partitions"]
+    assert (tmp_path / "spread.jsonl").read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    _same_run(single, spread)
+    assert _records_of(tmp_path / "spread.jsonl") == _records_of(tmp_path / "single.jsonl")
+    assert not parts_folder(tmp_path / "spread.jsonl").exists()  # joined, then removed
+
+
+def test_the_partitions_number_lines_and_records_as_the_file_does(tmp_path: Path) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(200))
+    partitions = list(file_partitions([str(data)], partition_bytes=2048))
+    assert [p.number for p in partitions] == list(range(len(partitions)))
+    starts = [p.first_index for p in partitions]
+    assert starts == [sum(p.records for p in partitions[:n]) for n in range(len(partitions))]
+    records_in_file = sum(1 for line in data.read_text().splitlines() if line.strip())
+    assert sum(p.records for p in partitions) == records_in_file
+
+
+def test_several_files_are_one_input_in_order(client: Any, tmp_path: Path) -> None:
+    lines = messy_lines(120)
+    first = _write(tmp_path / "a.jsonl", lines[:70])
+    _write(tmp_path / "b.jsonl", lines[70:])
+    joined = _write(tmp_path / "joined.jsonl", lines)
+    metrics = [ToolCallF1()]
+    spread = evaluate_distributed(
+        str(tmp_path / "[ab].jsonl"), metrics, client=client, keep_rows=True, partition_bytes=2048
+    )
+    single = evaluate(str(joined), metrics, progress=False)
+    _same_run(single, spread, failures=False)
+    assert [row.index for row in spread] == list(range(len(single.rows)))
+    for mine, theirs in zip(spread, single, strict=True):
+        assert (mine.id, mine.status, mine.scores) == (theirs.id, theirs.status, theirs.scores)
+        if mine.rejected is not None:  # named in its own file, at its own line
+            assert str(first) in mine.rejected or str(tmp_path / "b.jsonl") in mine.rejected
+    first_rejected = next(row for row in spread if row.rejected is not None)
+    assert first_rejected.rejected.startswith(f"{first} line 6:")
+
+
+def test_a_bag_and_a_dataframe_give_what_the_records_in_memory_give(client: Any) -> None:
+    import dask
+    import dask.bag
+    import dask.dataframe
+    import pandas as pd
+
+    items = records(90)
+    items[4] = {**items[4], "user_input": [{"type": "robot", "content": "?"}]}  # rejected
+    metrics = [ToolCallF1(), ToolCorrectnessMetric()]
+    single = evaluate(items, metrics, progress=False)
+    bag = dask.bag.from_sequence(items, npartitions=4)
+    from_bag = evaluate_distributed(bag, metrics, client=client, keep_rows=True)
+    _same_run(single, from_bag)
+    assert [row.to_dict() for row in from_bag] == [row.to_dict() for row in single]
+    assert from_bag.run_facts["distributed"]["partitions"] == 4
+
+    frame = pd.DataFrame(records(50))
+    frame.loc[3, "reference_tool_calls"] = float("nan")  # a missing cell: an absent field
+    single = evaluate(EvaluationDataset.from_pandas(frame), metrics, progress=False)
+    with dask.config.set({"dataframe.convert-string": False}):  # keep the lists as lists
+        spread = dask.dataframe.from_pandas(frame, npartitions=3)
+    from_frame = evaluate_distributed(spread, metrics, client=client, keep_rows=True)
+    _same_run(single, from_frame)
+    assert [row.to_dict() for row in from_frame] == [row.to_dict() for row in single]
+
+
+def test_a_worker_killed_midway_loses_and_repeats_no_row(client: Any, tmp_path: Path) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(240))
+    metrics = [SlowF1(delay=0.03)]
+    out = tmp_path / "spread.jsonl"
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = evaluate_distributed(
+                str(data), metrics, client=client, out=out, partition_bytes=2048
+            )
+        except BaseException as error:  # handed to the test's thread
+            outcome["error"] = error
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    folder = parts_folder(out)
+    deadline = time.monotonic() + 60
+    while not list(folder.glob("part-*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(folder.glob("part-*.jsonl")), "no partition finished"
+    busy = [address for address, tasks in client.processing().items() if tasks]
+    assert busy, "no worker was busy when it was to be killed"
+    pids = client.run(os.getpid, workers=[busy[0]])
+    os.kill(pids[busy[0]], signal.SIGKILL)
+    runner.join(180)
+    assert not runner.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    single = evaluate(str(data), metrics, out=tmp_path / "single.jsonl", progress=False)
+    assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    _same_run(single, outcome["result"])
+
+
+DRIVER = """
+import sys
+sys.path.insert(0, {helpers!r})
+from dask_helpers import SlowF1
+from distributed import Client
+from tracegrade.distributed import evaluate_distributed
+
+with Client({address!r}) as client:
+    evaluate_distributed({data!r}, [SlowF1(delay=0.03)], client=client, out={out!r},
+                         partition_bytes=2048)
+"""
+
+
+def test_a_resumed_run_scores_only_the_partitions_left(
+    cluster: Any, client: Any, tmp_path: Path
+) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(240))
+    out = tmp_path / "spread.jsonl"
+    script = DRIVER.format(
+        helpers=str(Path(__file__).parent),
+        address=cluster.scheduler_address,
+        data=str(data),
+        out=str(out),
+    )
+    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)])
+    folder = parts_folder(out)
+    deadline = time.monotonic() + 60
+    while len(list(folder.glob("part-*.jsonl"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)  # the client dies; the cluster stays
+    driver.wait(30)
+    deadline = time.monotonic() + 60  # let the tasks it left running end
+    while any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    written = {int(path.stem.split("-")[1]) for path in folder.glob("part-*.jsonl")}
+    total = len(list(file_partitions([str(data)], partition_bytes=2048)))
+    assert 3 <= len(written) < total, (written, total)
+    assert not out.exists()
+
+    result = evaluate_distributed(
+        str(data), [SlowF1(delay=0.03)], client=client, out=out, resume=True, partition_bytes=2048
+    )
+    facts = result.run_facts["distributed"]
+    assert facts == {"partitions": total, "scored": total - len(written), "kept": len(written)}
+    single = evaluate(str(data), [SlowF1(delay=0.0)], out=tmp_path / "single.jsonl", progress=False)
+    assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    _same_run(single, result)
+
+
+def test_resuming_another_runs_parts_is_refused(client: Any, tmp_path: Path) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(60))
+    out = tmp_path / "spread.jsonl"
+    folder = parts_folder(out)
+    folder.mkdir()
+    (folder / "plan.json").write_text(json.dumps({"record": {}, "partitions": []}))
+    from tracegrade.io.store import ResumeError
+
+    with pytest.raises(ResumeError, match="another run"):
+        evaluate_distributed(str(data), [ToolCallF1()], client=client, out=out, resume=True)
