@@ -209,3 +209,19 @@ def test_resuming_another_runs_parts_is_refused(client: Any, tmp_path: Path) -> 
 
     with pytest.raises(ResumeError, match="another run"):
         evaluate_distributed(str(data), [ToolCallF1()], client=client, out=out, resume=True)
+
+
+def test_resuming_a_finished_run_scores_nothing(client: Any, tmp_path: Path) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(80))
+    out = tmp_path / "spread.jsonl"
+    first = evaluate_distributed(
+        str(data), [ToolCallF1()], client=client, out=out, partition_bytes=4096
+    )
+    written = out.read_bytes()
+    again = evaluate_distributed(
+        str(data), [ToolCallF1()], client=client, out=out, resume=True, partition_bytes=4096
+    )
+    facts = again.run_facts["distributed"]
+    assert facts["scored"] == 0 and facts["kept"] == facts["partitions"] > 1
+    assert out.read_bytes() == written
+    _same_run(first, again)

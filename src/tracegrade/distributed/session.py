@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from .._json import dumps, loads
 from .._version import __version__
 from ..errors import TracegradeError
+from ..io.lock import OutputLock
 from ..io.store import RUN_RECORD_VERSION, ResumeError, run_record_path
 from ..metrics.base import Metric
 from ..model.results import SampleResult
@@ -106,6 +107,51 @@ def evaluate_distributed(
     The result's :attr:`~EvaluationResult.run_facts` hold ``distributed``: the
     partitions in all, scored this time and kept from before.
     """
+
+    def run() -> EvaluationResult:
+        return _evaluate(
+            data,
+            metrics,
+            client=client,
+            out=out,
+            resume=resume,
+            thresholds=thresholds,
+            pass_k=pass_k,
+            concurrency=concurrency,
+            total_concurrency=total_concurrency,
+            sample_deadline=sample_deadline,
+            partition_bytes=partition_bytes,
+            keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
+            progress=progress,
+        )
+
+    if out is None:
+        return run()
+    lock = OutputLock(out)  # one run writes a results file at a time
+    lock.acquire()
+    try:
+        return run()
+    finally:
+        lock.release()
+
+
+def _evaluate(
+    data: Any,
+    metrics: Sequence[Metric],
+    *,
+    client: Client,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    thresholds: Mapping[str, float] | None = None,
+    pass_k: Sequence[int] | None = None,
+    concurrency: int = DEFAULT_CONCURRENCY,
+    total_concurrency: int | None = None,
+    sample_deadline: float | None = None,
+    partition_bytes: int = PARTITION_BYTES,
+    keep_rows: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> EvaluationResult:
+    """:func:`evaluate_distributed`, its results file locked."""
     check_metrics(metrics)
     marks = resolve_thresholds(metrics, thresholds)
     if resume and out is None:
@@ -115,8 +161,8 @@ def evaluate_distributed(
     record = _run_record(files, metrics) if files else None
     folder = parts_folder(out) if out is not None else None
     done: dict[int, RowTally] = {}
-    if folder is not None:
-        done = _prepare(folder, record, partitions, resume, marks)
+    if out is not None and folder is not None:
+        done = _prepare(folder, record, partitions, resume, marks, Path(out))
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     each = concurrency
@@ -274,14 +320,22 @@ def _prepare(
     partitions: list[Partition],
     resume: bool,
     marks: Mapping[str, float | None],
+    out: Path,
 ) -> dict[int, RowTally]:
     """Ready the parts folder: on resume, the tallies of the parts already written
-    (read back from them); else an empty folder. The folder's plan must be this run's."""
+    (read back from them); else an empty folder. The folder's plan must be this run's.
+    Resuming a run that finished (its results file there, its record this run's, its
+    parts joined) cuts the file into its parts again: nothing is scored."""
+    described = {key: (record or {}).get(key) for key in _SAME}
     plan = {
-        "record": {key: (record or {}).get(key) for key in _SAME},
+        "record": described,
         "partitions": [[p.number, p.first_index, p.records] for p in partitions],
     }
     manifest = folder / "plan.json"
+    if resume and not manifest.exists() and _finished(out, described):
+        folder.mkdir(parents=True, exist_ok=True)
+        _split(out, partitions, folder)
+        write_whole(manifest, json.dumps(plan).encode())
     if resume and manifest.exists():
         before = json.loads(manifest.read_text())
         if before != json.loads(json.dumps(plan)):
@@ -299,6 +353,25 @@ def _prepare(
     folder.mkdir(parents=True, exist_ok=True)
     write_whole(manifest, json.dumps(plan).encode())
     return {}
+
+
+def _finished(out: Path, record: Mapping[str, Any]) -> bool:
+    """Whether ``out`` is the results file of a finished run with this ``record``."""
+    try:
+        found = loads(run_record_path(out).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return out.exists() and {key: found.get(key) for key in _SAME} == dict(record)
+
+
+def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
+    """The rows of a finished run's results file, as the parts they came from."""
+    lines = [line for line in out.read_bytes().splitlines(keepends=True) if line.strip()]
+    at = 0
+    for partition in partitions:
+        part = lines[at : at + partition.records]
+        write_whole(part_path(folder, partition.number), b"".join(part))
+        at += partition.records
 
 
 def _rows_of(path: Path) -> list[SampleResult]:
