@@ -225,3 +225,20 @@ def test_resuming_a_finished_run_scores_nothing(client: Any, tmp_path: Path) -> 
     assert facts["scored"] == 0 and facts["kept"] == facts["partitions"] > 1
     assert out.read_bytes() == written
     _same_run(first, again)
+
+
+def test_pass_at_k_over_trials_split_across_partitions(client: Any, tmp_path: Path) -> None:
+    items = records(120)
+    for n, item in enumerate(items):
+        item["task_id"] = f"task-{n % 7}"  # each task's trials fall in many partitions
+    data = _write(tmp_path / "trials.jsonl", [json.dumps(item) for item in items])
+    metrics = [ToolCallF1(), ToolCorrectnessMetric()]
+    single = evaluate(str(data), metrics, pass_k=[1, 3, 5], progress=False)
+    spread = evaluate_distributed(
+        str(data), metrics, client=client, pass_k=[1, 3, 5], partition_bytes=4096
+    )
+    assert spread.run_facts["distributed"]["partitions"] > 3
+    for name, summary in single.summary().items():
+        assert summary.pass_at_k and summary.pass_hat_k
+        assert spread.summary()[name].pass_at_k == summary.pass_at_k
+        assert spread.summary()[name].pass_hat_k == summary.pass_hat_k
