@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from distributed import Client, LocalCluster
 from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
 from tests.metrics.judges import sensible_answer
 
+from distributed import Client, LocalCluster
 from tracegrade import (
     AgentGoalAccuracyWithReference,
     AIMessage,

@@ -149,10 +149,7 @@ def evaluate_distributed(
                 concurrency=each,
                 sample_deadline=sample_deadline,
                 folder=str(folder) if folder is not None else None,
-                key=(
-                    f"tracegrade-partition-{partition.number}-"
-                    f"{_token(record, partition)}-{run_key}"
-                ),
+                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}-{run_key}",
                 pure=False,
                 retries=2,
             )

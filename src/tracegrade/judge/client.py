@@ -869,7 +869,7 @@ def default_judge(
         return judge
 
 
-_rebuilt: dict[tuple[JudgeSettings, tuple[str | None, ...]], OpenAIJudge] = {}
+_rebuilt: dict[tuple[JudgeSettings, object, tuple[str | None, ...]], OpenAIJudge] = {}
 _rebuilt_lock = threading.Lock()
 
 
@@ -877,7 +877,7 @@ def _judge_of(settings: JudgeSettings) -> OpenAIJudge:
     """The judge of ``settings`` in this process (what an unpickled judge is): made once
     per distinct settings and environment, so every task a worker runs with it shares its
     connections, concurrency limit and cache connection."""
-    key = (settings, tuple(os.environ.get(name) for name in _ENV))
+    key = (settings, _sleep_key(settings.sleep), tuple(os.environ.get(name) for name in _ENV))
     with _rebuilt_lock:
         judge = _rebuilt.get(key)
         if judge is None:
@@ -890,6 +890,17 @@ def _judge_of(settings: JudgeSettings) -> OpenAIJudge:
             judge = OpenAIJudge(cache=cache, **settings.arguments())
             _rebuilt[key] = judge
         return judge
+
+
+def _sleep_key(sleep: object) -> object:
+    """A judge's ``sleep`` as part of a registry key: itself when hashable (a function
+    arrives as the same object every time), else its id, so each unpickled copy of an
+    unhashable one gets its own judge (which keeps it alive: the id stays its own)."""
+    try:
+        hash(sleep)
+    except TypeError:
+        return id(sleep)
+    return sleep
 
 
 def _chosen(**settings: Any) -> dict[str, Any]:

@@ -31,7 +31,8 @@ class CacheLocation:
 class JudgeSettings:
     """An OpenAIJudge's configuration (hashable: one judge per distinct settings and
     process). ``base_url`` and ``api_key`` are ``None`` when the receiving process is to
-    read them from its environment; ``sleep`` is ``None`` for ``asyncio.sleep``."""
+    read them from its environment; ``sleep`` is ``None`` for ``asyncio.sleep`` (it may
+    be any callable, hashable or not, so it takes no part in comparing settings)."""
 
     model: str
     base_url: str | None = field(repr=False)
@@ -46,7 +47,7 @@ class JudgeSettings:
     cache: CacheLocation | None
     structured_output: str
     max_response_bytes: int
-    sleep: Callable[[float], Awaitable[None]] | None = None
+    sleep: Callable[[float], Awaitable[None]] | None = field(default=None, compare=False)
 
     def arguments(self) -> dict[str, Any]:
         """The keyword arguments of ``OpenAIJudge`` that build a judge of these settings
