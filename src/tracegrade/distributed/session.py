@@ -134,7 +134,7 @@ def evaluate_distributed(
     futures = {}
     # a key of this run alone: cancelling the futures of a run that ended must not
     # cancel those of the next run over the same input on the same client
-    run_key = uuid.uuid4().hex[:8]
+    run_key = f"-{uuid.uuid4().hex[:8]}"
     for partition in partitions:
         if partition.number in done:
             continue
@@ -149,7 +149,7 @@ def evaluate_distributed(
                 concurrency=each,
                 sample_deadline=sample_deadline,
                 folder=str(folder) if folder is not None else None,
-                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}-{run_key}",
+                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}{run_key}",
                 pure=False,
                 retries=2,
             )
