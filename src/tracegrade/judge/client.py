@@ -134,6 +134,10 @@ class OpenAIJudge:
     for the judge's lifetime when the endpoint rejects a ``response_format`` with a 400.
     The schema is always in the prompt too. ``sleep`` waits between attempts (tests pass
     their own).
+
+    A judge pickles as its settings and unpickles as a fresh judge, one per settings in
+    a process (how a Dask worker gets one: see :mod:`tracegrade.judge.settings` for what
+    travels; an API key from the environment never does).
     """
 
     def __init__(
