@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -35,6 +36,7 @@ from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import describe_judge, describe_metric
+from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
     Partition,
@@ -99,8 +101,10 @@ def evaluate_distributed(
     record; meanwhile each partition's rows are in ``.OUT.parts/``. ``resume=True``
     after an interrupted run keeps the partitions written and scores the rest (the
     run record must agree: same input, metrics and judge). ``concurrency`` is how many
-    samples each worker has with the judge at once; ``total_concurrency`` caps the
-    cluster's (divided among the workers there at the start). ``keep_rows=True``
+    requests each worker process has in flight to an OpenAIJudge at once (its judge
+    there is built with that limit; each task also has at most that many samples with
+    the judge); ``total_concurrency`` caps the cluster's (divided among the workers
+    there at the start; see :mod:`.judges`). ``keep_rows=True``
     brings every row back into the result (its memory grows with the input).
     ``progress`` is called with a line as each partition finishes.
 
@@ -164,15 +168,21 @@ def _evaluate(
     if out is not None and folder is not None:
         done = _prepare(folder, record, partitions, resume, marks, Path(out))
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    # every worker: scheduler_info() lists at most five by default from distributed
+    # 2025.x (dask/distributed#9045) until #9308 in 2026
+    workers = max(1, len(client.nthreads()))
     each = concurrency
     if total_concurrency is not None:
         each = max(1, min(concurrency, total_concurrency // workers))
+    shipped = for_workers(metrics, each)
     started = (datetime.now(timezone.utc), time.monotonic())
     tallies: dict[int, RowTally] = dict(done)
     run.kept = sorted(done)
     rows: dict[int, list[SampleResult]] = {}
     futures = {}
+    # a key of this run alone: cancelling the futures of a run that ended must not
+    # cancel those of the next run over the same input on the same client
+    run_key = f"-{uuid.uuid4().hex[:8]}"
     for partition in partitions:
         if partition.number in done:
             continue
@@ -181,13 +191,13 @@ def _evaluate(
             client.submit(
                 score_partition,
                 partition,
-                metrics,
+                shipped,
                 records=records,
                 thresholds=thresholds,
                 concurrency=each,
                 sample_deadline=sample_deadline,
                 folder=str(folder) if folder is not None else None,
-                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}",
+                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}{run_key}",
                 pure=False,
                 retries=2,
             )

@@ -47,6 +47,7 @@ from .cache import (
     default_cache_path,
 )
 from .retry import RetriesExhausted, Retryable, RetryPolicy, is_retryable_status
+from .settings import JudgeSettings, cache_location
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -133,6 +134,10 @@ class OpenAIJudge:
     for the judge's lifetime when the endpoint rejects a ``response_format`` with a 400.
     The schema is always in the prompt too. ``sleep`` waits between attempts (tests pass
     their own).
+
+    A judge pickles as its settings and unpickles as a fresh judge, one per settings in
+    a process (how a Dask worker gets one: see :mod:`tracegrade.judge.settings` for what
+    travels; an API key from the environment never does).
     """
 
     def __init__(
@@ -201,6 +206,41 @@ class OpenAIJudge:
             asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
         self._clients_lock = threading.Lock()
+        self._settings = JudgeSettings(
+            model=self.model,
+            base_url=base_url or (given_url if not self._endpoint.secrets else None),
+            api_key=api_key,
+            timeout=timeout,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            max_backoff=max_backoff,
+            max_retry_after=max_retry_after,
+            max_concurrency=max_concurrency,
+            prices=None if self.prices is None else (self.prices.input, self.prices.output),
+            cache=None
+            if self.cache is None
+            else cache_location(
+                self.cache.path, self.cache.limits.max_mb, self.cache.limits.max_age_days
+            ),
+            structured_output=structured_output,
+            max_response_bytes=self.max_response_bytes,
+            sleep=None if sleep is asyncio.sleep else sleep,
+        )
+
+    def __reduce__(self) -> tuple[Callable[[JudgeSettings], OpenAIJudge], tuple[JudgeSettings]]:
+        """Pickled, a judge is its settings (see :mod:`tracegrade.judge.settings`: a key
+        or URL credentials from the environment stay behind); unpickled, it is the
+        process's judge of those settings, made on first use there with its own
+        connections, locks and cache connection."""
+        return _judge_of, (self._settings,)
+
+    def with_concurrency(self, max_concurrency: int) -> OpenAIJudge:
+        """A judge of these settings with ``max_concurrency`` requests in flight at
+        most: this one when its limit is that already, else the process's judge of those
+        settings (the same object on every call)."""
+        if max_concurrency == self.max_concurrency:
+            return self
+        return _judge_of(replace(self._settings, max_concurrency=max_concurrency))
 
     @property
     def max_concurrency(self) -> int:
@@ -831,6 +871,40 @@ def default_judge(
             )
             _defaults[settings] = judge
         return judge
+
+
+_rebuilt: dict[tuple[JudgeSettings, object, tuple[str | None, ...]], OpenAIJudge] = {}
+_rebuilt_lock = threading.Lock()
+
+
+def _judge_of(settings: JudgeSettings) -> OpenAIJudge:
+    """The judge of ``settings`` in this process (what an unpickled judge is): made once
+    per distinct settings and environment, so every task a worker runs with it shares its
+    connections, concurrency limit and cache connection."""
+    key = (settings, _sleep_key(settings.sleep), tuple(os.environ.get(name) for name in _ENV))
+    with _rebuilt_lock:
+        judge = _rebuilt.get(key)
+        if judge is None:
+            location = settings.cache
+            cache = (
+                False
+                if location is None
+                else JudgeCache(location.path, location.max_mb, location.max_age_days)
+            )
+            judge = OpenAIJudge(cache=cache, **settings.arguments())
+            _rebuilt[key] = judge
+        return judge
+
+
+def _sleep_key(sleep: object) -> object:
+    """A judge's ``sleep`` as part of a registry key: itself when hashable (a function
+    arrives as the same object every time), else its id, so each unpickled copy of an
+    unhashable one gets its own judge (which keeps it alive: the id stays its own)."""
+    try:
+        hash(sleep)
+    except TypeError:
+        return id(sleep)
+    return sleep
 
 
 def _chosen(**settings: Any) -> dict[str, Any]:
