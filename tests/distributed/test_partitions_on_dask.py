@@ -242,3 +242,15 @@ def test_pass_at_k_over_trials_split_across_partitions(client: Any, tmp_path: Pa
         assert summary.pass_at_k and summary.pass_hat_k
         assert spread.summary()[name].pass_at_k == summary.pass_at_k
         assert spread.summary()[name].pass_hat_k == summary.pass_hat_k
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"concurrency": 0}, {"total_concurrency": 0}, {"total_concurrency": 2.5}, {"resume": True}],
+)
+def test_bad_settings_are_refused_before_anything_runs(
+    client: Any, tmp_path: Path, settings: dict[str, Any]
+) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(10))
+    with pytest.raises(ValueError, match=r"concurrency|resume"):
+        evaluate_distributed(str(data), [ToolCallF1()], client=client, **settings)

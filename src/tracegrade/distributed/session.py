@@ -112,6 +112,10 @@ def evaluate_distributed(
     partitions in all, scored this time and kept from before.
     """
 
+    _check_count("concurrency", concurrency)
+    if total_concurrency is not None:
+        _check_count("total_concurrency", total_concurrency)
+
     def run() -> EvaluationResult:
         return _evaluate(
             data,
@@ -253,6 +257,11 @@ def _evaluate(
         write_whole(run_record_path(Path(out)), dumps(content))
         _remove_folder(folder)
     return result
+
+
+def _check_count(label: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{label} must be a whole number of at least 1, got {value!r}")
 
 
 def _plan(
