@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..io.files import is_gzip
+from ..io.parquet_input import is_parquet, row_groups
 from ..run.workers import Span, spans
 
 PARTITION_BYTES = 64 << 20
@@ -35,6 +36,8 @@ class Partition:
     kind: str = "index"
     """How a rejected record handed over in memory is named: ``index`` (a bag's), or
     ``row`` (a dataframe's), as :class:`~tracegrade.EvaluationDataset` names them."""
+    row_group: int | None = None
+    """For a Parquet file: the row group this partition is."""
 
     @property
     def indices(self) -> range:
@@ -69,9 +72,15 @@ def file_partitions(
     partition_lines: int = PARTITION_LINES,
 ) -> Iterator[Partition]:
     """The files' partitions, numbered on across files, records indexed on across them
-    (as if the files were one input, in order). A gzip file is one partition."""
+    (as if the files were one input, in order). A gzip file is one partition; a Parquet
+    file one per row group."""
     number, index = 0, 0
     for path in paths:
+        if is_parquet(path):
+            for group, rows in enumerate(row_groups(path)):
+                yield Partition(number, index, rows, path, None, row_group=group)
+                number, index = number + 1, index + rows
+            continue
         if is_gzip(path):
             from ..io.files import read_lines
 

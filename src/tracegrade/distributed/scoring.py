@@ -148,6 +148,11 @@ def _read(partition: Partition) -> Iterator[Outcome]:
     path = partition.path
     if path is None:
         raise ValueError(f"partition {partition.number} has neither a file nor records")
+    if partition.row_group is not None:
+        from ..io.parquet_input import parquet_outcomes
+
+        yield from parquet_outcomes(path, partition.row_group)
+        return
     read = LineReader()
     span = partition.span
     if span is None:  # the whole file, as a stream

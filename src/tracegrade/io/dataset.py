@@ -153,6 +153,17 @@ class EvaluationDataset:
         return cls._streaming(lambda: jsonl_outcomes(path, sample_type=sample_type))
 
     @classmethod
+    def from_parquet(cls, path: PathArg) -> EvaluationDataset:
+        """A dataset streamed from a Parquet file, one sample per row, its columns the
+        sample's fields (see :mod:`tracegrade.io.parquet_input` for how nulls read).
+        Needs the ``parquet`` extra."""
+        check_input(path)
+        from .parquet_input import parquet_outcomes
+
+        name = fspath(path)
+        return cls._streaming(lambda: parquet_outcomes(name))
+
+    @classmethod
     def from_conversations(
         cls,
         data: PathArg | Iterable[Any],

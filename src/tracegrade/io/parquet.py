@@ -28,7 +28,7 @@ def _pyarrow() -> Any:
         import pyarrow.parquet
     except ImportError as error:
         raise ImportError(
-            "Parquet output needs pyarrow: pip install 'tracegrade[parquet]'"
+            "Parquet files need pyarrow: pip install 'tracegrade[parquet]'"
         ) from error
     return pyarrow
 
