@@ -6,6 +6,7 @@ code of a run on one machine (:func:`.evaluate.report_result`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,9 +78,7 @@ def run_on_cluster(settings: Settings) -> int:
     try:
         import distributed  # noqa: F401 (only checks it is there)
     except ImportError:
-        print(
-            f"tracegrade: {cluster_flag(settings)} needs Dask: {INSTALL_HINT}", file=sys.stderr
-        )
+        print(f"tracegrade: {cluster_flag(settings)} needs Dask: {INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
     for note in settings.notes:
         print(f"tracegrade: note: {note}", file=sys.stderr)
@@ -120,27 +119,28 @@ def run_on_cluster(settings: Settings) -> int:
 def _client(settings: Settings) -> Iterator[Client]:
     """A client of the cluster the settings name: a local cluster of ``dask_local``
     worker processes (one thread each, closed on the way out), or the scheduler at
-    ``dask_scheduler``. OSError when the scheduler cannot be reached."""
+    ``dask_scheduler``. OSError when the scheduler cannot be reached in the time
+    Dask's config allows (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``)."""
     import logging
 
     from distributed import Client, LocalCluster
 
     if settings.dask_local is not None:
         with (
-            LocalCluster(
+            LocalCluster(  # type: ignore[no-untyped-call]
                 n_workers=settings.dask_local,
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
             ) as cluster,
-            Client(cluster) as client,
+            Client(cluster) as client,  # type: ignore[no-untyped-call]
         ):
             yield client
         return
     address = settings.dask_scheduler
-    try:
-        connected = Client(address, timeout="30s")
+    try:  # waits as long as Dask's distributed.comm.timeouts.connect (30 s by default)
+        connected = Client(address)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as error:
         raise OSError(f"cannot reach the Dask scheduler at {address}: {error}") from None
     with connected as client:
@@ -155,11 +155,16 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     if link is not None:
         print(f"Dask dashboard: {link}", file=sys.stderr)
     quiet = settings.progress == "off"
+    data, out = settings.data, settings.out
+    if settings.dask_scheduler is not None:
+        # the workers of a cluster started elsewhere have a working folder of their own
+        data = os.path.abspath(data)
+        out = out.absolute() if out is not None else None
     return evaluate_distributed(
-        settings.data,
+        data,
         settings.metrics,
         client=client,
-        out=settings.out,
+        out=out,
         resume=settings.resume,
         thresholds=settings.thresholds,
         pass_k=settings.pass_k,
