@@ -151,6 +151,9 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings."""
     from ..distributed import evaluate_distributed
 
+    from .dask_workers import QuietSampleWarnings
+
+    client.register_plugin(QuietSampleWarnings())
     link = _dashboard(client)
     if link is not None:
         print(f"Dask dashboard: {link}", file=sys.stderr)
