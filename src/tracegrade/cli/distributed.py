@@ -150,7 +150,6 @@ def _client(settings: Settings) -> Iterator[Client]:
 def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings."""
     from ..distributed import evaluate_distributed
-
     from .dask_workers import QuietSampleWarnings
 
     client.register_plugin(QuietSampleWarnings())
