@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import json
 import os
 import statistics
 import sys
@@ -114,6 +115,11 @@ def markdown(found: dict[str, Any]) -> list[str]:
                 f"{base / each['seconds']:.2f}x | {each['peak_mb']:,.0f} |"
             )
     cpus = found["cpus"]
+    scaling = " and ".join(
+        f"{runs['Dask, --dask-local 1']['seconds'] / runs['Dask, --dask-local 2']['seconds']:.2f}"
+        f" times as fast on {size:,}"
+        for size, runs in sorted(found["sizes"].items())
+    )
     return [
         START,
         "## On a Dask cluster",
@@ -134,12 +140,16 @@ def markdown(found: dict[str, Any]) -> list[str]:
         "share those CPUs with them, so `--dask-local 2` can at best match `--workers "
         "auto`, which also uses every CPU, with less around it; nor does the machine "
         "have a second one to scale out to. What the rows measure is Dask's cost over the "
-        "one-machine run: the cluster's start (a second or two), a part file per "
-        "partition written and then copied into the results file, and partitions of 64 "
-        "MiB (at most 50,000 lines), fewer than one machine's spans, so the last one "
-        "can leave a worker idle. On a real cluster each worker brings its own CPUs, and "
-        "the deterministic scoring of a partition scales with them (see "
-        "[docs/distributed.md](distributed.md)).",
+        "one-machine run (the cluster's start, a second or two; each partition's rows "
+        "written to a part file, then copied into the results file; partitions of up to "
+        "64 MiB against one machine's 2 MiB spans, so fewer pieces to even out the "
+        "workers' load), and how two workers compare with one on the same CPUs: "
+        f"`--dask-local 2` ran {scaling} as `--dask-local 1` (the cluster's start weighs "
+        "most on the smaller input). On a real cluster each worker brings its own CPUs, "
+        "and the deterministic scoring of a partition scales with them (see "
+        "[docs/distributed.md](distributed.md)). The machine may be shared with other work "
+        "while this runs: compare the rows of this table with each other (they were "
+        "measured in turns), not with the other sections'.",
         "",
         "| conversations | how | seconds | conversations/s | vs --workers 1 | peak MB |",
         "|---|---|---|---|---|---|",
@@ -175,7 +185,9 @@ def main() -> None:
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     sizes = [int(size) for size in options.sizes.split(",")]
-    replace_section(options.doc, markdown(measure(sizes, options.work, options.repetitions)))
+    found = measure(sizes, options.work, options.repetitions)
+    (options.work / "dask-load.json").write_text(json.dumps(found, indent=1))
+    replace_section(options.doc, markdown(found))
     print(f"bench: wrote the Dask section of {options.doc}", file=sys.stderr)
 
 

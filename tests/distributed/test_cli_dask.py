@@ -6,7 +6,9 @@ error (exit 2)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -234,3 +236,32 @@ def test_without_dask_the_error_says_what_to_install(
     assert err.strip() == (
         "tracegrade: --dask-scheduler needs Dask: pip install 'tracegrade[dask]'"
     )
+
+
+def test_a_missing_input_is_an_input_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _evaluate(
+        capsys, str(tmp_path / "none-*.jsonl"), "--dask-local", "2", "--progress", "off"
+    )
+    assert code == EXIT_INPUT
+    assert out == ""
+    assert err.splitlines()[-1] == f"tracegrade: no file matches {tmp_path / 'none-*.jsonl'}"
+
+
+def test_the_workers_keep_quiet_about_one_samples_score(tmp_path: Path) -> None:
+    # tool_call_accuracy warns (SampleWarning) when the calls' numbers differ: the
+    # command line says it in the row's reason only, on a cluster as on one machine
+    data = messy_file(tmp_path / "data.jsonl", 40)
+    command = [sys.executable, "-m", "tracegrade", "evaluate", str(data), "--no-config",
+               "-m", "tool_call_accuracy", "--out", str(tmp_path / "r.jsonl")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    one = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    two = subprocess.run(
+        [*command, "--dask-local", "2"], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert one.returncode == two.returncode == EXIT_INPUT
+    assert "Warning" not in one.stderr
+    assert "Warning" not in two.stderr
+    assert two.stdout == one.stdout
+    assert "tool_call_accuracy" in two.stdout

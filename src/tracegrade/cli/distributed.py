@@ -103,14 +103,14 @@ def run_on_cluster(settings: Settings) -> int:
         except ResumeError as error:
             print(f"tracegrade: {error}", file=sys.stderr)
             return EXIT_USAGE
-        except (TypeError, ValueError) as error:
-            print(f"tracegrade: {error}", file=sys.stderr)
-            return EXIT_USAGE
         except (TracegradeError, OSError) as error:  # the input, an output, a partition
             if termination.received:
                 return _stopped(settings, terminated=True)
             print(f"tracegrade: {error}", file=sys.stderr)
             return EXIT_INPUT
+        except (TypeError, ValueError) as error:  # metrics or options that cannot run
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_USAGE
     _rows_to_show(settings, result)
     return report_result(settings, result)
 
