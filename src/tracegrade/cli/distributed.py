@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import islice
@@ -18,6 +19,7 @@ from ..errors import JudgeCacheError, TracegradeError
 from ..io.files import once_read_name, read_once
 from ..io.store import ResumeError
 from ..model.results import SampleResult
+from ..run.progress import LINE_SECONDS
 from ..run.results import EvaluationResult
 from ..run.runner import NATIVE_SOURCE
 from .evaluate import (
@@ -156,13 +158,13 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     link = _dashboard(client)
     if link is not None:
         print(f"Dask dashboard: {link}", file=sys.stderr)
-    quiet = settings.progress == "off"
+    progress = None if settings.progress == "off" else _Progress()
     data, out = settings.data, settings.out
     if settings.dask_scheduler is not None:
         # the workers of a cluster started elsewhere have a working folder of their own
         data = os.path.abspath(data)
         out = out.absolute() if out is not None else None
-    return evaluate_distributed(
+    result = evaluate_distributed(
         data,
         settings.metrics,
         client=client,
@@ -173,12 +175,37 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         concurrency=settings.concurrency,
         sample_deadline=settings.sample_deadline,
         keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
-        progress=None if quiet else _say,
+        progress=progress,
     )
+    if progress is not None:
+        progress.finish()
+    return result
 
 
-def _say(line: str) -> None:
-    print(f"tracegrade: {line}", file=sys.stderr, flush=True)
+class _Progress:
+    """Progress lines on stderr as partitions finish: at most one every
+    :data:`~tracegrade.run.progress.LINE_SECONDS`, as a run on one machine prints them
+    in logs, and the last one when the run is done."""
+
+    def __init__(self) -> None:
+        self._said = time.monotonic()
+        self._unsaid: str | None = None
+
+    def __call__(self, line: str) -> None:
+        now = time.monotonic()
+        if now - self._said < LINE_SECONDS:
+            self._unsaid = line
+            return
+        self._say(line)
+        self._said = now
+
+    def finish(self) -> None:
+        if self._unsaid is not None:
+            self._say(self._unsaid)
+
+    def _say(self, line: str) -> None:
+        self._unsaid = None
+        print(f"tracegrade: {line}", file=sys.stderr, flush=True)
 
 
 def _dashboard(client: Client) -> str | None:
