@@ -67,6 +67,8 @@ class Report:
     judged: dict[str, Any] = field(default_factory=dict)
     report_load: dict[str, Any] = field(default_factory=dict)
     """How the HTML report loads in a browser (see bench/report_load.py)."""
+    dask_load: dict[str, Any] = field(default_factory=dict)
+    """One machine against a local Dask cluster (see bench/dask_load.py)."""
     scaling: tuple[int, float] | None = None
     """(CPUs, how many times one process's work that many processes get done at once)."""
     seconds: float = 0.0
@@ -83,7 +85,7 @@ class Report:
         if self.quick:
             lines += ["**Quick run**: tiny sizes and no competitors; not a measurement.", ""]
         lines += self._targets() + self._end_to_end() + self._api() + self._imports()
-        lines += self._judged() + self._agreement() + self._report_load()
+        lines += self._judged() + self._agreement() + self._report_load() + self._dask_load()
         lines += self._machine() + self._method()
         return "\n".join(lines)
 
@@ -93,6 +95,13 @@ class Report:
         from report_load import markdown
 
         return [*markdown(self.report_load), ""]
+
+    def _dask_load(self) -> list[str]:
+        if not self.dask_load:
+            return []
+        from dask_load import markdown
+
+        return [*markdown(self.dask_load), ""]
 
     def _targets(self) -> list[str]:
         rows = []

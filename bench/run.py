@@ -342,6 +342,9 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     report_sizes = [size for size in sizes if size <= 100_000]
     report.report_load = measure_report_load(report_sizes, work, 1 if options.quick else 3)
+    from dask_load import measure as measure_dask_load
+
+    report.dask_load = measure_dask_load(report_sizes, work, 1 if options.quick else 3)
     report.seconds = time.perf_counter() - started
     report.when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     options.out.parent.mkdir(parents=True, exist_ok=True)

@@ -42,6 +42,7 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
         "## Judged metrics",
         "## Do the values agree?",
         "## The HTML report in a browser",
+        "## On a Dask cluster",
         "## Machine",
         "## How to reproduce",
     ):
@@ -55,6 +56,20 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
     loads = re.findall(r"\| ([\d,]+) \| [\d,]+ MB \| [\d.]+ s \| [\d,]+ MB \| ([\d.]+) s \|", text)
     assert [size for size, _ in loads] == ["200", "1,000"]
     assert all(float(seconds) > 0 for _, seconds in loads)
+    # one machine against a local Dask cluster, each size, every way of running
+    dask = re.findall(r"\| ([\d,]+) \| (one machine, --workers \w+|Dask, --dask-local \d) \| "
+                      r"([\d.]+) \| [\d,]+ \|", text)  # fmt: skip
+    assert [(size, how) for size, how, _ in dask] == [
+        (size, how)
+        for size in ("200", "1,000")
+        for how in (
+            "one machine, --workers 1",
+            "one machine, --workers auto",
+            "Dask, --dask-local 1",
+            "Dask, --dask-local 2",
+        )
+    ]
+    assert all(float(seconds) > 0 for _, _, seconds in dask)
     for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
         assert label in text  # the import-time rows
     assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text

@@ -85,6 +85,10 @@ class Settings:
     retry_failed: bool = False
     judge_cache_max_mb: float | None = None
     judge_cache_max_age_days: float | None = None
+    dask_local: int | None = None
+    """Worker processes of a local Dask cluster to run on (see :mod:`.distributed`)."""
+    dask_scheduler: str | None = None
+    """The address of a Dask scheduler to run on."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -139,6 +143,8 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         retry_failed=arguments.retry_failed,
         judge_cache_max_mb=chosen.judge_cache_max_mb,
         judge_cache_max_age_days=chosen.judge_cache_max_age_days,
+        dask_local=arguments.dask_local,
+        dask_scheduler=arguments.dask_scheduler,
     )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
@@ -418,7 +424,7 @@ def run(settings: Settings) -> int:
             hint = _resume_hint(settings) if opened and not before else ""
             print(f"tracegrade: {error}{hint}", file=sys.stderr)
             return EXIT_INPUT
-    return _report(settings, result)
+    return report_result(settings, result)
 
 
 def _resume_hint(settings: Settings) -> str:
@@ -455,7 +461,9 @@ def write_html(settings: Settings, result: EvaluationResult, errors: Console) ->
     return True
 
 
-def _report(settings: Settings, result: EvaluationResult) -> int:
+def report_result(settings: Settings, result: EvaluationResult) -> int:
+    """Print the run's samples (when asked, or few), summary, failures and failed gates,
+    write its HTML report when asked; returns the exit code."""
     from rich.console import Console
 
     from ..report.console import print_failures, print_samples, print_summary

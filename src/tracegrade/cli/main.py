@@ -225,6 +225,19 @@ def _add_evaluate(commands: Any) -> None:
         help="how long a judged metric may take on one sample, waits and retries included; "
         "past it the metric fails on that sample and the run goes on (default: no limit)",
     )
+    run.add_argument(
+        "--dask-local",
+        type=_positive,
+        metavar="N",
+        help="score on a local Dask cluster of N worker processes, started for the run; "
+        "DATA may then be a glob pattern (quoted). Needs pip install 'tracegrade[dask]'",
+    )
+    run.add_argument(
+        "--dask-scheduler",
+        metavar="tcp://HOST:PORT",
+        help="score on the Dask cluster of this scheduler; DATA (a file or a quoted glob "
+        "pattern) and --out must be on storage every worker shares (see docs/distributed.md)",
+    )
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
     run.add_argument(
         "--no-config", action="store_true", help="ignore tracegrade.toml and pyproject.toml"
@@ -371,6 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (MetricSpecError, UsageError, ConfigError, ValueError) as error:
             print(f"tracegrade: {error}", file=sys.stderr)
             return EXIT_USAGE
+        if settings.dask_local is not None or settings.dask_scheduler is not None:
+            from .distributed import run_on_cluster
+
+            return run_on_cluster(settings)
         return run(settings)
 
 

@@ -1,0 +1,243 @@
+"""``tracegrade evaluate --dask-local N`` and ``--dask-scheduler ADDRESS``: the run is
+:func:`tracegrade.distributed.evaluate_distributed` on a Dask cluster (a local one
+started for the run and closed after it, or an existing scheduler's), with the Dask
+dashboard's link and a line per finished partition on stderr, then the report and exit
+code of a run on one machine (:func:`.evaluate.report_result`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from .._json import loads
+from ..errors import JudgeCacheError, TracegradeError
+from ..io.files import once_read_name, read_once
+from ..io.store import ResumeError
+from ..model.results import SampleResult
+from ..run.progress import LINE_SECONDS
+from ..run.results import EvaluationResult
+from ..run.runner import NATIVE_SOURCE
+from .evaluate import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    SAMPLE_TABLE_LIMIT,
+    Settings,
+    attach_judge,
+    report_result,
+)
+from .signals import sigterm_as_interrupt
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+INSTALL_HINT = "pip install 'tracegrade[dask]'"
+
+
+def cluster_flag(settings: Settings) -> str:
+    """The flag that asked for a cluster, as messages name it."""
+    return "--dask-local" if settings.dask_local is not None else "--dask-scheduler"
+
+
+def cluster_problem(settings: Settings) -> str | None:
+    """Why the run cannot go on a cluster as asked (one line), or ``None``."""
+    flag = cluster_flag(settings)
+    if settings.dask_local is not None and settings.dask_scheduler is not None:
+        return "--dask-local and --dask-scheduler exclude each other: give one of them"
+    if settings.source != NATIVE_SOURCE:
+        return (
+            f"{flag} does not read --source {settings.source} (not supported yet): convert "
+            f"the input first ('tracegrade convert --from {settings.source} IN OUT') and "
+            "evaluate the converted file"
+        )
+    if settings.workers is not None:
+        return f"--workers does not go with {flag}: the cluster's workers score the run"
+    if settings.parquet is not None:
+        return f"--parquet does not go with {flag} (not supported yet): write --out RESULTS.jsonl"
+    if read_once(settings.data):
+        return (
+            f"{flag} cannot read {once_read_name(settings.data)}: the workers read the input "
+            "from files; save it to a file (on storage they share) and evaluate that"
+        )
+    if settings.retry_failed:
+        return f"--retry-failed does not go with {flag} (not supported yet)"
+    return None
+
+
+def run_on_cluster(settings: Settings) -> int:
+    """Score the input on the cluster the settings name, write and print the results;
+    returns the exit code (2 for a run that cannot go on a cluster, or no Dask)."""
+    problem = cluster_problem(settings)
+    if problem is not None:
+        print(f"tracegrade: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        import distributed  # noqa: F401 (only checks it is there)
+    except ImportError:
+        print(f"tracegrade: {cluster_flag(settings)} needs Dask: {INSTALL_HINT}", file=sys.stderr)
+        return EXIT_USAGE
+    for note in settings.notes:
+        print(f"tracegrade: note: {note}", file=sys.stderr)
+    try:
+        attach_judge(settings)
+    except JudgeCacheError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except (TracegradeError, ValueError) as error:
+        print(
+            f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
+            "and --judge-base-url)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    with sigterm_as_interrupt() as termination:
+        try:
+            with _client(settings) as client:
+                result = _evaluate(settings, client)
+        except KeyboardInterrupt:
+            return _stopped(settings, terminated=termination.received)
+        except ResumeError as error:
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        except (TracegradeError, OSError) as error:  # the input, an output, a partition
+            if termination.received:
+                return _stopped(settings, terminated=True)
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_INPUT
+        except (TypeError, ValueError) as error:  # metrics or options that cannot run
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_USAGE
+    _rows_to_show(settings, result)
+    return report_result(settings, result)
+
+
+@contextmanager
+def _client(settings: Settings) -> Iterator[Client]:
+    """A client of the cluster the settings name: a local cluster of ``dask_local``
+    worker processes (one thread each, closed on the way out), or the scheduler at
+    ``dask_scheduler``. OSError when the scheduler cannot be reached in the time
+    Dask's config allows (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``)."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if settings.dask_local is not None:
+        with (
+            LocalCluster(  # type: ignore[no-untyped-call]
+                n_workers=settings.dask_local,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            Client(cluster) as client,  # type: ignore[no-untyped-call]
+        ):
+            yield client
+        return
+    address = settings.dask_scheduler
+    try:  # waits as long as Dask's distributed.comm.timeouts.connect (30 s by default)
+        connected = Client(address)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as error:
+        raise OSError(f"cannot reach the Dask scheduler at {address}: {error}") from None
+    with connected as client:
+        yield client
+
+
+def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
+    """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings."""
+    from ..distributed import evaluate_distributed
+    from .dask_workers import QuietSampleWarnings
+
+    client.register_plugin(QuietSampleWarnings())
+    link = _dashboard(client)
+    if link is not None:
+        print(f"Dask dashboard: {link}", file=sys.stderr)
+    progress = None if settings.progress == "off" else _Progress()
+    data, out = settings.data, settings.out
+    if settings.dask_scheduler is not None:
+        # the workers of a cluster started elsewhere have a working folder of their own
+        data = os.path.abspath(data)
+        out = out.absolute() if out is not None else None
+    result = evaluate_distributed(
+        data,
+        settings.metrics,
+        client=client,
+        out=out,
+        resume=settings.resume,
+        thresholds=settings.thresholds,
+        pass_k=settings.pass_k,
+        concurrency=settings.concurrency,
+        sample_deadline=settings.sample_deadline,
+        keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
+        progress=progress,
+    )
+    if progress is not None:
+        progress.finish()
+    return result
+
+
+class _Progress:
+    """Progress lines on stderr as partitions finish: at most one every
+    :data:`~tracegrade.run.progress.LINE_SECONDS`, as a run on one machine prints them
+    in logs, and the last one when the run is done."""
+
+    def __init__(self) -> None:
+        self._said = time.monotonic()
+        self._unsaid: str | None = None
+
+    def __call__(self, line: str) -> None:
+        now = time.monotonic()
+        if now - self._said < LINE_SECONDS:
+            self._unsaid = line
+            return
+        self._say(line)
+        self._said = now
+
+    def finish(self) -> None:
+        if self._unsaid is not None:
+            self._say(self._unsaid)
+
+    def _say(self, line: str) -> None:
+        self._unsaid = None
+        print(f"tracegrade: {line}", file=sys.stderr, flush=True)
+
+
+def _dashboard(client: Client) -> str | None:
+    try:
+        return str(client.dashboard_link)
+    except Exception:  # no dashboard: bokeh is missing, or the scheduler has none
+        return None
+
+
+def _rows_to_show(settings: Settings, result: EvaluationResult) -> None:
+    """Give a run of few records the rows its per-sample table shows, as on one
+    machine: they are in the results file, not brought back from the cluster."""
+    if result.rows or settings.samples is False or settings.out is None:
+        return
+    if result.accumulator.records > SAMPLE_TABLE_LIMIT or not settings.out.exists():
+        return
+    with open(settings.out, "rb") as handle:
+        lines = islice(handle, SAMPLE_TABLE_LIMIT + 1)
+        result.rows = [SampleResult.from_dict(loads(line)) for line in lines if line.strip()]
+    result.all_rows = len(result.rows) == result.accumulator.records
+
+
+def _stopped(settings: Settings, *, terminated: bool) -> int:
+    """Say that the run was stopped and where the partitions written so far are."""
+    how = "terminated (SIGTERM)" if terminated else "interrupted"
+    hint = ""
+    if settings.out is not None:
+        from ..distributed import parts_folder
+
+        hint = (
+            f"; the partitions done so far are in {parts_folder(settings.out)}: finish with "
+            "--resume"
+        )
+    print(f"tracegrade: {how}{hint}", file=sys.stderr)
+    return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
