@@ -291,3 +291,33 @@ def test_parquet_files_by_row_group(client: Any, tmp_path: Path) -> None:
     assert [{name: entry["value"] for name, entry in row["metrics"].items()} for row in kept] == [
         {name: score.value for name, score in row.scores.items()} for row in from_memory
     ]
+
+
+def test_the_report_of_a_run_over_several_files_shows_their_conversations(
+    cluster: Any, tmp_path: Path
+) -> None:
+    import re
+
+    from tracegrade.cli import main
+
+    lines = [json.dumps(item) for item in records(30)]
+    _write(tmp_path / "a.jsonl", lines[:12])
+    _write(tmp_path / "b.jsonl", lines[12:])
+    pattern = str(tmp_path / "*.jsonl")
+    flags = ["-m", "tool_call_f1", "--no-config", "--progress", "off", "--no-samples"]
+    address = ["--dask-scheduler", cluster.scheduler_address]
+    out, with_out, without = tmp_path / "r.out", tmp_path / "a.html", tmp_path / "b.html"
+    assert (
+        main(["evaluate", pattern, *flags, *address, "--out", str(out), "--html", str(with_out)])
+        == 0
+    )
+    assert main(["evaluate", pattern, *flags, *address, "--html", str(without)]) == 0
+    for page in (with_out, without):
+        html = page.read_text(encoding="utf-8")
+        views = [
+            item
+            for chunk in re.findall(r'data-chunk="\d+">(.*?)</script>', html, re.S)
+            for item in json.loads(chunk)
+        ]
+        assert len(views) == 30 and all(view["x"]["messages"] for view in views)
+        assert "conversations are not shown" not in html

@@ -58,8 +58,6 @@ def cluster_problem(settings: Settings) -> str | None:
         )
     if settings.workers is not None:
         return f"--workers does not go with {flag}: the cluster's workers score the run"
-    if settings.parquet is not None:
-        return f"--parquet does not go with {flag} (not supported yet): write --out RESULTS.jsonl"
     if read_once(settings.data):
         return (
             f"{flag} cannot read {once_read_name(settings.data)}: the workers read the input "
@@ -176,6 +174,7 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         sample_deadline=settings.sample_deadline,
         keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
         progress=progress,
+        parquet=settings.parquet,
     )
     if progress is not None:
         progress.finish()

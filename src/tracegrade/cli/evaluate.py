@@ -450,7 +450,7 @@ def write_html(settings: Settings, result: EvaluationResult, errors: Console) ->
         if settings.out is not None:
             notes = report_results_file(settings.out, settings.html)
         else:
-            result.to_html(settings.html, data=settings.data, source=settings.source)
+            result.to_html(settings.html)  # the conversations from the input the run read
             notes = []
     except (TracegradeError, OSError, ValueError) as error:
         errors.print(f"tracegrade: cannot write the report: {error}", markup=False)

@@ -30,12 +30,12 @@ from .._json import dumps, loads
 from .._version import __version__
 from ..errors import TracegradeError
 from ..io.lock import OutputLock
-from ..io.store import RUN_RECORD_VERSION, ResumeError, run_record_path
+from ..io.store import RUN_RECORD_VERSION, ResumeError, files_fingerprint, run_record_path
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
-from ..run.session import describe_judge, describe_metric
+from ..run.session import check_outputs, describe_judge, describe_metric
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -48,8 +48,6 @@ from .scoring import PartitionResult, part_path, score_partition, write_whole
 
 if TYPE_CHECKING:
     from distributed import Client
-
-_FINGERPRINT_BYTES = 1 << 20
 
 
 class DistributedError(TracegradeError):
@@ -88,6 +86,7 @@ def evaluate_distributed(
     partition_bytes: int = PARTITION_BYTES,
     keep_rows: bool = False,
     progress: Callable[[str], None] | None = None,
+    parquet: str | os.PathLike[str] | None = None,
 ) -> EvaluationResult:
     """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
     ``evaluate(data, metrics, out=out)`` on one machine.
@@ -106,7 +105,9 @@ def evaluate_distributed(
     the judge); ``total_concurrency`` caps the cluster's (divided among the workers
     there at the start; see :mod:`.judges`). ``keep_rows=True``
     brings every row back into the result (its memory grows with the input).
-    ``progress`` is called with a line as each partition finishes.
+    ``progress`` is called with a line as each partition finishes. ``parquet`` also
+    writes the rows as Parquet (the ``parquet`` extra), from the client, once every
+    partition is done.
 
     The result's :attr:`~EvaluationResult.run_facts` hold ``distributed``: the
     partitions in all, scored this time and kept from before.
@@ -115,6 +116,7 @@ def evaluate_distributed(
     _check_count("concurrency", concurrency)
     if total_concurrency is not None:
         _check_count("total_concurrency", total_concurrency)
+    check_outputs(data if isinstance(data, (str, os.PathLike)) else [], out, parquet)
 
     def run() -> EvaluationResult:
         return _evaluate(
@@ -131,6 +133,7 @@ def evaluate_distributed(
             partition_bytes=partition_bytes,
             keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
             progress=progress,
+            parquet=parquet,
         )
 
     if out is None:
@@ -158,6 +161,7 @@ def _evaluate(
     partition_bytes: int = PARTITION_BYTES,
     keep_rows: bool = False,
     progress: Callable[[str], None] | None = None,
+    parquet: str | os.PathLike[str] | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate_distributed`, its results file locked."""
     check_metrics(metrics)
@@ -220,7 +224,11 @@ def _evaluate(
                     f"partition {partition.number} (records {partition.first_index} to "
                     f"{partition.first_index + partition.records - 1}) failed: "
                     f"{type(error).__name__}: {error}; the partitions written so far stay"
-                    + ("; finish with resume=True" if folder is not None else "")
+                    + (
+                        "; run again with resume to finish (--resume on the command line)"
+                        if folder is not None
+                        else ""
+                    )
                 ) from error
             tallies[partition.number] = scored.tally
             run.scored.append(partition.number)
@@ -228,7 +236,7 @@ def _evaluate(
                 rows[partition.number] = scored.rows()
             finished += partition.records
             say(
-                f"partition {partition.number + 1} of {len(partitions)} done: "
+                f"{len(run.scored) + len(run.kept)} of {len(partitions)} partitions done: "
                 f"{finished:,} of {total:,} records"
             )
     finally:
@@ -247,16 +255,45 @@ def _evaluate(
     result = EvaluationResult.from_totals(
         kept, summary, metrics, all_rows=len(kept) == summary.records
     )
-    facts = _facts(metrics, summary, started, run, files)
+    if parquet is not None:
+        parts = folder if out is not None else None
+        _write_parquet(Path(parquet), metrics, summary, partitions, parts, rows)
+    facts = _facts(metrics, summary, started, run, record)
     result.run_facts = facts
-    if out is not None and record is not None:
-        content = {**record, **{k: v for k, v in facts.items() if k not in record}}
-        usage = summary.usage
-        if usage is not None:
-            content["judge_usage"] = usage.to_dict()
-        write_whole(run_record_path(Path(out)), dumps(content))
+    if out is not None:
+        if record is not None:
+            content = {**record, **{k: v for k, v in facts.items() if k not in record}}
+            usage = summary.usage
+            if usage is not None:
+                content["judge_usage"] = usage.to_dict()
+            write_whole(run_record_path(Path(out)), dumps(content))
         _remove_folder(folder)
     return result
+
+
+def _write_parquet(
+    path: Path,
+    metrics: Sequence[Metric],
+    summary: SummaryAccumulator,
+    partitions: list[Partition],
+    folder: Path | None,
+    rows: Mapping[int, list[SampleResult]],
+) -> None:
+    """Every row, in order, as the Parquet table ``evaluate(parquet=...)`` writes: read
+    a partition at a time from its part file (or from the rows brought back)."""
+    from ..io.parquet import ParquetRows
+    from ..metrics.judged import JudgedMetric
+
+    judged = [metric.name for metric in metrics if isinstance(metric, JudgedMetric)]
+    with ParquetRows(path, summary.metric_names, judged) as table:
+        for partition in partitions:
+            found = (
+                _rows_of(part_path(folder, partition.number))
+                if folder is not None
+                else rows.get(partition.number, [])
+            )
+            for row in found:
+                table.add(row)
 
 
 def _check_count(label: str, value: object) -> None:
@@ -311,18 +348,11 @@ def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:
             describe_judge(metrics),
         )
         return one.to_dict()
-    digest = hashlib.sha256()
-    size = 0
-    for path in files:
-        with open(path, "rb") as handle:
-            digest.update(handle.read(_FINGERPRINT_BYTES))
-            length = os.fstat(handle.fileno()).st_size
-        digest.update(f"{Path(path).resolve()}:{length};".encode())
-        size += length
+    size, fingerprint = files_fingerprint(files)
     return {
         "input": [str(Path(path).resolve()) for path in files],
         "input_bytes": size,
-        "input_fingerprint": digest.hexdigest(),
+        "input_fingerprint": fingerprint,
         "source": NATIVE_SOURCE,
         "metrics": [describe_metric(metric) for metric in metrics],
         "judge": describe_judge(metrics),
@@ -441,7 +471,7 @@ def _facts(
     summary: SummaryAccumulator,
     started: tuple[datetime, float],
     run: DistributedRun,
-    files: list[str],
+    record: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     wall, clock = started
     facts: dict[str, Any] = {
@@ -457,8 +487,9 @@ def _facts(
             "kept": len(run.kept),
         },
     }
-    if len(files) == 1:
-        facts["input"] = str(Path(files[0]).resolve())
+    if record is not None:  # the input, as the run record names it
+        for key in ("input", "input_bytes", "input_fingerprint"):
+            facts[key] = record[key]
     marks = {name: mark for name, mark in summary.thresholds.items() if mark is not None}
     if marks:
         facts["thresholds"] = marks

@@ -180,6 +180,26 @@ class RunRecord:
         return found
 
 
+def files_fingerprint(paths: Sequence[str | os.PathLike[str]]) -> tuple[int, str]:
+    """The total size of several input files and one fingerprint of them all (each
+    one's first MB, resolved path and size, in order): what a run record says of an
+    input made of several files. FileReadError naming a file that cannot be read."""
+    digest = hashlib.sha256()
+    size = 0
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                digest.update(handle.read(_FINGERPRINT_BYTES))
+                length = os.fstat(handle.fileno()).st_size
+        except OSError as error:
+            raise FileReadError(
+                f"cannot read {path}: {os_problem(error)}", path, error.errno
+            ) from error
+        digest.update(f"{Path(path).resolve()}:{length};".encode())
+        size += length
+    return size, digest.hexdigest()
+
+
 def run_record_path(results: Path) -> Path:
     """Where the run record of the results file ``results`` lives."""
     return results.with_name(f".{results.name}.run.json")

@@ -83,10 +83,14 @@ def result_to_html(
     facts = facts_of_record(known, title or "tracegrade report")
     skipped = Skipped()
     facts.left_out = dict(result.left_out) or skipped.counts
-    if data is None and known.get("input") is not None:
-        data, source = known["input"], known.get("source")
-    inputs = given_inputs(data, source, skipped) if data is not None else None
-    if inputs is None:
+    inputs: Inputs | None = None
+    if data is not None:
+        inputs = given_inputs(data, source, skipped)
+    elif known.get("input") is not None:
+        inputs, note = recorded_inputs(known, skipped)
+        if note:
+            facts.notes.append(note)
+    if inputs is None and not facts.notes:
         facts.notes.append("The run's records were in memory: give data= to show conversations.")
     write_report(
         path,

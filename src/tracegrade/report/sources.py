@@ -12,7 +12,7 @@ from typing import Any
 from ..convert._base import Skipped
 from ..errors import RecordError
 from ..io.files import read_once
-from ..io.store import RunRecord
+from ..io.store import RunRecord, files_fingerprint
 from ..model.results import Usage
 from ..model.samples import Sample
 from ..run.runner import NATIVE_SOURCE, Data, read_records
@@ -61,25 +61,34 @@ def recorded_inputs(
     """The input records of the run, read again from the file its record names, with
     ``None`` and a note saying why not when that file is gone or has changed. What a
     converter leaves out is counted in ``left_out``, not warned (the report says it)."""
-    path = record.get("input")
-    if not isinstance(path, str):
+    given = record.get("input")
+    paths = [given] if isinstance(given, str) else given
+    if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
         return None, "The run's input is not known (no run record), so conversations are not shown."
-    source = record.get("source", NATIVE_SOURCE)
+    source = str(record.get("source", NATIVE_SOURCE))
+    shown = paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more"
     try:
-        now = RunRecord.describe(path, str(source), [], None)
+        if len(paths) == 1:
+            now = RunRecord.describe(paths[0], source, [], None)
+            found = (now.input_bytes, now.input_fingerprint)
+        else:
+            found = files_fingerprint(paths)
     except (OSError, ValueError) as error:
         return None, (
-            f"The run's input {path} cannot be read ({error}), so conversations are not shown."
+            f"The run's input {shown} cannot be read ({error}), so conversations are not shown."
         )
-    if (now.input_bytes, now.input_fingerprint) != (
-        record.get("input_bytes"),
-        record.get("input_fingerprint"),
-    ):
+    if found != (record.get("input_bytes"), record.get("input_fingerprint")):
         return None, (
-            f"The run's input {path} has changed since the run, so conversations are not "
+            f"The run's input {shown} has changed since the run, so conversations are not "
             "shown (give --data to show them from another file)."
         )
-    return read_records(path, source=str(source), left_out=left_out), None
+    return _each(paths, source, left_out), None
+
+
+def _each(paths: list[str], source: str, left_out: Skipped) -> Inputs:
+    """The records of the files one after the other, as one input."""
+    for path in paths:
+        yield from read_records(path, source=source, left_out=left_out)
 
 
 def given_inputs(data: Data, source: str | None, left_out: Skipped) -> Inputs:

@@ -548,7 +548,8 @@ class _Outputs:
 
     def run_facts(self) -> dict[str, Any]:
         """The run as its run record describes it, with :meth:`facts` and what the judge
-        cost; ``input`` only for a file that can be read again."""
+        cost; the input (its path, size and fingerprint, so a report can tell whether
+        it is still what was scored) only for a file that can be read again."""
         run = self.run
         described: dict[str, Any] = {
             "source": run.source or NATIVE_SOURCE,
@@ -556,7 +557,16 @@ class _Outputs:
             "judge": masked_urls_in(judge) if (judge := describe_judge(run.metrics)) else None,
         }
         if isinstance(run.data, (str, PathLike)) and not read_once(run.data):
-            described["input"] = str(Path(run.data).resolve())
+            try:
+                record = run.run_record()
+            except OSError:  # gone since it was read: the report will say so
+                record = None
+            if record is not None:
+                described.update(
+                    input=record.input,
+                    input_bytes=record.input_bytes,
+                    input_fingerprint=record.input_fingerprint,
+                )
         usage = self.summary.usage
         if usage is not None:
             described["judge_usage"] = usage.to_dict()
