@@ -3,8 +3,9 @@ the engine-agnostic partition scoring a Ray or Spark job can call
 (:func:`score_records`)."""
 
 from .partitions import Partition
+from .parts import parts_folder
 from .scoring import PartitionResult, score_partition, score_records
-from .session import DistributedError, DistributedRun, evaluate_distributed, parts_folder
+from .session import DistributedError, DistributedRun, evaluate_distributed
 
 __all__ = [
     "DistributedError",

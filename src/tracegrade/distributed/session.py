@@ -16,21 +16,21 @@ the client stopped keeps the parts already written and scores only the others.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._json import dumps, loads
+from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
 from ..io.lock import OutputLock
-from ..io.store import RUN_RECORD_VERSION, ResumeError, files_fingerprint, run_record_path
+from ..io.store import RUN_RECORD_VERSION, files_fingerprint, run_record_path
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
@@ -44,6 +44,7 @@ from .partitions import (
     file_partitions,
     input_files,
 )
+from .parts import join, parts_folder, prepare, remove_folder, rows_of
 from .scoring import PartitionResult, part_path, score_partition, write_whole
 
 if TYPE_CHECKING:
@@ -63,12 +64,6 @@ class DistributedRun:
     scored: list[int] = field(default_factory=list)
     kept: list[int] = field(default_factory=list)
     dashboard: str | None = None
-
-
-def parts_folder(out: str | os.PathLike[str]) -> Path:
-    """Where the parts of the results file ``out`` are written while the run goes."""
-    results = Path(out)
-    return results.with_name(f".{results.name}.parts")
 
 
 def evaluate_distributed(
@@ -174,7 +169,7 @@ def _evaluate(
     folder = parts_folder(out) if out is not None else None
     done: dict[int, RowTally] = {}
     if out is not None and folder is not None:
-        done = _prepare(folder, record, partitions, resume, marks, Path(out))
+        done = prepare(folder, record, partitions, resume, marks, Path(out))
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     # every worker: scheduler_info() lists at most five by default from distributed
     # 2025.x (dask/distributed#9045) until #9308 in 2026
@@ -182,54 +177,23 @@ def _evaluate(
     each = concurrency
     if total_concurrency is not None:
         each = max(1, min(concurrency, total_concurrency // workers))
-    shipped = for_workers(metrics, each)
     started = (datetime.now(timezone.utc), time.monotonic())
     tallies: dict[int, RowTally] = dict(done)
     run.kept = sorted(done)
     rows: dict[int, list[SampleResult]] = {}
-    futures = {}
-    # a key of this run alone: cancelling the futures of a run that ended must not
-    # cancel those of the next run over the same input on the same client
-    run_key = f"-{uuid.uuid4().hex[:8]}"
-    for partition in partitions:
-        if partition.number in done:
-            continue
-        records = parts_of_bag[partition.number] if parts_of_bag is not None else None
-        futures[
-            client.submit(
-                score_partition,
-                partition,
-                shipped,
-                records=records,
-                thresholds=thresholds,
-                concurrency=each,
-                sample_deadline=sample_deadline,
-                folder=str(folder) if folder is not None else None,
-                key=f"tracegrade-partition-{partition.number}-{_token(record, partition)}{run_key}",
-                pure=False,
-                retries=2,
-            )
-        ] = partition
+    task = partial(
+        score_partition,
+        metrics=for_workers(metrics, each),
+        thresholds=thresholds,
+        concurrency=each,
+        sample_deadline=sample_deadline,
+        folder=str(folder) if folder is not None else None,
+    )
+    futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
     finished = sum(partition.records for partition in partitions if partition.number in done)
-    from distributed import as_completed
-
     try:
-        for future in as_completed(futures):
-            partition = futures[future]
-            try:
-                scored: PartitionResult = future.result()
-            except Exception as error:
-                raise DistributedError(
-                    f"partition {partition.number} (records {partition.first_index} to "
-                    f"{partition.first_index + partition.records - 1}) failed: "
-                    f"{type(error).__name__}: {error}; the partitions written so far stay"
-                    + (
-                        "; run again with resume to finish (--resume on the command line)"
-                        if folder is not None
-                        else ""
-                    )
-                ) from error
+        for partition, scored in _finished_partitions(futures, resumable=folder is not None):
             tallies[partition.number] = scored.tally
             run.scored.append(partition.number)
             if keep_rows or folder is None:
@@ -247,10 +211,10 @@ def _evaluate(
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
     if folder is not None and out is not None:
-        _join(folder, partitions, Path(out))
+        join(folder, partitions, Path(out))
         if keep_rows:
             for number in run.kept:
-                rows[number] = _rows_of(part_path(folder, number))
+                rows[number] = rows_of(part_path(folder, number))
     kept = [row for number in sorted(rows) for row in rows[number]]
     result = EvaluationResult.from_totals(
         kept, summary, metrics, all_rows=len(kept) == summary.records
@@ -267,7 +231,7 @@ def _evaluate(
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
             write_whole(run_record_path(Path(out)), dumps(content))
-        _remove_folder(folder)
+        remove_folder(folder)
     return result
 
 
@@ -288,12 +252,61 @@ def _write_parquet(
     with ParquetRows(path, summary.metric_names, judged) as table:
         for partition in partitions:
             found = (
-                _rows_of(part_path(folder, partition.number))
+                rows_of(part_path(folder, partition.number))
                 if folder is not None
                 else rows.get(partition.number, [])
             )
             for row in found:
                 table.add(row)
+
+
+def _submit(
+    client: Client,
+    task: Callable[..., PartitionResult],
+    partitions: list[Partition],
+    done: Mapping[int, RowTally],
+    parts_of_bag: list[Any] | None,
+    record: Mapping[str, Any] | None,
+) -> dict[Any, Partition]:
+    """A task on the cluster for each partition not ``done``, by its future. Dask runs a
+    task again (twice at most) when the worker running it dies."""
+    # a key of this run alone: cancelling the futures of a run that ended must not
+    # cancel those of the next run over the same input on the same client
+    run_key = uuid.uuid4().hex[:8]
+    futures = {}
+    for partition in partitions:
+        if partition.number in done:
+            continue
+        records = parts_of_bag[partition.number] if parts_of_bag is not None else None
+        key = f"tracegrade-partition-{partition.number}-{_token(record, partition)}-{run_key}"
+        future = client.submit(task, partition, records=records, key=key, pure=False, retries=2)
+        futures[future] = partition
+    return futures
+
+
+def _finished_partitions(
+    futures: Mapping[Any, Partition], *, resumable: bool
+) -> Iterator[tuple[Partition, PartitionResult]]:
+    """Each partition with what scoring it gave, as they finish; DistributedError when
+    one failed on every try."""
+    from distributed import as_completed
+
+    for future in as_completed(futures):
+        partition = futures[future]
+        try:
+            scored: PartitionResult = future.result()
+        except Exception as error:
+            last = partition.first_index + partition.records - 1
+            raise DistributedError(
+                f"partition {partition.number} (records {partition.first_index} to {last}) "
+                f"failed: {type(error).__name__}: {error}; the partitions written so far stay"
+                + (
+                    "; run again with resume to finish (--resume on the command line)"
+                    if resumable
+                    else ""
+                )
+            ) from error
+        yield partition, scored
 
 
 def _check_count(label: str, value: object) -> None:
@@ -360,112 +373,6 @@ def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:
     }
 
 
-_SAME = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
-
-
-def _prepare(
-    folder: Path,
-    record: dict[str, Any] | None,
-    partitions: list[Partition],
-    resume: bool,
-    marks: Mapping[str, float | None],
-    out: Path,
-) -> dict[int, RowTally]:
-    """Ready the parts folder: on resume, the tallies of the parts already written
-    (read back from them); else an empty folder. The folder's plan must be this run's.
-    Resuming a run that finished (its results file there, its record this run's, its
-    parts joined) cuts the file into its parts again: nothing is scored."""
-    described = {key: (record or {}).get(key) for key in _SAME}
-    plan = {
-        "record": described,
-        "partitions": [[p.number, p.first_index, p.records] for p in partitions],
-    }
-    manifest = folder / "plan.json"
-    if resume and not manifest.exists() and _finished(out, described):
-        folder.mkdir(parents=True, exist_ok=True)
-        _split(out, partitions, folder)
-        write_whole(manifest, json.dumps(plan).encode())
-    if resume and manifest.exists():
-        before = json.loads(manifest.read_text())
-        if before != json.loads(json.dumps(plan)):
-            raise ResumeError(
-                f"cannot resume: {folder} holds the parts of another run (its input, "
-                "metrics, judge or partitions differ); start over without resume"
-            )
-        kept = {}
-        for partition in partitions:
-            path = part_path(folder, partition.number)
-            if path.exists():
-                kept[partition.number] = _tally_of(path, partition, marks)
-        return kept
-    _remove_folder(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_whole(manifest, json.dumps(plan).encode())
-    return {}
-
-
-def _finished(out: Path, record: Mapping[str, Any]) -> bool:
-    """Whether ``out`` is the results file of a finished run with this ``record``."""
-    try:
-        found = loads(run_record_path(out).read_bytes())
-    except (OSError, ValueError):
-        return False
-    return out.exists() and {key: found.get(key) for key in _SAME} == dict(record)
-
-
-def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
-    """The rows of a finished run's results file, as the parts they came from."""
-    lines = [line for line in out.read_bytes().splitlines(keepends=True) if line.strip()]
-    at = 0
-    for partition in partitions:
-        part = lines[at : at + partition.records]
-        write_whole(part_path(folder, partition.number), b"".join(part))
-        at += partition.records
-
-
-def _rows_of(path: Path) -> list[SampleResult]:
-    return [SampleResult.from_dict(loads(line)) for line in path.read_bytes().splitlines() if line]
-
-
-def _tally_of(path: Path, partition: Partition, marks: Mapping[str, float | None]) -> RowTally:
-    """The tally of a part written by an earlier run, read back from its rows; a part
-    that is not the partition's rows is an error naming it."""
-    rows = _rows_of(path)
-    if [row.index for row in rows] != list(partition.indices):
-        raise ResumeError(
-            f"cannot resume: {path} does not hold the rows of records "
-            f"{partition.first_index} to {partition.first_index + partition.records - 1}"
-        )
-    tally = RowTally(marks, keep_values=True)
-    for row in rows:
-        tally.add(row)
-    return tally
-
-
-def _join(folder: Path, partitions: list[Partition], out: Path) -> None:
-    """The parts, in order, as one results file (replacing ``out`` once whole)."""
-    partial = out.with_name(f".{out.name}.partial")
-    try:
-        with open(partial, "wb") as handle:
-            for partition in partitions:
-                with open(part_path(folder, partition.number), "rb") as part:
-                    while chunk := part.read(1 << 20):
-                        handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
-def _remove_folder(folder: Path | None) -> None:
-    if folder is None or not folder.exists():
-        return
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
-
-
 def _facts(
     metrics: Sequence[Metric],
     summary: SummaryAccumulator,
@@ -503,9 +410,9 @@ def _dashboard(client: Client) -> str | None:
         return None
 
 
-def _token(record: dict[str, Any] | None, partition: Partition) -> str:
+def _token(record: Mapping[str, Any] | None, partition: Partition) -> str:
     seed = f"{(record or {}).get('input_fingerprint')}:{partition.first_index}:{partition.records}"
     return hashlib.sha256(seed.encode()).hexdigest()[:12]
 
 
-__all__ = ["DistributedError", "DistributedRun", "evaluate_distributed", "parts_folder"]
+__all__ = ["DistributedError", "DistributedRun", "evaluate_distributed"]

@@ -1,0 +1,130 @@
+"""A distributed run's parts folder (``.RESULTS.parts/`` beside the results file): each
+partition's rows as ``part-NNNNN.jsonl`` and the run's plan, read back to resume a
+stopped run, joined into the results file when every partition is done."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._json import loads
+from ..io.store import ResumeError, run_record_path
+from ..model.results import SampleResult
+from ..run.results import RowTally
+from .partitions import Partition
+from .scoring import part_path, write_whole
+
+
+def parts_folder(out: str | os.PathLike[str]) -> Path:
+    """Where the parts of the results file ``out`` are written while the run goes."""
+    results = Path(out)
+    return results.with_name(f".{results.name}.parts")
+
+
+_SAME = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
+
+
+def prepare(
+    folder: Path,
+    record: dict[str, Any] | None,
+    partitions: list[Partition],
+    resume: bool,
+    marks: Mapping[str, float | None],
+    out: Path,
+) -> dict[int, RowTally]:
+    """Ready the parts folder: on resume, the tallies of the parts already written
+    (read back from them); else an empty folder. The folder's plan must be this run's.
+    Resuming a run that finished (its results file there, its record this run's, its
+    parts joined) cuts the file into its parts again: nothing is scored."""
+    described = {key: (record or {}).get(key) for key in _SAME}
+    plan = {
+        "record": described,
+        "partitions": [[p.number, p.first_index, p.records] for p in partitions],
+    }
+    manifest = folder / "plan.json"
+    if resume and not manifest.exists() and _finished(out, described):
+        folder.mkdir(parents=True, exist_ok=True)
+        _split(out, partitions, folder)
+        write_whole(manifest, json.dumps(plan).encode())
+    if resume and manifest.exists():
+        before = json.loads(manifest.read_text())
+        if before != json.loads(json.dumps(plan)):
+            raise ResumeError(
+                f"cannot resume: {folder} holds the parts of another run (its input, "
+                "metrics, judge or partitions differ); start over without resume"
+            )
+        kept = {}
+        for partition in partitions:
+            path = part_path(folder, partition.number)
+            if path.exists():
+                kept[partition.number] = _tally_of(path, partition, marks)
+        return kept
+    remove_folder(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_whole(manifest, json.dumps(plan).encode())
+    return {}
+
+
+def _finished(out: Path, record: Mapping[str, Any]) -> bool:
+    """Whether ``out`` is the results file of a finished run with this ``record``."""
+    try:
+        found = loads(run_record_path(out).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return out.exists() and {key: found.get(key) for key in _SAME} == dict(record)
+
+
+def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
+    """The rows of a finished run's results file, as the parts they came from."""
+    lines = [line for line in out.read_bytes().splitlines(keepends=True) if line.strip()]
+    at = 0
+    for partition in partitions:
+        part = lines[at : at + partition.records]
+        write_whole(part_path(folder, partition.number), b"".join(part))
+        at += partition.records
+
+
+def rows_of(path: Path) -> list[SampleResult]:
+    return [SampleResult.from_dict(loads(line)) for line in path.read_bytes().splitlines() if line]
+
+
+def _tally_of(path: Path, partition: Partition, marks: Mapping[str, float | None]) -> RowTally:
+    """The tally of a part written by an earlier run, read back from its rows; a part
+    that is not the partition's rows is an error naming it."""
+    rows = rows_of(path)
+    if [row.index for row in rows] != list(partition.indices):
+        raise ResumeError(
+            f"cannot resume: {path} does not hold the rows of records "
+            f"{partition.first_index} to {partition.first_index + partition.records - 1}"
+        )
+    tally = RowTally(marks, keep_values=True)
+    for row in rows:
+        tally.add(row)
+    return tally
+
+
+def join(folder: Path, partitions: list[Partition], out: Path) -> None:
+    """The parts, in order, as one results file (replacing ``out`` once whole)."""
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            for partition in partitions:
+                with open(part_path(folder, partition.number), "rb") as part:
+                    while chunk := part.read(1 << 20):
+                        handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def remove_folder(folder: Path | None) -> None:
+    if folder is None or not folder.exists():
+        return
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
