@@ -14,6 +14,7 @@ from ..errors import MissingFieldError, SampleWarning
 from ..model.messages import ToolCall, ToolCallType
 from ..model.results import Score
 from ..model.samples import EvalTestCase, MultiTurnSample, Sample
+from .agents import for_agent
 from .alignment import candidates, largest_matching, positions_of
 from .base import FieldScoring, Metric
 from .matching import (
@@ -239,6 +240,8 @@ class ToolCallF1(FieldScoring):
     one to one so that the most pairs match; identical calls still count once.
     ``details["near_misses"]`` then gives, for each missing reference call, the closest
     unmatched call of its name and the arguments that failed, with their rule.
+    ``agent``: score that agent's calls only, in a multi-agent conversation (see
+    :mod:`tracegrade.metrics.agents`).
     """
 
     name = "tool_call_f1"
@@ -253,6 +256,7 @@ class ToolCallF1(FieldScoring):
         matching: CallMatcher | None = None,
         multiset: bool = False,
         irrelevance: bool = False,
+        agent: str | None = None,
         name: str | None = None,
         threshold: float | None = None,
     ) -> None:
@@ -260,10 +264,12 @@ class ToolCallF1(FieldScoring):
         self.matching = checked_matcher(matching)
         self.multiset = multiset
         self.irrelevance = irrelevance
+        self.agent = agent
 
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
+        sample = for_agent(self.agent, sample)
         by_turn = checked_or_by_turn(self, sample)
         if by_turn is not None:
             return by_turn
@@ -420,6 +426,8 @@ class ToolCallAccuracy(FieldScoring):
     a reference with no calls means no tool should be called (1.0 only when none was,
     as without it, but no warning). Reference calls given per turn score each turn on
     its own (see :mod:`tracegrade.metrics.turns`).
+    ``agent``: score that agent's calls only, in a multi-agent conversation (see
+    :mod:`tracegrade.metrics.agents`).
     """
 
     name = "tool_call_accuracy"
@@ -436,6 +444,7 @@ class ToolCallAccuracy(FieldScoring):
         matching: CallMatcher | None = None,
         parallel_unordered: bool = False,
         irrelevance: bool = False,
+        agent: str | None = None,
         name: str | None = None,
         threshold: float | None = None,
     ) -> None:
@@ -444,6 +453,7 @@ class ToolCallAccuracy(FieldScoring):
         self.matching = None
         self.parallel_unordered = parallel_unordered
         self.irrelevance = irrelevance
+        self.agent = agent
         self.arg_comparison_metric = (
             ExactMatch() if arg_comparison_metric is None else arg_comparison_metric
         )
@@ -487,6 +497,7 @@ class ToolCallAccuracy(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
+        sample = for_agent(self.agent, sample)
         by_turn = checked_or_by_turn(self, sample)
         if by_turn is not None:
             return by_turn
@@ -763,6 +774,8 @@ class ToolCorrectnessMetric(Metric):
     ``details["arguments"]`` gives each pair compared: positions, name, score, verdicts.
     other type instead. Reference calls given per turn score each turn on its own (see
     :mod:`tracegrade.metrics.turns`).
+    ``agent``: score that agent's calls only, in a multi-agent conversation (see
+    :mod:`tracegrade.metrics.agents`).
     """
 
     name = "tool_correctness"
@@ -775,12 +788,14 @@ class ToolCorrectnessMetric(Metric):
         check_ordering: bool = False,
         *,
         matching: CallMatcher | None = None,
+        agent: str | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.exact_match = exact_match
         self.check_ordering = check_ordering
         self.matching = checked_matcher(matching)
+        self.agent = agent
 
     def _tool_lists(self, sample: Sample) -> tuple[list[str], list[str]]:
         self.check(sample)
@@ -801,6 +816,7 @@ class ToolCorrectnessMetric(Metric):
         return called, [call.name if call.type is None else _tool_key(call) for call in reference]
 
     def score(self, sample: Sample) -> Score:
+        sample = for_agent(self.agent, sample)
         try:
             called, expected = self._tool_lists(sample)
         except MissingFieldError:

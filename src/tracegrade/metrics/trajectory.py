@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal, get_args
 from ..model.messages import ToolCall
 from ..model.results import Score
 from ..model.samples import MultiTurnSample, Sample
+from .agents import for_agent
 from .alignment import (
     Candidates,
     candidates,
@@ -61,6 +62,8 @@ class TrajectoryMatch(FieldScoring):
     ``missing`` reference positions, ``extra`` predicted positions and, in the ordered
     modes, ``out_of_order`` pairs (calls that match but not in the reference's order)
     and ``parallel_groups`` (the positions of calls made together, when some were).
+    ``agent``: score that agent's calls only, in a multi-agent conversation (see
+    :mod:`tracegrade.metrics.agents`).
     """
 
     name = "trajectory_match"
@@ -75,10 +78,12 @@ class TrajectoryMatch(FieldScoring):
         matching: CallMatcher | None = None,
         irrelevance: bool = False,
         *,
+        agent: str | None = None,
         name: str | None = None,
         threshold: float | None = None,
     ) -> None:
         super().__init__(name=name, threshold=threshold)
+        self.agent = agent
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
         self.mode = mode
@@ -88,6 +93,7 @@ class TrajectoryMatch(FieldScoring):
     def score(self, sample: Sample | None = None, **fields: Any) -> Score:
         if sample is None or fields:
             sample = self.from_fields(sample, fields)
+        sample = for_agent(self.agent, sample)
         by_turn = checked_or_by_turn(self, sample)
         if by_turn is not None:
             return by_turn
