@@ -24,6 +24,7 @@ from openai.types.responses import (
 from openai.types.responses.response_output_item import McpCall, McpListTools
 from tests.convert.shapes import json_values
 from tests.convert.shapes_openai_agents import scripted_model
+from tests.convert.speakers import speakers, unnamed
 from tests.convert.test_openai_responses import _items
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
@@ -142,9 +143,11 @@ EXPECTED = [
 
 def test_run_result_and_its_input_list_convert_alike() -> None:
     result = run_with_handoff()
-    assert agents(result) == EXPECTED
-    assert agents(result.to_input_list()) == EXPECTED
-    assert agents(result.new_items) == EXPECTED[1:]  # the run items, without the input
+    assert unnamed(agents(result)) == EXPECTED
+    assert agents(result.to_input_list()) == EXPECTED  # (the input list names no agent)
+    assert unnamed(agents(result.new_items)) == EXPECTED[1:]  # the items, without the input
+    # each AIMessage of the run names the agent that spoke, even without metadata=True
+    assert speakers(agents(result)) == ["Triage", "Weather", "Weather"]
 
 
 USAGE = {
@@ -262,7 +265,8 @@ def test_streamed_run_with_hosted_tools() -> None:
         ),
         AIMessage(content="Cold, and Oslo is a city."),
     ]
-    assert agents(streamed) == expected
+    assert unnamed(agents(streamed)) == expected
+    assert speakers(agents(streamed)) == ["Researcher", "Researcher"]
     assert agents(streamed.to_input_list()) == expected
     with_metadata = agents(streamed, metadata=True)
     assert with_metadata[1].metadata is not None
@@ -287,6 +291,7 @@ def test_invalid_arguments_in_a_run_item_raise_or_are_kept() -> None:
         AIMessage(
             content="",
             tool_calls=[ToolCall(name="search", args={}, id="c1", unparsed_args='{"q": ')],
+            metadata={"agent": "Solo"},
         )
     ]
 
@@ -295,7 +300,11 @@ def test_a_call_awaiting_approval_is_kept_in_metadata_only() -> None:
     call = _call("c1", "delete", '{"path": "/"}')
     items = [ToolCallItem(agent=AGENT, raw_item=call), ToolApprovalItem(agent=AGENT, raw_item=call)]
     assert agents(items) == [
-        AIMessage(content="", tool_calls=[ToolCall(name="delete", args={"path": "/"}, id="c1")])
+        AIMessage(
+            content="",
+            tool_calls=[ToolCall(name="delete", args={"path": "/"}, id="c1")],
+            metadata={"agent": "Solo"},
+        )
     ]
     [converted] = agents(items, metadata=True)
     assert converted.metadata == {

@@ -6,9 +6,10 @@ serialized form ``{"type": "..._item", "raw_item": ..., "agent": {"name": ...}}`
 Responses items of ``result.to_input_list()``. Every run item wraps a Responses item, read
 as :mod:`.openai_responses` reads it.
 
-A handoff is a tool call (``transfer_to_...``) answered by a ToolMessage. With
-``metadata=True`` each message keeps the name of the agent that produced it under
-``agent``, a handoff's ToolMessage says who handed over to whom under
+A handoff is a tool call (``transfer_to_...``) answered by a ToolMessage. Each
+AIMessage names the agent that produced it under ``metadata["agent"]`` (so that one
+agent's calls can be scored: the metrics' ``agent=``). With ``metadata=True`` every
+message keeps its agent, a handoff's ToolMessage says who handed over to whom under
 ``handoff: {"from", "to"}``, and each model response's id and token usage go to its
 first AIMessage.
 """

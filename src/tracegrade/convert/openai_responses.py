@@ -482,6 +482,8 @@ class Conversion:
             self.group = _Group(item.key)
         if self.options.metadata and item.meta:
             self.group.meta.update(item.meta)
+        elif item.meta and "agent" in item.meta:  # the speaker, kept whatever the option
+            self.group.meta["agent"] = item.meta["agent"]
         return self.group
 
     def _flush(self) -> None:
