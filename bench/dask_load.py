@@ -28,7 +28,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from generate import write_jsonl  # noqa: E402
-from measure import run  # noqa: E402
+from measure import replace_section, run  # noqa: E402
 
 START = "<!-- dask-load:start -->"
 END = "<!-- dask-load:end -->"
@@ -159,23 +159,6 @@ def markdown(found: dict[str, Any]) -> list[str]:
     ]
 
 
-def replace_section(document: Path, section: list[str]) -> None:
-    """Put ``section`` into ``document`` in place of its old one, else before the
-    machine's section."""
-    text = document.read_text(encoding="utf-8")
-    block = "\n".join(section) + "\n"
-    if START in text and END in text:
-        head, _, rest = text.partition(START)
-        _, _, tail = rest.partition(END)
-        text = head + block.rstrip("\n") + tail
-    elif "## Machine" in text:
-        head, _, tail = text.partition("## Machine")
-        text = head + block + "\n## Machine" + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    document.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
@@ -187,7 +170,7 @@ def main() -> None:
     sizes = [int(size) for size in options.sizes.split(",")]
     found = measure(sizes, options.work, options.repetitions)
     (options.work / "dask-load.json").write_text(json.dumps(found, indent=1))
-    replace_section(options.doc, markdown(found))
+    replace_section(options.doc, (START, END), markdown(found))
     print(f"bench: wrote the Dask section of {options.doc}", file=sys.stderr)
 
 

@@ -158,6 +158,24 @@ def run(
     return Measured(seconds, own_peak_kb / 1024, stdout, process.returncode)
 
 
+def replace_section(document: Path, markers: tuple[str, str], section: list[str]) -> None:
+    """Put ``section`` (which starts and ends with ``markers``) into ``document`` in
+    place of the one between those markers, else before the machine's section."""
+    start, end = markers
+    text = document.read_text(encoding="utf-8")
+    block = "\n".join(section) + "\n"
+    if start in text and end in text:
+        head, _, rest = text.partition(start)
+        _, _, tail = rest.partition(end)
+        text = head + block.rstrip("\n") + tail
+    elif "## Machine" in text:
+        head, _, tail = text.partition("## Machine")
+        text = head + block + "\n## Machine" + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    document.write_text(text, encoding="utf-8")
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 

@@ -26,6 +26,7 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from generate import write_jsonl  # noqa: E402
+from measure import replace_section  # noqa: E402
 
 START = "<!-- report-load:start -->"
 END = "<!-- report-load:end -->"
@@ -164,23 +165,6 @@ def markdown(found: dict[str, Any]) -> list[str]:
     ]
 
 
-def replace_section(document: Path, section: list[str]) -> None:
-    """Put ``section`` into ``document`` in place of its old one, else before the
-    machine's section."""
-    text = document.read_text(encoding="utf-8")
-    block = "\n".join(section) + "\n"
-    if START in text and END in text:
-        head, _, rest = text.partition(START)
-        _, _, tail = rest.partition(END)
-        text = head + block.rstrip("\n") + tail
-    elif "## Machine" in text:
-        head, _, tail = text.partition("## Machine")
-        text = head + block + "\n## Machine" + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    document.write_text(text, encoding="utf-8")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
@@ -190,7 +174,9 @@ def main() -> None:
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     sizes = [int(size) for size in options.sizes.split(",")]
-    replace_section(options.doc, markdown(measure(sizes, options.work, options.repetitions)))
+    replace_section(
+        options.doc, (START, END), markdown(measure(sizes, options.work, options.repetitions))
+    )
     print(f"bench: wrote the report's section of {options.doc}", file=sys.stderr)
 
 

@@ -15,7 +15,7 @@ from itertools import islice
 from typing import TYPE_CHECKING
 
 from .._json import loads
-from ..errors import JudgeCacheError, TracegradeError
+from ..errors import TracegradeError
 from ..io.files import once_read_name, read_once
 from ..io.store import ResumeError
 from ..model.results import SampleResult
@@ -29,7 +29,7 @@ from .evaluate import (
     EXIT_USAGE,
     SAMPLE_TABLE_LIMIT,
     Settings,
-    attach_judge,
+    noted_and_judged,
     report_result,
 )
 from .signals import sigterm_as_interrupt
@@ -80,20 +80,9 @@ def run_on_cluster(settings: Settings) -> int:
     except ImportError:
         print(f"tracegrade: {cluster_flag(settings)} needs Dask: {INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
-    for note in settings.notes:
-        print(f"tracegrade: note: {note}", file=sys.stderr)
-    try:
-        attach_judge(settings)
-    except JudgeCacheError as error:
-        print(f"tracegrade: {error}", file=sys.stderr)
-        return EXIT_INPUT
-    except (TracegradeError, ValueError) as error:
-        print(
-            f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
-            "and --judge-base-url)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+    failed = noted_and_judged(settings)
+    if failed is not None:
+        return failed
     with sigterm_as_interrupt() as termination:
         try:
             with _client(settings) as client:

@@ -364,6 +364,26 @@ def _import_report() -> None:
     from ..report import console  # noqa: F401
 
 
+def noted_and_judged(settings: Settings) -> int | None:
+    """Print the settings' notes and give the judged metrics their judge; the exit code
+    when the judge cannot be set up (said on stderr), else ``None``."""
+    for note in settings.notes:
+        print(f"tracegrade: note: {note}", file=sys.stderr)
+    try:
+        attach_judge(settings)
+    except JudgeCacheError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    except (TracegradeError, ValueError) as error:
+        print(
+            f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
+            "and --judge-base-url)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    return None
+
+
 def run(settings: Settings) -> int:
     """Score the input, write and print the results; returns the exit code."""
     # rich (for the report) is imported only after the workers have started: they do
@@ -392,20 +412,9 @@ def run(settings: Settings) -> int:
     except (TypeError, ValueError, ImportError) as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
-    for note in settings.notes:
-        print(f"tracegrade: note: {note}", file=sys.stderr)
-    try:
-        attach_judge(settings)
-    except JudgeCacheError as error:
-        print(f"tracegrade: {error}", file=sys.stderr)
-        return EXIT_INPUT
-    except (TracegradeError, ValueError) as error:
-        print(
-            f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
-            "and --judge-base-url)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
+    failed = noted_and_judged(settings)
+    if failed is not None:
+        return failed
     with sigterm_as_interrupt() as termination:
         try:
             result = evaluation.run()

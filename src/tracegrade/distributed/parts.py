@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from .._json import loads
-from ..io.store import ResumeError, run_record_path
+from ..io.store import ResumeError, run_record_path, write_atomically
 from ..model.results import SampleResult
 from ..run.results import RowTally
 from .partitions import Partition
-from .scoring import part_path, write_whole
+from .scoring import part_path
 
 
 def parts_folder(out: str | os.PathLike[str]) -> Path:
@@ -48,7 +48,7 @@ def prepare(
     if resume and not manifest.exists() and _finished(out, described):
         folder.mkdir(parents=True, exist_ok=True)
         _split(out, partitions, folder)
-        write_whole(manifest, json.dumps(plan).encode())
+        write_atomically(manifest, json.dumps(plan).encode())
     if resume and manifest.exists():
         before = json.loads(manifest.read_text())
         if before != json.loads(json.dumps(plan)):
@@ -64,7 +64,7 @@ def prepare(
         return kept
     remove_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    write_whole(manifest, json.dumps(plan).encode())
+    write_atomically(manifest, json.dumps(plan).encode())
     return {}
 
 
@@ -83,7 +83,7 @@ def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
     at = 0
     for partition in partitions:
         part = lines[at : at + partition.records]
-        write_whole(part_path(folder, partition.number), b"".join(part))
+        write_atomically(part_path(folder, partition.number), b"".join(part))
         at += partition.records
 
 

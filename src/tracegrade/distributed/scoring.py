@@ -14,7 +14,6 @@ partitions' summaries fold into exactly the single-machine run's aggregates.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 from .._json import dumps, numbered_lines
 from ..io.files import read_lines
+from ..io.store import write_atomically
 from ..metrics.base import Metric
 from ..model.decoding import LineReader, Outcome, parse_record
 from ..model.results import SampleResult
@@ -110,26 +110,13 @@ def score_partition(
     if folder is None:
         return result
     target = part_path(folder, partition.number)
-    write_whole(target, result.lines)
+    write_atomically(target, result.lines)
     return PartitionResult(result.number, b"", result.tally, str(target))
 
 
 def part_path(folder: str | os.PathLike[str], number: int) -> Path:
     """Where partition ``number``'s rows are written in a run's folder."""
     return Path(folder) / f"part-{number:05d}.jsonl"
-
-
-def write_whole(target: Path, data: bytes) -> None:
-    """Write ``data`` to ``target`` so that it appears whole or not at all."""
-    partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
-    try:
-        with open(partial, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, target)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:

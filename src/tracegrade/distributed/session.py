@@ -30,7 +30,12 @@ from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
 from ..io.lock import OutputLock
-from ..io.store import RUN_RECORD_VERSION, files_fingerprint, run_record_path
+from ..io.store import (
+    RUN_RECORD_VERSION,
+    files_fingerprint,
+    run_record_path,
+    write_atomically,
+)
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
@@ -45,7 +50,7 @@ from .partitions import (
     input_files,
 )
 from .parts import join, parts_folder, prepare, remove_folder, rows_of
-from .scoring import PartitionResult, part_path, score_partition, write_whole
+from .scoring import PartitionResult, part_path, score_partition
 
 if TYPE_CHECKING:
     from distributed import Client
@@ -113,52 +118,54 @@ def evaluate_distributed(
         _check_count("total_concurrency", total_concurrency)
     check_outputs(data if isinstance(data, (str, os.PathLike)) else [], out, parquet)
 
-    def run() -> EvaluationResult:
-        return _evaluate(
-            data,
-            metrics,
-            client=client,
-            out=out,
-            resume=resume,
-            thresholds=thresholds,
-            pass_k=pass_k,
-            concurrency=concurrency,
-            total_concurrency=total_concurrency,
-            sample_deadline=sample_deadline,
-            partition_bytes=partition_bytes,
-            keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
-            progress=progress,
-            parquet=parquet,
-        )
-
+    given = _Given(
+        out=out,
+        resume=resume,
+        thresholds=thresholds,
+        pass_k=pass_k,
+        concurrency=concurrency,
+        total_concurrency=total_concurrency,
+        sample_deadline=sample_deadline,
+        partition_bytes=partition_bytes,
+        keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
+        progress=progress,
+        parquet=parquet,
+    )
     if out is None:
-        return run()
+        return _evaluate(data, metrics, client, given)
     lock = OutputLock(out)  # one run writes a results file at a time
     lock.acquire()
     try:
-        return run()
+        return _evaluate(data, metrics, client, given)
     finally:
         lock.release()
 
 
+@dataclass(frozen=True)
+class _Given:
+    """The options of :func:`evaluate_distributed` but its data, metrics and client."""
+
+    out: str | os.PathLike[str] | None
+    resume: bool
+    thresholds: Mapping[str, float] | None
+    pass_k: Sequence[int] | None
+    concurrency: int
+    total_concurrency: int | None
+    sample_deadline: float | None
+    partition_bytes: int
+    keep_rows: bool
+    progress: Callable[[str], None] | None
+    parquet: str | os.PathLike[str] | None
+
+
 def _evaluate(
-    data: Any,
-    metrics: Sequence[Metric],
-    *,
-    client: Client,
-    out: str | os.PathLike[str] | None = None,
-    resume: bool = False,
-    thresholds: Mapping[str, float] | None = None,
-    pass_k: Sequence[int] | None = None,
-    concurrency: int = DEFAULT_CONCURRENCY,
-    total_concurrency: int | None = None,
-    sample_deadline: float | None = None,
-    partition_bytes: int = PARTITION_BYTES,
-    keep_rows: bool = False,
-    progress: Callable[[str], None] | None = None,
-    parquet: str | os.PathLike[str] | None = None,
+    data: Any, metrics: Sequence[Metric], client: Client, given: _Given
 ) -> EvaluationResult:
     """:func:`evaluate_distributed`, its results file locked."""
+    out, resume, thresholds, pass_k = given.out, given.resume, given.thresholds, given.pass_k
+    concurrency, total_concurrency = given.concurrency, given.total_concurrency
+    sample_deadline, keep_rows, parquet = given.sample_deadline, given.keep_rows, given.parquet
+    partition_bytes, progress = given.partition_bytes, given.progress
     check_metrics(metrics)
     marks = resolve_thresholds(metrics, thresholds)
     if resume and out is None:
@@ -230,7 +237,7 @@ def _evaluate(
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-            write_whole(run_record_path(Path(out)), dumps(content))
+            write_atomically(run_record_path(Path(out)), dumps(content))
         remove_folder(folder)
     return result
 

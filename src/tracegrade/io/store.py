@@ -16,6 +16,7 @@ import hashlib
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -238,7 +239,7 @@ class ResultsFile:
         if run is None:
             run_record_path(self.path).unlink(missing_ok=True)
         else:
-            _write_atomically(run_record_path(self.path), dumps(run.to_dict()))
+            write_atomically(run_record_path(self.path), dumps(run.to_dict()))
 
     def resume(
         self,
@@ -281,7 +282,7 @@ class ResultsFile:
                 + "); start over without --resume or choose another --out"
             )
         if stored.get("judge") != previous.judge:  # written with credentials in a URL
-            _write_atomically(record_path, dumps(run.to_dict()))
+            write_atomically(record_path, dumps(run.to_dict()))
         self._run = run
         _drop_cut_line(self.path)
         if retry_failed:
@@ -402,7 +403,7 @@ class ResultsFile:
             content["left_out"] = dict(left_out)
         for key, value in (facts or {}).items():
             content.setdefault(key, value)
-        _write_atomically(run_record_path(self.path), dumps(content))
+        write_atomically(run_record_path(self.path), dumps(content))
 
     def close(self) -> None:
         """Write everything out to the disk, close the file and let its lock go (a
@@ -458,8 +459,10 @@ def _drop_cut_line(path: Path) -> None:
             handle.truncate(end)
 
 
-def _write_atomically(path: Path, content: bytes) -> None:
-    partial = path.with_name(f"{path.name}.partial")
+def write_atomically(path: Path, content: bytes) -> None:
+    """Write ``content`` to ``path`` so that it appears whole or not at all, even with
+    several writers at once (each writes a partial file of its own, then renames it)."""
+    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
     try:
         with open(partial, "wb") as handle:
             handle.write(content)
