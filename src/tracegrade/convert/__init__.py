@@ -51,6 +51,9 @@ _MODULES = {
     "bedrock": "bedrock",
     "otel": "otel",
     "openinference": "openinference",
+    "smolagents": "smolagents",
+    "agno": "agno",
+    "strands": "strands",
 }
 
 SOURCES = ("auto", *_MODULES)
