@@ -54,8 +54,9 @@ def _is_run(data: Any) -> bool:
 
 def _run_items(run: Any, out: list[Any]) -> None:
     """A run's messages after a marker naming its agent, then its members' runs."""
-    data = run if isinstance(run, Mapping) else None
-    field = data.get if data is not None else lambda key: getattr(run, key, None)
+    def field(key: str) -> Any:
+        return run.get(key) if isinstance(run, Mapping) else getattr(run, key, None)
+
     name = named(field("agent_name")) or named(field("team_name"))
     messages = field("messages") or []
     if not isinstance(messages, (list, tuple)):

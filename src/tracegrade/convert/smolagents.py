@@ -4,7 +4,8 @@
 Steps are read by their fields: ``SystemPromptStep`` is set aside (kept under
 ``metadata["system"]`` with ``metadata=True``); ``TaskStep`` is the user's turn;
 ``ActionStep`` is an AI turn (``model_output``, its ``tool_calls``) followed by one
-ToolMessage holding the step's ``observations`` (smolagents joins the observations of
+ToolMessage holding the step's ``observations`` (when a tool fails, smolagents leaves
+``tool_calls`` empty: the calls are read from ``model_output_message``) (smolagents joins the observations of
 parallel calls into one text, so that message answers the first call and lists every
 call's id in ``metadata["tool_call_ids"]``); a step's ``error`` (a failing tool, or
 code that raised) is written after the observations as ``Error: <type>: <message>``,
@@ -111,6 +112,9 @@ def _error(raw: Any, where: str) -> tuple[str, dict[str, Any]]:
 def _action(data: Mapping[str, Any], where: str, builder: Builder) -> None:
     options = builder.options
     raw_calls = data.get("tool_calls") or []
+    output = data.get("model_output_message")
+    if not raw_calls and isinstance(output, Mapping):  # a failed call is not in tool_calls
+        raw_calls = output.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raise ConversionError(f"{where}: 'tool_calls' must be a list")
     calls = [_call(raw, f"{where} tool_calls[{k}]", options) for k, raw in enumerate(raw_calls)]
@@ -123,9 +127,7 @@ def _action(data: Mapping[str, Any], where: str, builder: Builder) -> None:
     observations = data.get("observations")
     if not calls or (observations is None and error is None):
         return
-    text = "\n".join(
-        part for part in (_text(observations, f"{where} observations"), line) if part
-    )
+    text = "\n".join(part for part in (_text(observations, f"{where} observations"), line) if part)
     kept: dict[str, Any] = {}
     if len(calls) > 1:
         kept["tool_call_ids"] = [call.id for call in calls]
