@@ -142,7 +142,7 @@ def test_content_parts_and_tool_results_that_are_not_text() -> None:
 
 def test_an_unknown_part_or_role_is_an_error_naming_it() -> None:
     odd = Message(role="user", content=[{"type": "hologram", "id": 1}])
-    with pytest.raises(ConversionError, match="message 0: unknown content part.*hologram"):
+    with pytest.raises(ConversionError, match=r"message 0: unknown content part.*hologram"):
         convert_messages([odd], source="agno")
     with pytest.raises(ConversionError, match="message 1: unknown role 'oracle'"):
         convert_messages([Message(role="user", content="hi"), Message(role="oracle")], "agno")

@@ -54,6 +54,7 @@ def _is_run(data: Any) -> bool:
 
 def _run_items(run: Any, out: list[Any]) -> None:
     """A run's messages after a marker naming its agent, then its members' runs."""
+
     def field(key: str) -> Any:
         return run.get(key) if isinstance(run, Mapping) else getattr(run, key, None)
 

@@ -119,9 +119,12 @@ def _is_bedrock_agents(data: Mapping[str, Any]) -> bool:
 
 
 def _agent_framework(data: Mapping[str, Any]) -> str | None:
-    """smolagents memory steps and agno messages or runs, by the fields only they write
-    (Strands messages are Converse messages: they read as ``bedrock``)."""
+    """smolagents memory steps, agno messages or runs, and Strands messages by the fields
+    only they write (Strands messages without ``tracking_id`` are Converse messages: they
+    read as ``bedrock``, to the same result)."""
     keys = set(data)
+    if {"role", "tracking_id"} <= keys and isinstance(data.get("content"), list):
+        return "strands"
     if "step_number" in keys and keys & {"model_output", "observations", "tool_calls"}:
         return "smolagents"  # ActionStep.dict()
     if keys in ({"system_prompt"}, {"task"}, {"task", "task_images"}):

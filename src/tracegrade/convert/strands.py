@@ -8,8 +8,10 @@ blocks become ToolMessages linked by ``toolUseId`` (a failing tool's ``status: "
 kept with ``metadata=True``); an unknown block type is an error naming it. Given an
 ``Agent``, its ``system_prompt`` is set aside (kept under ``metadata["system"]`` with
 ``metadata=True``) and its ``name`` is kept on each of its AI turns and tool results as
-``metadata["agent"]``. A plain list of these dicts is also what ``bedrock`` reads (auto
-detection calls it that; the result is the same).
+``metadata["agent"]``. The ``metadata`` (usage, metrics) and ``tracking_id`` Strands adds
+to a message are kept with ``metadata=True``. Auto detection knows Strands messages by
+their ``tracking_id``; without it they are plain Converse messages, read as ``bedrock``
+to the same result.
 """
 
 from __future__ import annotations
