@@ -1,23 +1,27 @@
 """smolagents agent memory: ``agent.memory.steps`` (objects), their ``dict()`` forms and
 ``agent.memory.get_full_steps()``, or a whole agent or ``AgentMemory``.
 
-Steps are read by their fields: ``SystemPromptStep`` is set aside (kept under
-``metadata["system"]`` with ``metadata=True``); ``TaskStep`` is the user's turn;
-``ActionStep`` is an AI turn (``model_output``, its ``tool_calls``) followed by one
-ToolMessage holding the step's ``observations`` (when a tool fails, smolagents leaves
-``tool_calls`` empty: the calls are read from ``model_output_message``) (smolagents joins the observations of
-parallel calls into one text, so that message answers the first call and lists every
-call's id in ``metadata["tool_call_ids"]``); a step's ``error`` (a failing tool, or
-code that raised) is written after the observations as ``Error: <type>: <message>``,
-with the error kept in ``metadata["error"]``. An error with no call (the model's output
-could not be parsed) stays on the AI turn's metadata. ``PlanningStep`` is an AI turn
-holding the plan (``metadata["step"] == "planning"``); ``FinalAnswerStep`` is the last AI
-turn, its output as text.
+Steps are read by their fields. ``SystemPromptStep`` is set aside (kept under
+``metadata["system"]`` with ``metadata=True``); ``TaskStep`` is the user's turn.
+``ActionStep`` is an AI turn (``model_output`` and ``tool_calls``; when a tool fails,
+smolagents leaves ``tool_calls`` empty, so the calls are read from
+``model_output_message``) followed by one ToolMessage holding the step's
+``observations``. smolagents joins the observations of parallel calls into one text, so
+that message answers the first call and lists every call's id in
+``metadata["tool_call_ids"]``. A step's ``error`` (a failing tool, code that raised) is
+written after the observations as ``Error: <type>: <message>`` and kept in
+``metadata["error"]``; an error with no call (output that could not be parsed) stays in
+the AI turn's metadata. ``PlanningStep`` is an AI turn holding the plan
+(``metadata["step"] == "planning"``); a ``FinalAnswerStep`` (not kept in memory by
+recent versions) an AI turn with its output as text. An agent's ``name`` is kept on
+its AI turns and results as ``metadata["agent"]``.
 
 Code actions: a ``CodeAgent`` records its code as a call of ``python_interpreter`` whose
 arguments are the code text. tracegrade reads it as a call of a tool named ``python``
 with ``{"code": <code>}``: arguments are always a dict in the standard model, and one
 name for every code action lets a reference trajectory say "ran code" without the text.
+A ``ToolCallingAgent``'s call of its ``python_interpreter`` tool (dict arguments) keeps
+its name.
 """
 
 from __future__ import annotations
