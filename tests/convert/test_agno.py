@@ -3,6 +3,8 @@ name on its messages), failing tools, system prompts and unknown parts."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ from tracegrade import (
     ToolMessage,
     TrajectoryMatch,
 )
+from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_agno
 
 
@@ -92,6 +95,14 @@ def test_a_run_names_its_agent_on_every_message_it_produced() -> None:
         converted = convert_messages(form)
         assert converted[0].metadata is None
         assert [(m.metadata or {}).get("agent") for m in converted[1:]] == ["weather"] * 4
+
+
+def test_a_list_of_runs_keeps_each_name() -> None:
+    first = RunOutput(run_id="r1", agent_name="one", messages=weather_messages())
+    second = RunOutput(run_id="r2", agent_name="two", messages=weather_messages())
+    for form in ([first, second], [first.to_dict(), second.to_dict()]):
+        names = [(m.metadata or {}).get("agent") for m in convert_messages(form, "agno")]
+        assert names == [None, *["one"] * 4, None, *["two"] * 4]
 
 
 def test_a_team_run_keeps_each_member_apart() -> None:
@@ -185,3 +196,12 @@ def test_agnos_own_parallel_tools_test_converts_and_scores() -> None:
     assert TrajectoryMatch().score(sample).value == 1.0  # parallel calls: order free
     half = MultiTurnSample(user_input=converted, reference_tool_calls=reference[:1])
     assert ToolCallF1().score(half).value == pytest.approx(2 / 3, abs=1e-4)
+
+
+def test_the_command_line_converts_agno_messages(tmp_path: Path) -> None:
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps([m.to_dict() for m in weather_messages()]))
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", "agno", str(source), str(out)]) == EXIT_OK
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["user_input"][1]["tool_calls"][0]["id"] == "c1"

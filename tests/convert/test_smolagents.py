@@ -4,7 +4,9 @@ their ``dict()`` / ``get_full_steps()`` forms, code actions and failing tools.""
 from __future__ import annotations
 
 import copy
+import json
 import warnings
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,6 +30,7 @@ from tracegrade import (
     ToolMessage,
     TrajectoryMatch,
 )
+from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source
 
 
@@ -253,3 +256,12 @@ def test_the_documented_fake_tool_call_run_converts_and_scores() -> None:
     assert TrajectoryMatch().score(sample).value == 1.0
     wrong = MultiTurnSample(user_input=converted, reference_tool_calls=reference[::-1])
     assert TrajectoryMatch().score(wrong).value == 0.0
+
+
+def test_the_command_line_converts_smolagents_steps(tmp_path: Path) -> None:
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps(weather_agent().memory.get_full_steps(), default=str))
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", "smolagents", str(source), str(out)]) == EXIT_OK
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["user_input"][1]["tool_calls"][0]["id"] == "c1"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from tracegrade import (
     ToolMessage,
     TrajectoryMatch,
 )
+from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_strands
 
 
@@ -184,3 +186,12 @@ def test_strands_own_sliding_window_conversation_converts_and_scores() -> None:
     assert TrajectoryMatch().score(sample).value == 1.0
     swapped = MultiTurnSample(user_input=converted, reference_tool_calls=reference[::-1])
     assert TrajectoryMatch().score(swapped).value == 0.0
+
+
+def test_the_command_line_converts_strands_messages(tmp_path: Path) -> None:
+    source = tmp_path / "run.json"
+    source.write_text(json.dumps(weather_agent().messages))
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", "strands", str(source), str(out)]) == EXIT_OK
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["user_input"][1]["tool_calls"][0]["id"] == "t1"

@@ -49,7 +49,10 @@ def _dump(item: Any) -> Any:
 
 
 def _is_run(data: Any) -> bool:
-    return isinstance(data, Mapping) and "role" not in data and "messages" in data
+    """A run: a ``RunOutput`` / ``TeamRunOutput`` object, or a dict with ``messages``."""
+    if isinstance(data, Mapping):
+        return "role" not in data and "messages" in data
+    return type(data).__module__.startswith("agno.run") and hasattr(data, "messages")
 
 
 def _run_items(run: Any, out: list[Any]) -> None:
@@ -72,13 +75,13 @@ def _run_items(run: Any, out: list[Any]) -> None:
 def items_of(obj: Any) -> list[Any]:
     """The messages of a list, of a run or team run (object or dict), in order."""
     if isinstance(obj, (list, tuple)):
-        if obj and all(_is_run(item) or hasattr(item, "member_responses") for item in obj):
+        if obj and all(_is_run(item) for item in obj):
             out: list[Any] = []
             for run in obj:
                 _run_items(run, out)
             return out
         return list(obj)
-    if _is_run(obj) or hasattr(obj, "messages"):
+    if _is_run(obj):
         out = []
         _run_items(obj, out)
         return out
