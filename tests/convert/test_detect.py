@@ -27,8 +27,9 @@ CONVERSATION = [
     ToolMessage(content="cold", tool_call_id="call_1"),
     AIMessage(content="It is cold."),
 ]
-SAME_ITEMS = {"openai_agents": "openai_responses"}
-"""Writers whose output is another source's data: ``to_input_list()`` is Responses items."""
+SAME_ITEMS = {"openai_agents": "openai_responses", "strands": "bedrock"}
+"""Writers whose output is another source's data: ``to_input_list()`` is Responses items;
+Strands' ``agent.messages`` are Converse messages."""
 
 
 @pytest.mark.parametrize("shape", sorted(set(WRITERS) - TEXT_WRITERS))

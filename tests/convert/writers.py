@@ -7,6 +7,7 @@ from typing import Any
 
 from tests.convert import (
     shapes,
+    shapes_agent_frameworks,
     shapes_bedrock,
     shapes_gemini,
     shapes_llama_index,
@@ -19,6 +20,7 @@ from tests.convert import (
 
 _MODULES = (
     shapes,
+    shapes_agent_frameworks,
     shapes_bedrock,
     shapes_gemini,
     shapes_llama_index,

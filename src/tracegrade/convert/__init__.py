@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._base import AnyMessage, ConversionError, InvalidArguments, NothingReadError, Options
     from .detect import detect_source
     from .export import to_openai
+    from .export_agents import to_agno, to_strands
 
     Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
@@ -33,6 +34,8 @@ _LAZY = {
     "plain": "_base",
     "detect_source": "detect",
     "to_openai": "export",
+    "to_strands": "export_agents",
+    "to_agno": "export_agents",
 }
 
 
@@ -51,6 +54,9 @@ _MODULES = {
     "bedrock": "bedrock",
     "otel": "otel",
     "openinference": "openinference",
+    "smolagents": "smolagents",
+    "agno": "agno",
+    "strands": "strands",
 }
 
 SOURCES = ("auto", *_MODULES)
@@ -148,5 +154,7 @@ __all__ = [
     "convert_messages",
     "detect_source",
     "sample_from_messages",
+    "to_agno",
     "to_openai",
+    "to_strands",
 ]

@@ -29,6 +29,9 @@ _MODULE_SOURCES = (
     ("workflows.", "llama_index"),
     ("google.genai", "gemini"),
     ("swarm.", "swarm"),
+    ("smolagents.", "smolagents"),
+    ("agno.", "agno"),
+    ("strands.", "strands"),
 )
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"}
@@ -115,8 +118,31 @@ def _is_bedrock_agents(data: Mapping[str, Any]) -> bool:
     return is_agents_item(data)
 
 
+def _agent_framework(data: Mapping[str, Any]) -> str | None:
+    """smolagents memory steps, agno messages or runs, and Strands messages by the fields
+    only they write (Strands messages without ``tracking_id`` are Converse messages: they
+    read as ``bedrock``, to the same result)."""
+    keys = set(data)
+    if {"role", "tracking_id"} <= keys and isinstance(data.get("content"), list):
+        return "strands"
+    if "step_number" in keys and keys & {"model_output", "observations", "tool_calls"}:
+        return "smolagents"  # ActionStep.dict()
+    if keys in ({"system_prompt"}, {"task"}, {"task", "task_images"}):
+        return "smolagents"
+    if {"plan", "model_output_message"} <= keys:
+        return "smolagents"
+    if "role" in keys and keys & {"stop_after_tool_call", "from_history", "tool_call_error"}:
+        return "agno"  # Message.to_dict() always writes the first two
+    if "run_id" in keys and keys & {"agent_name", "team_name", "member_responses"}:
+        return "agno"  # RunOutput.to_dict()
+    return None
+
+
 def _from_container(data: Mapping[str, Any]) -> str | None:
     """Formats recognised by their outer object rather than by a message."""
+    framework = _agent_framework(data)
+    if framework:
+        return framework
     if any(key in data for key in _OTLP_KEYS):
         return _otlp_flavour(data)
     if _is_bedrock_agents(data):  # an InvokeAgent event, TracePart or invocation record
@@ -197,6 +223,9 @@ def _is_llama_index(data: Mapping[str, Any]) -> bool:
 def _from_message(data: Mapping[str, Any]) -> str | None:
     """The format one message dict is in, or ``None`` when it could be several."""
     kind = data.get("type") if isinstance(data.get("type"), str) else None
+    framework = _agent_framework(data)
+    if framework:
+        return framework
     if kind in _run_items() and "raw_item" in data:
         return "openai_agents"
     if kind in _responses_items():

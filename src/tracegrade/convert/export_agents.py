@@ -1,0 +1,49 @@
+"""The standard model back out as agent frameworks' own histories: Strands Agents'
+Converse-shaped message dicts (``Agent(messages=...)``) and agno ``Message`` objects
+(a run's or an agent's ``messages``). smolagents' memory steps are not written back:
+they record an agent's own runs, not a history it can be given."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..model.messages import AIMessage, HumanMessage, ToolMessage
+from .export import to_openai
+
+
+def to_strands(messages: Iterable[HumanMessage | AIMessage | ToolMessage]) -> list[dict[str, Any]]:
+    """Strands messages for ``messages``: calls as ``toolUse`` blocks, results as
+    ``toolResult`` blocks (consecutive results in one user turn, as Converse requires).
+    A call's unparsed arguments cannot be written (``input`` is an object): they raise."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            out.append({"role": "user", "content": [{"text": message.content}]})
+        elif isinstance(message, AIMessage):
+            blocks: list[dict[str, Any]] = [{"text": message.content}] if message.content else []
+            for call in message.tool_calls or []:
+                if call.unparsed_args is not None:
+                    raise ValueError(f"the call of {call.name} has unparsed arguments")
+                use = {"toolUseId": call.id, "name": call.name, "input": call.args}
+                blocks.append({"toolUse": use})
+            out.append({"role": "assistant", "content": blocks})
+        else:
+            result = {"toolUseId": message.tool_call_id, "content": [{"text": message.content}]}
+            result["status"] = (
+                "error" if (message.metadata or {}).get("status") == "error" else "success"
+            )
+            last = out[-1] if out else None
+            if last and last["role"] == "user" and "toolResult" in last["content"][0]:
+                last["content"].append({"toolResult": result})
+            else:
+                out.append({"role": "user", "content": [{"toolResult": result}]})
+    return out
+
+
+def to_agno(messages: Iterable[HumanMessage | AIMessage | ToolMessage]) -> list[Any]:
+    """agno ``Message`` objects for ``messages`` (needs the ``agno`` package): calls in
+    agno's OpenAI-shaped ``tool_calls``, results as ``role: tool`` with ``tool_call_id``."""
+    from agno.models.message import Message
+
+    return [Message(**entry) for entry in to_openai(messages)]
