@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 
     from ..model.samples import MultiTurnSample
     from ._base import AnyMessage, ConversionError, InvalidArguments, NothingReadError, Options
+    from .autogen import to_autogen
     from .detect import detect_source
     from .export import to_openai
+    from .haystack import to_haystack
 
     Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
@@ -33,6 +35,8 @@ _LAZY = {
     "plain": "_base",
     "detect_source": "detect",
     "to_openai": "export",
+    "to_autogen": "autogen",
+    "to_haystack": "haystack",
 }
 
 
@@ -51,6 +55,8 @@ _MODULES = {
     "bedrock": "bedrock",
     "otel": "otel",
     "openinference": "openinference",
+    "autogen": "autogen",
+    "haystack": "haystack",
 }
 
 SOURCES = ("auto", *_MODULES)
@@ -148,5 +154,7 @@ __all__ = [
     "convert_messages",
     "detect_source",
     "sample_from_messages",
+    "to_autogen",
+    "to_haystack",
     "to_openai",
 ]
