@@ -18,7 +18,10 @@ HumanMessage without that key.
 - ``ToolCallSummaryMessage`` is the agent's answer after its calls (an AIMessage of its
   text); when its calls were not read before (a transcript without the inner events) its
   ``tool_calls`` and ``results`` are read first.
-- Events that are not the conversation (``ThoughtEvent``, streaming chunks, memory
+- A ``ThoughtEvent`` just before its agent's ``ToolCallRequestEvent`` is the text the
+  model said with those calls (as an ``AssistantMessage``'s ``thought`` is), read as
+  that AIMessage's text; any other one is counted as left out, as are the other events
+  that are not the conversation (streaming chunks, memory
   queries, speaker selection, user input requests, code generation and execution) are
   counted as left out.
 - autogen-core's ``SystemMessage`` is set aside; ``UserMessage``, ``AssistantMessage``
@@ -61,7 +64,6 @@ HUMAN = "user"
 """The ``source`` AutoGen gives the person's messages (a task given as text)."""
 
 _SKIPPED = {
-    "ThoughtEvent": "AutoGen ThoughtEvent (the model's reasoning)",
     "ModelClientStreamingChunkEvent": "AutoGen streaming chunk (the whole message follows)",
     "MemoryQueryEvent": "AutoGen MemoryQueryEvent",
     "UserInputRequestedEvent": "AutoGen UserInputRequestedEvent",
@@ -73,6 +75,7 @@ _SKIPPED = {
 _KNOWN = frozenset(
     {
         *_SKIPPED,
+        "ThoughtEvent",
         "TextMessage",
         "StopMessage",
         "HandoffMessage",
@@ -136,6 +139,13 @@ class _Reader:
 
     def __init__(self) -> None:
         self.seen: set[Any] = set()
+        self.thought: tuple[Any, str] | None = None
+
+    def drop_thought(self, builder: Builder) -> None:
+        """Count a ThoughtEvent that no call request followed as left out."""
+        if self.thought is not None:
+            builder.options.skipped.add("AutoGen ThoughtEvent (the model's reasoning)")
+            self.thought = None
 
     def item(self, index: int, data: dict[str, Any], builder: Builder) -> None:
         where = f"message {index}"
@@ -146,6 +156,15 @@ class _Reader:
         if not isinstance(kind, str):
             raise not_one_of(where, "an AutoGen message or event", data)
         where = f"{where} ({kind})"
+        thought, self.thought = self.thought, None
+        if kind == "ToolCallRequestEvent" and thought and thought[0] == data.get("source"):
+            data = {**data, "thought": thought[1]}
+        elif thought:
+            self.thought = thought
+            self.drop_thought(builder)
+        if kind == "ThoughtEvent":
+            self.thought = (data.get("source"), string(data.get("content"), where, "content"))
+            return
         if kind in _SKIPPED:
             builder.options.skipped.add(_SKIPPED[kind])
             return
@@ -284,7 +303,10 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert AutoGen messages and events (objects or dicts), or AG2's chat history."""
     data = [checked(f"message {index}", dump, item) for index, item in enumerate(items)]
     reader = _Reader()
-    return Builder(options).run(data, reader.item)
+    builder = Builder(options)
+    messages = builder.run(data, reader.item)
+    reader.drop_thought(builder)
+    return messages
 
 
 def to_autogen(messages: Iterable[AnyMessage], agent: str = "assistant") -> list[Any]:
