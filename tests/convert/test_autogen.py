@@ -314,3 +314,16 @@ def test_a_team_run_converts_and_scores_one_agent_by_name() -> None:
     fewer = MultiTurnSample(user_input=converted, reference_tool_calls=reference[:1])
     assert TrajectoryMatch(mode="strict").score(fewer).value == 0.0
     assert ToolCallF1().score(fewer).value < 1.0
+
+
+def test_the_command_line_reads_dumped_messages(tmp_path: Any) -> None:
+    from tracegrade.cli import main
+
+    given_ = tmp_path / "team.json"
+    given_.write_text(json.dumps([message.dump() for message in TEAM]))
+    target = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", "autogen", str(given_), str(target)]) == 0
+    (line,) = target.read_text().splitlines()
+    read = json.loads(line)["user_input"]
+    assert [m["type"] for m in read] == [m.type for m in EXPECTED]
+    assert read[1]["metadata"] == FORECASTER

@@ -203,3 +203,18 @@ def test_a_haystack_agent_run_converts_and_scores() -> None:
     wrong = MultiTurnSample(user_input=converted, reference_tool_calls=reference[:1])
     assert ToolCallF1().score(wrong).value < 1.0
     assert TrajectoryMatch(mode="strict").score(wrong).value == 0.0
+
+
+def test_the_command_line_reads_to_dict_forms(tmp_path: Any) -> None:
+    import json
+
+    from tracegrade.cli import main
+
+    given_ = tmp_path / "chat.json"
+    given_.write_text(json.dumps([message.to_dict() for message in CHAT]))
+    target = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", "haystack", str(given_), str(target)]) == 0
+    (line,) = target.read_text().splitlines()
+    read = json.loads(line)["user_input"]
+    assert [m["type"] for m in read] == [m.type for m in EXPECTED]
+    assert read[3]["metadata"] == {"is_error": True}
