@@ -176,7 +176,7 @@ def test_unknown_type_and_bad_fields_are_named() -> None:
         convert_messages([TEAM[0], {"type": "VoiceMessage", "source": "a"}], source="autogen")
     bad = TEAM[2].dump()
     bad["content"][0]["arguments"] = "{oops"
-    with pytest.raises(ConversionError, match="message 0 .*not valid JSON"):
+    with pytest.raises(ConversionError, match=r"message 0 .*not valid JSON"):
         convert_messages([bad])
     with pytest.raises(ConversionError, match="'source' must be text"):
         convert_messages([{"type": "TextMessage", "source": 3, "content": "x"}])
