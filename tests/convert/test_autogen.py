@@ -5,6 +5,7 @@ replay model, and the round trip through ``to_autogen``."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import warnings
 from typing import Any
@@ -37,9 +38,10 @@ from autogen_core.models import (
 )
 from autogen_ext.models.replay import ReplayChatCompletionClient
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image as PILImage
 from pydantic import BaseModel
-from tests.convert.shapes import conversations
+from tests.convert.shapes import conversations, json_values
 
 from tracegrade import (
     AIMessage,
@@ -327,3 +329,24 @@ def test_the_command_line_reads_dumped_messages(tmp_path: Any) -> None:
     read = json.loads(line)["user_input"]
     assert [m["type"] for m in read] == [m.type for m in EXPECTED]
     assert read[1]["metadata"] == FORECASTER
+
+
+_KINDS = ["TextMessage", "ToolCallRequestEvent", "ToolCallExecutionEvent", "ThoughtEvent"]
+_FIELDS = ["type", "source", "content", "tool_calls", "results", "thought", "role", "name"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    junk=st.lists(
+        st.dictionaries(
+            st.sampled_from([*_FIELDS, "tool_responses", "call_id", "id", "arguments"]),
+            st.one_of(st.sampled_from(_KINDS), json_values, st.lists(json_values, max_size=2)),
+            max_size=5,
+        ),
+        max_size=4,
+    )
+)
+def test_malformed_autogen_items_raise_only_conversion_errors(junk: list[Any]) -> None:
+    with contextlib.suppress(ConversionError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        convert_messages(junk, source="autogen")

@@ -3,6 +3,7 @@ Haystack's own Agent, and the round trip through ``to_haystack``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from typing import Any
@@ -17,7 +18,8 @@ from haystack.dataclasses import ChatMessage, ImageContent, ReasoningContent, Te
 from haystack.dataclasses import ToolCall as HaystackCall
 from haystack.tools import Tool
 from hypothesis import given, settings
-from tests.convert.shapes import conversations
+from hypothesis import strategies as st
+from tests.convert.shapes import conversations, json_values
 
 from tracegrade import (
     AIMessage,
@@ -218,3 +220,33 @@ def test_the_command_line_reads_to_dict_forms(tmp_path: Any) -> None:
     read = json.loads(line)["user_input"]
     assert [m["type"] for m in read] == [m.type for m in EXPECTED]
     assert read[3]["metadata"] == {"is_error": True}
+
+
+_PARTS = st.dictionaries(
+    st.sampled_from(["text", "tool_call", "tool_call_result", "reasoning", "image", "x"]),
+    st.one_of(
+        json_values,
+        st.dictionaries(
+            st.sampled_from(["tool_name", "arguments", "id", "result", "origin", "error"]),
+            json_values,
+            max_size=4,
+        ),
+    ),
+    max_size=2,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    junk=st.lists(
+        st.fixed_dictionaries(
+            {"role": st.sampled_from(["user", "assistant", "tool", "system", "x"])},
+            optional={"content": st.one_of(json_values, st.lists(_PARTS, max_size=3))},
+        ),
+        max_size=4,
+    )
+)
+def test_malformed_haystack_messages_raise_only_conversion_errors(junk: list[Any]) -> None:
+    with contextlib.suppress(ConversionError), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        convert_messages(junk, source="haystack")

@@ -213,7 +213,8 @@ class _Reader:
                     builder.options,
                 )
             )
-            self.seen.add(fields.get("id"))
+            if isinstance(fields.get("id"), str):
+                self.seen.add(fields["id"])
         thought = data.get("thought")
         text = thought if isinstance(thought, str) else ""
         builder.ai(text, calls, builder.meta(data, *_USED, "thought", extra=agent))
@@ -237,10 +238,8 @@ class _Reader:
         self, data: Mapping[str, Any], where: str, builder: Builder, agent: dict[str, Any] | None
     ) -> None:
         calls = listed(data.get("tool_calls"), f"{where} tool_calls")
-        ids = [
-            plain(call).get("id") if isinstance(plain(call), Mapping) else None for call in calls
-        ]
-        if calls and not all(call_id in self.seen and call_id is not None for call_id in ids):
+        ids = [call.get("id") if isinstance(call, Mapping) else None for call in map(plain, calls)]
+        if calls and not all(isinstance(i, str) and i in self.seen for i in ids):
             self._calls(calls, where, builder, {}, agent)
             self._results(data.get("results"), where, builder, agent)
         text = string(data.get("content"), where, "content")
