@@ -21,9 +21,8 @@ HumanMessage without that key.
 - A ``ThoughtEvent`` just before its agent's ``ToolCallRequestEvent`` is the text the
   model said with those calls (as an ``AssistantMessage``'s ``thought`` is), read as
   that AIMessage's text; any other one is counted as left out, as are the other events
-  that are not the conversation (streaming chunks, memory
-  queries, speaker selection, user input requests, code generation and execution) are
-  counted as left out.
+  that are not the conversation (streaming chunks, memory queries, speaker selection,
+  user input requests, code generation and execution).
 - autogen-core's ``SystemMessage`` is set aside; ``UserMessage``, ``AssistantMessage``
   (content text or ``FunctionCall``s) and ``FunctionExecutionResultMessage`` are read as
   above.
