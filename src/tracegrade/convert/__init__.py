@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 
     from ..model.samples import MultiTurnSample
     from ._base import AnyMessage, ConversionError, InvalidArguments, NothingReadError, Options
+    from .autogen import to_autogen
     from .detect import detect_source
     from .export import to_openai
     from .export_agents import to_agno, to_strands
+    from .haystack import to_haystack
 
     Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
@@ -36,6 +38,8 @@ _LAZY = {
     "to_openai": "export",
     "to_strands": "export_agents",
     "to_agno": "export_agents",
+    "to_autogen": "autogen",
+    "to_haystack": "haystack",
 }
 
 
@@ -57,6 +61,8 @@ _MODULES = {
     "smolagents": "smolagents",
     "agno": "agno",
     "strands": "strands",
+    "autogen": "autogen",
+    "haystack": "haystack",
 }
 
 SOURCES = ("auto", *_MODULES)
@@ -155,6 +161,8 @@ __all__ = [
     "detect_source",
     "sample_from_messages",
     "to_agno",
+    "to_autogen",
+    "to_haystack",
     "to_openai",
     "to_strands",
 ]

@@ -32,6 +32,9 @@ _MODULE_SOURCES = (
     ("smolagents.", "smolagents"),
     ("agno.", "agno"),
     ("strands.", "strands"),
+    ("autogen_agentchat.", "autogen"),
+    ("autogen_core.", "autogen"),
+    ("haystack.", "haystack"),
 )
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"}
@@ -220,8 +223,21 @@ def _is_llama_index(data: Mapping[str, Any]) -> bool:
     )
 
 
+def _framework_message(data: Mapping[str, Any]) -> str | None:
+    """An AutoGen or Haystack message dict (their own modules say which is which)."""
+    from .autogen import is_autogen_item
+    from .haystack import is_haystack_message
+
+    if is_autogen_item(data):
+        return "autogen"
+    return "haystack" if is_haystack_message(data) else None
+
+
 def _from_message(data: Mapping[str, Any]) -> str | None:
     """The format one message dict is in, or ``None`` when it could be several."""
+    framework = _framework_message(data)
+    if framework:
+        return framework
     kind = data.get("type") if isinstance(data.get("type"), str) else None
     framework = _agent_framework(data)
     if framework:
