@@ -51,6 +51,9 @@ _MODULES = {
     "bedrock": "bedrock",
     "otel": "otel",
     "openinference": "openinference",
+    "pydantic_ai": "pydantic_ai",
+    "mistral": "mistral",
+    "cohere": "cohere",
 }
 
 SOURCES = ("auto", *_MODULES)

@@ -29,6 +29,9 @@ _MODULE_SOURCES = (
     ("workflows.", "llama_index"),
     ("google.genai", "gemini"),
     ("swarm.", "swarm"),
+    ("pydantic_ai.", "pydantic_ai"),
+    ("mistralai.", "mistral"),
+    ("cohere.", "cohere"),
 )
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"}
@@ -194,8 +197,41 @@ def _is_llama_index(data: Mapping[str, Any]) -> bool:
     )
 
 
+def _chat_sdk_source(data: Mapping[str, Any]) -> str | None:
+    """PydanticAI messages (``kind`` with ``parts``), and the Mistral and Cohere chat
+    shapes where they differ from OpenAI's (a dict of arguments, a ``prefix`` flag,
+    thinking chunks; a ``tool_plan``, documents, v1's upper-case roles, a v2 response)."""
+    if data.get("kind") in ("request", "response") and isinstance(data.get("parts"), list):
+        return "pydantic_ai"
+    role = data.get("role")
+    if role in ("USER", "CHATBOT", "SYSTEM", "TOOL") or "tool_plan" in data:
+        return "cohere"
+    if role is None and {"message", "finish_reason"} <= set(data):
+        return "cohere" if isinstance(data.get("message"), Mapping) else None
+    content = data.get("content")
+    if role == "tool" and "document" in _part_types(content):
+        return "cohere"
+    if role == "assistant" and "prefix" in data:
+        return "mistral"
+    for call in data.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("arguments"), Mapping):
+            return "mistral"
+    if isinstance(content, list) and any(
+        isinstance(part, Mapping)
+        and part.get("type") == "thinking"
+        and isinstance(part.get("thinking"), list)
+        for part in content
+    ):
+        return "mistral"
+    return None
+
+
 def _from_message(data: Mapping[str, Any]) -> str | None:
     """The format one message dict is in, or ``None`` when it could be several."""
+    chat_sdk = _chat_sdk_source(data)
+    if chat_sdk:
+        return chat_sdk
     kind = data.get("type") if isinstance(data.get("type"), str) else None
     if kind in _run_items() and "raw_item" in data:
         return "openai_agents"
