@@ -8,6 +8,7 @@ from typing import Any
 from tests.convert import (
     shapes,
     shapes_bedrock,
+    shapes_chat_sdks,
     shapes_gemini,
     shapes_llama_index,
     shapes_openai_agents,
@@ -20,6 +21,7 @@ from tests.convert import (
 _MODULES = (
     shapes,
     shapes_bedrock,
+    shapes_chat_sdks,
     shapes_gemini,
     shapes_llama_index,
     shapes_openai_agents,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from ._base import AnyMessage, ConversionError, InvalidArguments, NothingReadError, Options
     from .detect import detect_source
     from .export import to_openai
+    from .export_chat_sdks import to_cohere, to_mistral, to_pydantic_ai
 
     Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
@@ -33,6 +34,9 @@ _LAZY = {
     "plain": "_base",
     "detect_source": "detect",
     "to_openai": "export",
+    "to_pydantic_ai": "export_chat_sdks",
+    "to_mistral": "export_chat_sdks",
+    "to_cohere": "export_chat_sdks",
 }
 
 
