@@ -110,7 +110,9 @@ def test_v1_chat_history() -> None:
         assert detect_source(form) == "cohere"
         assert convert_messages(form) == [
             HumanMessage(content="Oslo?"),
-            AIMessage(content="", tool_calls=[ToolCall(name="get_weather", args={"location": "Oslo"})]),
+            AIMessage(
+                content="", tool_calls=[ToolCall(name="get_weather", args={"location": "Oslo"})]
+            ),
             ToolMessage(
                 content='[{"temp":"-3C"}]',
                 metadata={"call": {"name": "get_weather", "parameters": {"location": "Oslo"}}},

@@ -41,7 +41,9 @@ def _history() -> list[Any]:
         ),
         models.ToolMessage(content='{"status": "Paid"}', tool_call_id="aaaaaaaa1", name="status"),
         models.ToolMessage(
-            content='{"error": "transaction id not found."}', tool_call_id="aaaaaaaa2", name="status"
+            content='{"error": "transaction id not found."}',
+            tool_call_id="aaaaaaaa2",
+            name="status",
         ),
         models.AssistantMessage(content="T1 is paid; T2 was not found."),
     ]
@@ -81,11 +83,15 @@ def test_metadata_keeps_the_system_prompt_thinking_and_the_tool_name() -> None:
 
 def test_other_chunks_are_content_parts() -> None:
     user = models.UserMessage(
-        content=[models.TextChunk(text="What is this?"), models.ImageURLChunk(image_url="https://x/a.png")]
+        content=[
+            models.TextChunk(text="What is this?"),
+            models.ImageURLChunk(image_url="https://x/a.png"),
+        ]
     )
     (human,) = convert_messages([user])
     assert human.content == "What is this?"
-    assert human.metadata == {"content_parts": [{"image_url": "https://x/a.png", "type": "image_url"}]}
+    image = {"image_url": "https://x/a.png", "type": "image_url"}
+    assert human.metadata == {"content_parts": [image]}
 
 
 def test_unknown_role_is_named_with_its_position() -> None:
@@ -94,7 +100,11 @@ def test_unknown_role_is_named_with_its_position() -> None:
 
 
 def test_export_round_trips_through_mistralai() -> None:
-    kinds = {"user": models.UserMessage, "assistant": models.AssistantMessage, "tool": models.ToolMessage}
+    kinds = {
+        "user": models.UserMessage,
+        "assistant": models.AssistantMessage,
+        "tool": models.ToolMessage,
+    }
     exported = [kinds[entry["role"]].model_validate(entry) for entry in to_mistral(EXPECTED)]
     assert exported[2].name == "status"
     assert convert_messages(exported) == EXPECTED
@@ -162,4 +172,5 @@ def test_the_guides_payment_example_converts_and_scores() -> None:
     assert ToolCallF1().score(sample).value == 1.0
     assert TrajectoryMatch().score(sample).value == 1.0
     wrong = [ToolCall(name="retrieve_payment_date", args={"transaction_id": "T1001"})]
-    assert ToolCallF1().score(MultiTurnSample(user_input=converted, reference_tool_calls=wrong)).value == 0.0
+    wrong_sample = MultiTurnSample(user_input=converted, reference_tool_calls=wrong)
+    assert ToolCallF1().score(wrong_sample).value == 0.0

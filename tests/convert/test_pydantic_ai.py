@@ -114,11 +114,21 @@ def test_media_items_of_a_user_prompt_are_content_parts() -> None:
 
 def test_legacy_retry_prompt_answers_its_call() -> None:
     legacy = [
-        {"kind": "response", "parts": [{"part_kind": "tool-call", "tool_name": "f", "args": {}, "tool_call_id": "c1"}]},  # noqa: E501
+        {
+            "kind": "response",
+            "parts": [
+                {"part_kind": "tool-call", "tool_name": "f", "args": {}, "tool_call_id": "c1"}
+            ],
+        },
         {
             "kind": "request",
             "parts": [
-                {"part_kind": "retry-prompt", "content": "bad input", "tool_name": "f", "tool_call_id": "c1"},  # noqa: E501
+                {
+                    "part_kind": "retry-prompt",
+                    "content": "bad input",
+                    "tool_name": "f",
+                    "tool_call_id": "c1",
+                },
                 {"part_kind": "retry-prompt", "content": "answer in JSON", "tool_name": None},
             ],
         },
@@ -127,16 +137,19 @@ def test_legacy_retry_prompt_answers_its_call() -> None:
     assert retry == ToolMessage(
         content="bad input", tool_call_id="c1", metadata={"tool_name": "f", "outcome": "retried"}
     )
-    assert ai.metadata == {
-        "system": [{"role": "retry-prompt", "content": "answer in JSON"}]
-    }
+    assert ai.metadata == {"system": [{"role": "retry-prompt", "content": "answer in JSON"}]}
 
 
 def test_unknown_part_kind_is_named_with_its_position() -> None:
-    bad = [{"kind": "response", "parts": [{"part_kind": "text", "content": "x"}, {"part_kind": "hologram"}]}]  # noqa: E501
+    bad = [
+        {
+            "kind": "response",
+            "parts": [{"part_kind": "text", "content": "x"}, {"part_kind": "hologram"}],
+        }
+    ]
     with pytest.raises(
         ConversionError,
-        match=r"message 0 \('response'\) part 1 \('hologram'\): unknown PydanticAI response part kind",
+        match=r"message 0 \('response'\) part 1 \('hologram'\): unknown PydanticAI response part",
     ):
         convert_messages(bad, source="pydantic_ai")
     with pytest.raises(ConversionError, match="unknown PydanticAI message kind 'note'"):

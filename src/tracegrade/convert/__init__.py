@@ -155,5 +155,8 @@ __all__ = [
     "convert_messages",
     "detect_source",
     "sample_from_messages",
+    "to_cohere",
+    "to_mistral",
     "to_openai",
+    "to_pydantic_ai",
 ]

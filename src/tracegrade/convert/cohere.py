@@ -98,7 +98,9 @@ def _calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCa
             raise ConversionError(f"{place}: unknown tool call type {call.get('type')!r}")
         function = record(call.get("function"), f"{place}.function")
         calls.append(
-            make_call(function.get("name"), function.get("arguments"), call.get("id"), place, options)
+            make_call(
+                function.get("name"), function.get("arguments"), call.get("id"), place, options
+            )
         )
     return calls
 

@@ -206,14 +206,15 @@ def _chat_sdk_source(data: Mapping[str, Any]) -> str | None:
     role = data.get("role")
     if role in ("USER", "CHATBOT", "SYSTEM", "TOOL") or "tool_plan" in data:
         return "cohere"
-    if role is None and {"message", "finish_reason"} <= set(data):
+    if role is None and {"message", "finish_reason"} <= set(data) and "index" not in data:
         return "cohere" if isinstance(data.get("message"), Mapping) else None
     content = data.get("content")
     if role == "tool" and "document" in _part_types(content):
         return "cohere"
     if role == "assistant" and "prefix" in data:
         return "mistral"
-    for call in data.get("tool_calls") or []:
+    calls = data.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
         function = call.get("function") if isinstance(call, Mapping) else None
         if isinstance(function, Mapping) and isinstance(function.get("arguments"), Mapping):
             return "mistral"

@@ -179,7 +179,8 @@ def _response(data: dict[str, Any], where: str, builder: Builder) -> None:
         kind = part["part_kind"]
         place = f"{where} part {index} ({kind!r})"
         if kind in ("text", "speech"):
-            texts.append(string(part.get("content" if kind == "text" else "transcript"), place, kind))
+            key = "content" if kind == "text" else "transcript"
+            texts.append(string(part.get(key), place, key))
         elif kind in ("tool-call", "builtin-tool-call"):
             call_id = part.get("tool_call_id")
             calls.append(
