@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +18,7 @@ from tracegrade import (
     ToolMessage,
     TrajectoryMatch,
 )
+from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_mistral
 
 
@@ -174,3 +177,14 @@ def test_the_guides_payment_example_converts_and_scores() -> None:
     wrong = [ToolCall(name="retrieve_payment_date", args={"transaction_id": "T1001"})]
     wrong_sample = MultiTurnSample(user_input=converted, reference_tool_calls=wrong)
     assert ToolCallF1().score(wrong_sample).value == 0.0
+
+
+@pytest.mark.parametrize("source", ["mistral", "auto"])
+def test_cli_converts_the_dicts(tmp_path: Path, source: str) -> None:
+    history = tmp_path / "history.json"
+    history.write_text(json.dumps([message.model_dump() for message in _history()]))
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", source, str(history), str(out)]) == EXIT_OK
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [m["type"] for m in record["user_input"]] == [m.type for m in EXPECTED]
+    assert record["user_input"][1]["tool_calls"][1]["id"] == EXPECTED[1].tool_calls[1].id  # type: ignore[union-attr]

@@ -4,6 +4,7 @@ and a real agent run on the framework's own FunctionModel (no network)."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -32,6 +33,7 @@ from tracegrade import (
     ToolMessage,
     TrajectoryMatch,
 )
+from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_pydantic_ai
 from tracegrade.errors import ConversionWarning
 
@@ -229,3 +231,14 @@ def test_the_docs_dice_game_run_converts_and_scores() -> None:
     assert TrajectoryMatch(mode="strict").score(sample).value == 1.0
     backwards = MultiTurnSample(user_input=converted, reference_tool_calls=reference[::-1])
     assert TrajectoryMatch(mode="strict").score(backwards).value == 0.0
+
+
+@pytest.mark.parametrize("source", ["pydantic_ai", "auto"])
+def test_cli_converts_the_json_dump(tmp_path: Path, source: str) -> None:
+    dump = tmp_path / "history.json"
+    dump.write_bytes(ModelMessagesTypeAdapter.dump_json(HISTORY))
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", source, str(dump), str(out)]) == EXIT_OK
+    (record,) = [orjson.loads(line) for line in out.read_text().splitlines()]
+    assert [m["type"] for m in record["user_input"]] == [m.type for m in EXPECTED]
+    assert record["user_input"][1]["tool_calls"][1]["id"] == "call_2"
