@@ -97,6 +97,12 @@ def test_other_chunks_are_content_parts() -> None:
     assert human.metadata == {"content_parts": [image]}
 
 
+def test_a_chunk_of_unknown_type_is_kept_not_dropped() -> None:
+    chunk = {"type": "hologram", "data": 1}
+    (ai,) = convert_messages([{"role": "assistant", "content": [chunk]}], source="mistral")
+    assert ai == AIMessage(content="", metadata={"content_parts": [chunk]})
+
+
 def test_unknown_role_is_named_with_its_position() -> None:
     with pytest.raises(ConversionError, match="message 1: unknown role 'robot'"):
         convert_messages([{"role": "user", "content": "x"}, {"role": "robot"}], source="mistral")
