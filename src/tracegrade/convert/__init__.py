@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .export import to_openai
     from .export_agents import to_agno, to_strands
     from .haystack import to_haystack
+    from .export_chat_sdks import to_cohere, to_mistral, to_pydantic_ai
 
     Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
@@ -40,6 +41,9 @@ _LAZY = {
     "to_agno": "export_agents",
     "to_autogen": "autogen",
     "to_haystack": "haystack",
+    "to_pydantic_ai": "export_chat_sdks",
+    "to_mistral": "export_chat_sdks",
+    "to_cohere": "export_chat_sdks",
 }
 
 
@@ -63,6 +67,9 @@ _MODULES = {
     "strands": "strands",
     "autogen": "autogen",
     "haystack": "haystack",
+    "pydantic_ai": "pydantic_ai",
+    "mistral": "mistral",
+    "cohere": "cohere",
 }
 
 SOURCES = ("auto", *_MODULES)
@@ -165,4 +172,8 @@ __all__ = [
     "to_haystack",
     "to_openai",
     "to_strands",
+    "to_cohere",
+    "to_mistral",
+    "to_openai",
+    "to_pydantic_ai",
 ]

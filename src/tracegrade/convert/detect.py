@@ -35,6 +35,9 @@ _MODULE_SOURCES = (
     ("autogen_agentchat.", "autogen"),
     ("autogen_core.", "autogen"),
     ("haystack.", "haystack"),
+    ("pydantic_ai.", "pydantic_ai"),
+    ("mistralai.", "mistral"),
+    ("cohere.", "cohere"),
 )
 _ANTHROPIC_BLOCKS = frozenset(
     {"tool_use", "tool_result", "server_tool_use", "thinking", "redacted_thinking"}
@@ -231,6 +234,35 @@ def _framework_message(data: Mapping[str, Any]) -> str | None:
     if is_autogen_item(data):
         return "autogen"
     return "haystack" if is_haystack_message(data) else None
+def _chat_sdk_source(data: Mapping[str, Any]) -> str | None:
+    """PydanticAI messages (``kind`` with ``parts``), and the Mistral and Cohere chat
+    shapes where they differ from OpenAI's (a dict of arguments, a ``prefix`` flag,
+    thinking chunks; a ``tool_plan``, documents, v1's upper-case roles, a v2 response)."""
+    if data.get("kind") in ("request", "response") and isinstance(data.get("parts"), list):
+        return "pydantic_ai"
+    role = data.get("role")
+    if role in ("USER", "CHATBOT", "SYSTEM", "TOOL") or "tool_plan" in data:
+        return "cohere"
+    if role is None and {"message", "finish_reason"} <= set(data) and "index" not in data:
+        return "cohere" if isinstance(data.get("message"), Mapping) else None
+    content = data.get("content")
+    if role == "tool" and "document" in _part_types(content):
+        return "cohere"
+    if role == "assistant" and "prefix" in data:
+        return "mistral"
+    calls = data.get("tool_calls")
+    for call in calls if isinstance(calls, list) else []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(function, Mapping) and isinstance(function.get("arguments"), Mapping):
+            return "mistral"
+    if isinstance(content, list) and any(
+        isinstance(part, Mapping)
+        and part.get("type") == "thinking"
+        and isinstance(part.get("thinking"), list)
+        for part in content
+    ):
+        return "mistral"
+    return None
 
 
 def _from_message(data: Mapping[str, Any]) -> str | None:
@@ -238,6 +270,9 @@ def _from_message(data: Mapping[str, Any]) -> str | None:
     framework = _framework_message(data)
     if framework:
         return framework
+    chat_sdk = _chat_sdk_source(data)
+    if chat_sdk:
+        return chat_sdk
     kind = data.get("type") if isinstance(data.get("type"), str) else None
     framework = _agent_framework(data)
     if framework:
