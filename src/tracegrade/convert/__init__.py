@@ -22,8 +22,8 @@ if TYPE_CHECKING:
     from .detect import detect_source
     from .export import to_openai
     from .export_agents import to_agno, to_strands
-    from .haystack import to_haystack
     from .export_chat_sdks import to_cohere, to_mistral, to_pydantic_ai
+    from .haystack import to_haystack
 
     Converter = Callable[[list[Any], Options], list[AnyMessage]]
 
@@ -169,11 +169,10 @@ __all__ = [
     "sample_from_messages",
     "to_agno",
     "to_autogen",
-    "to_haystack",
-    "to_openai",
-    "to_strands",
     "to_cohere",
+    "to_haystack",
     "to_mistral",
     "to_openai",
     "to_pydantic_ai",
+    "to_strands",
 ]

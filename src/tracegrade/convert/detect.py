@@ -234,6 +234,8 @@ def _framework_message(data: Mapping[str, Any]) -> str | None:
     if is_autogen_item(data):
         return "autogen"
     return "haystack" if is_haystack_message(data) else None
+
+
 def _chat_sdk_source(data: Mapping[str, Any]) -> str | None:
     """PydanticAI messages (``kind`` with ``parts``), and the Mistral and Cohere chat
     shapes where they differ from OpenAI's (a dict of arguments, a ``prefix`` flag,
