@@ -316,6 +316,11 @@ def test_a_team_run_converts_and_scores_one_agent_by_name() -> None:
     fewer = MultiTurnSample(user_input=converted, reference_tool_calls=reference[:1])
     assert TrajectoryMatch(mode="strict").score(fewer).value == 0.0
     assert ToolCallF1().score(fewer).value < 1.0
+    # one agent's calls: the tool user made them all, the reviewer none
+    assert ToolCallF1(agent="tool_use_agent").score(sample).value == 1.0
+    assert TrajectoryMatch(agent="tool_use_agent").score(sample).value == 1.0
+    reviewer = ToolCallF1(agent="reviewer").score(sample)
+    assert reviewer.value == 0.0 and "missing" in reviewer.reason
 
 
 def test_the_command_line_reads_dumped_messages(tmp_path: Any) -> None:
