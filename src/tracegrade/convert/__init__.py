@@ -51,6 +51,8 @@ _MODULES = {
     "bedrock": "bedrock",
     "otel": "otel",
     "openinference": "openinference",
+    "adk": "adk",
+    "crewai": "crewai",
 }
 
 SOURCES = ("auto", *_MODULES)
