@@ -26,7 +26,7 @@ from typing import Any
 
 from ..model.messages import AIMessage, HumanMessage
 from . import gemini
-from ._base import AnyMessage, Builder, ConversionError, Options, not_one_of, shown
+from ._base import AnyMessage, Builder, ConversionError, Options, not_one_of, pruned, shown
 
 USER = "user"
 """The author ADK gives the events of the person talking to the agents."""
@@ -86,7 +86,7 @@ def _reader_item(reader: gemini._Reader, index: int, data: dict[str, Any]) -> No
         options.skipped.add("ADK event without content (state, actions or a node's output only)")
         return
     start = len(reader.builder.messages)
-    outer = gemini._given(data, *_SET_ASIDE) if options.metadata else {}
+    outer = pruned(gemini._given(data, *_SET_ASIDE)) if options.metadata else {}
     role = "user" if author == USER else "model"
     reader._content(_unwrapped(content), f"{where} (author {author!r}) content", role, outer)
     if author != USER:
@@ -114,7 +114,9 @@ def _unwrapped(content: Mapping[str, Any]) -> Mapping[str, Any]:
                 and isinstance(response, Mapping)
                 and (list(response) == ["result"])
             ):
-                out[-1] = {**part, key: {**member, "response": {"output": response["result"]}}}
+                result = response["result"]
+                inner = {"output": result} if result is not None else None
+                out[-1] = {**part, key: {**member, "response": inner}}
     return {**content, "parts": out}
 
 
