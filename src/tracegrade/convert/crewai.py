@@ -23,9 +23,11 @@ delegation is only visible as calls of its delegation tools.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..model.messages import AIMessage, HumanMessage, ToolMessage
 from . import openai_chat
 from ._base import (
     AnyMessage,
@@ -88,15 +90,56 @@ def _task(data: dict[str, Any], where: str, builder: Builder) -> None:
     if not isinstance(messages, list):
         raise ConversionError(f"{where}: 'messages' must be a list")
     if messages:
-        read = checked(where, openai_chat.convert, messages, options)
-        for message in read:
-            if message.type != "human":
-                message.metadata = {**(message.metadata or {}), "agent": agent}
-        builder.messages.extend(read)
+        for message in checked(where, openai_chat.convert, messages, options):
+            if isinstance(message, HumanMessage):
+                builder.messages.append(message)
+                continue
+            message.metadata = {**(message.metadata or {}), "agent": agent}
+            if isinstance(message, AIMessage) and not message.tool_calls:
+                builder.messages.extend(_react(message, f"{where} message", options))
+            else:
+                builder.messages.append(message)
+        _final_answer(data, where, builder, start, agent)
     else:
         options.skipped.add("CrewAI task output without messages (only its final answer read)")
         builder.ai(_text(data.get("raw"), where), None, {"agent": agent})
     builder.attach(start, builder.meta(data, "messages", "agent", "raw", "pydantic"))
+
+
+_ACTION = re.compile(
+    r"^Action:[ \t]*(?P<tool>[^\n]+?)[ \t]*\nAction Input:[ \t]*(?P<input>.*?)"
+    r"(?:\nObservation:[ \t]?(?P<observation>.*))?\Z",
+    re.DOTALL | re.MULTILINE,
+)
+
+
+def _react(message: AIMessage, where: str, options: Options) -> list[AnyMessage]:
+    """A text-mode (ReAct) turn, ``Thought: ... Action: NAME / Action Input: JSON`` with
+    the ``Observation:`` CrewAI appends, as a call (no id: CrewAI gives none) and its
+    result; any other turn as it is."""
+    found = _ACTION.search(message.content)
+    if found is None:
+        return [message]
+    thought = message.content[: found.start()].strip()
+    raw_input = found["input"].strip()
+    call = make_call(found["tool"], raw_input, None, where, options)
+    metadata = message.metadata or {}
+    out: list[AnyMessage] = [AIMessage(content=thought, tool_calls=[call], metadata=metadata)]
+    if found["observation"] is not None:
+        agent = {"agent": metadata["agent"]} if "agent" in metadata else {}
+        out.append(ToolMessage(content=found["observation"], metadata={**agent, "name": call.name}))
+    return out
+
+
+def _final_answer(
+    data: Mapping[str, Any], where: str, builder: Builder, start: int, agent: str
+) -> None:
+    """The task's answer (``raw``) as the agent's last turn when its messages do not end
+    with it (in text mode CrewAI keeps the final answer out of ``messages``)."""
+    raw = _text(data.get("raw"), where).strip()
+    last = builder.messages[-1] if len(builder.messages) > start else None
+    if raw and not (isinstance(last, AIMessage) and raw in last.content):
+        builder.ai(raw, None, {"agent": agent})
 
 
 def _text(value: Any, where: str) -> str:
