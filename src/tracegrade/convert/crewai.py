@@ -5,20 +5,23 @@ A crew's ``CrewOutput`` holds one ``TaskOutput`` per task (``tasks_output``). A
 agent's LLM messages (``messages``: Chat Completions dicts, with ``tool_calls`` and
 ``role: "tool"`` results when the model calls tools natively). Those messages are read as
 the ``openai`` source reads them (system prompts set aside), and every message but the
-prompts given to the agent carries ``metadata["agent"]`` = the role. A task with no
-messages (older CrewAI) gives only its final answer (``raw``), counted as left out.
-With ``metadata=True`` a task's own fields (description, expected output, name,
-``tool_failures``, structured output) are kept on its first message.
+prompts given to the agent carries ``metadata["agent"]`` = the role. An agent without
+native function calling works in text (ReAct): a turn ``Thought: ... Action: NAME /
+Action Input: JSON`` with the ``Observation:`` CrewAI appends to it is read as a call
+(with no id: CrewAI gives none) and its result (``metadata["name"]``). In text mode the
+final answer is not in ``messages``; the task's ``raw`` is added as the agent's last
+turn whenever its messages do not end with it. A task with no messages (older CrewAI)
+gives only that answer, counted as left out. With ``metadata=True`` a task's own fields
+(description, expected output, name, ``tool_failures``, structured output) are kept on
+its first message.
 
 Step outputs, as a ``step_callback`` receives them, are read too: ``AgentAction``
 (``tool``, ``tool_input``, ``thought``, ``result``) is a call and, when it has a result,
 its result; ``AgentFinish`` the final answer; ``ToolResult`` a result (skipped when the
 next action repeats it as its own ``result``). Step outputs carry no call ids and no
-agent name: CrewAI does not put them there.
-
-What CrewAI does not expose: text-mode (ReAct) calls inside a message's text are not
-parsed ("Action: ... Action Input: ..." stays the message's text); the crew's internal
-delegation is only visible as calls of its delegation tools.
+agent name, and a natively calling agent's calls never reach the step callback: CrewAI
+does not expose them there. A crew's delegation between agents is visible only as calls
+of its delegation tools; CrewAI's own prompts to an agent are HumanMessages.
 """
 
 from __future__ import annotations
@@ -90,7 +93,11 @@ def _task(data: dict[str, Any], where: str, builder: Builder) -> None:
     if not isinstance(messages, list):
         raise ConversionError(f"{where}: 'messages' must be a list")
     if messages:
-        for message in checked(where, openai_chat.convert, messages, options):
+        try:
+            read = checked(where, openai_chat.convert, messages, options)
+        except ConversionError as error:
+            raise ConversionError(f"{where} messages, {error}") from None
+        for message in read:
             if isinstance(message, HumanMessage):
                 builder.messages.append(message)
                 continue
