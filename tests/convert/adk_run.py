@@ -40,9 +40,10 @@ def _scripted(name: str, replies: list[Any]) -> Any:
     """A BaseLlm that answers each request with the next scripted Content."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
+    from pydantic import Field
 
     class Scripted(BaseLlm):
-        replies: list[Any] = []
+        replies: list[Any] = Field(default_factory=list)
 
         async def generate_content_async(
             self, llm_request: Any, stream: bool = False

@@ -27,11 +27,12 @@ ANALYST = "Reporting Analyst"
 
 def _llm(replies: list[Any], native: bool) -> Any:
     from crewai.llms.base_llm import BaseLLM
+    from pydantic import Field
 
     class Scripted(BaseLLM):
         """Answers each call with the next scripted reply (text, or tool calls)."""
 
-        replies: list[Any] = []
+        replies: list[Any] = Field(default_factory=list)
         native: bool = True
 
         def call(self, messages: Any, *args: Any, **kwargs: Any) -> Any:

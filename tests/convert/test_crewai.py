@@ -121,7 +121,7 @@ def test_unknown_items_roles_and_parts() -> None:
         convert_messages([{"foo": 1}], source="crewai")
     task = {"description": "d", "raw": "", "agent": "Writer"}
     bad_role = {**task, "messages": [{"role": "wizard", "content": "x"}]}
-    with pytest.raises(ConversionError, match="item 0 messages, message 0: unknown role .wizard."):
+    with pytest.raises(ConversionError, match=r"item 0 messages, message 0: unknown role .wizard."):
         convert_messages([bad_role], source="crewai")
     audio = {"type": "input_audio", "input_audio": {"data": "AAA", "format": "wav"}}
     parts = {
