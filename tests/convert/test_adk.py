@@ -8,6 +8,7 @@ import copy
 import json
 import warnings
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -152,7 +153,9 @@ def test_events_without_content_and_streaming_chunks_are_counted() -> None:
         event("bot", {"text": "hel"}, partial=True),
         event("bot", {"text": "hello"}),
     ]
-    with pytest.warns(ConversionWarning, match="1x ADK event without content.*|.*1x ADK streaming"):
+    with pytest.warns(
+        ConversionWarning, match=r"1x ADK event without content.*; 1x ADK streaming chunk"
+    ):
         messages = convert_messages(events)
     assert messages == [
         HumanMessage(content="hi"),
@@ -246,3 +249,17 @@ def test_real_session_objects_read_as_their_dumps() -> None:
     )
     system = convert_messages(requests[0], metadata=True)[0].metadata or {}
     assert system["system"][0]["content"].startswith(INSTRUCTION)
+
+
+@pytest.mark.parametrize("source", ["adk", "auto"])
+def test_cli_converts_a_session(tmp_path: Path, source: str) -> None:
+    from tracegrade.cli import EXIT_OK, main
+
+    runs = tmp_path / "sessions.jsonl"
+    runs.write_text(json.dumps(load("session_api.json")) + "\n")
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", source, str(runs), str(out)]) == EXIT_OK
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    calls = [c["name"] for m in record["user_input"] for c in m.get("tool_calls", [])]
+    assert calls == ["get_weather", "get_weather", "transfer_to_agent", "say_hello"]
+    assert record["user_input"][-1]["metadata"] == {"agent": "greeter"}

@@ -8,6 +8,7 @@ import copy
 import json
 import warnings
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -214,3 +215,17 @@ def test_real_crew_objects_read_as_their_dumps() -> None:
         output.tasks_output[1].model_dump(mode="json")
     )
     assert convert_messages(steps) == convert_messages(load("steps.json"))
+
+
+@pytest.mark.parametrize("source", ["crewai", "auto"])
+def test_cli_converts_a_crew_output(tmp_path: Path, source: str) -> None:
+    from tracegrade.cli import EXIT_OK, main
+
+    runs = tmp_path / "crews.jsonl"
+    runs.write_text(json.dumps(load("crew_output.json")) + "\n")
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", source, str(runs), str(out)]) == EXIT_OK
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    calls = [c["name"] for m in record["user_input"] for c in m.get("tool_calls", [])]
+    assert calls == ["get_weather", "get_weather", "word_count"]
+    assert record["user_input"][-1]["metadata"] == {"agent": ANALYST}
