@@ -31,10 +31,9 @@ from ._base import AnyMessage, Builder, ConversionError, Options, not_one_of, pr
 USER = "user"
 """The author ADK gives the events of the person talking to the agents."""
 
-_EVENT_KEYS = frozenset({"author", "invocation_id", "invocationId"})
 _SESSION_KEYS = frozenset({"app_name", "appName", "user_id", "userId"})
-_REQUEST_KEYS = frozenset({"contents"})
-# an event's own fields, kept with metadata=True (the rest of LlmResponse is kept too)
+# the fields an event's messages are made of; with metadata=True the others (id,
+# invocation_id, timestamp, actions, usage ...) are kept on its first message
 _SET_ASIDE = ("content", "author", "partial")
 
 
@@ -64,6 +63,8 @@ def items_of(obj: Any) -> list[Any]:
 
 
 def _reader_item(reader: gemini._Reader, index: int, data: dict[str, Any]) -> None:
+    """Read one event (or LlmRequest) with the Gemini reader, which keeps the calls not
+    yet answered across events, and name the event's author on what it produced."""
     where = f"event {index}"
     keys = {gemini._snake(key) for key in data}
     if "contents" in keys and "author" not in keys:  # an LlmRequest
