@@ -246,7 +246,7 @@ def test_a_gate_on_a_metric_that_scored_nothing_fails(capsys: pytest.CaptureFixt
         (
             ["-m", "tool_call_f1:strict=true"],
             "tool_call_f1: cannot read option 'strict=true'; options are matching, multiset, "
-            "irrelevance, name, threshold, given as key=value",
+            "irrelevance, agent, name, threshold, given as key=value",
         ),
         (
             ["-m", "tool_call_accuracy:strict_order=maybe"],
@@ -950,12 +950,14 @@ def test_metrics_lists_every_metric_with_its_options_and_needs(
         "F1 of the set of predicted calls against the set of reference calls.",
         "scores: MultiTurnSample",
         "needs: reference_tool_calls",
-        "options: matching=None, multiset=False, irrelevance=False, name=None, threshold=None",
+        "options: matching=None, multiset=False, irrelevance=False, agent=None, name=None, "
+        "threshold=None",
     ]
     assert blocks["tool_correctness"] == [
         "Did the agent call the expected tools? Compared by tool name and type.",
         "scores: EvalTestCase or MultiTurnSample",
-        "options: threshold=0.5, exact_match=False, check_ordering=False, matching=None, name=None",
+        "options: threshold=0.5, exact_match=False, check_ordering=False, matching=None, "
+        "agent=None, name=None",
     ]
     assert blocks["topic_adherence"][1:] == [
         "scores: MultiTurnSample",

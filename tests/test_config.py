@@ -367,7 +367,7 @@ ERRORS = [
         'metrics = ["tool_call_f1:bogus=1"]',
         "metrics[0]",
         "tool_call_f1: cannot read option 'bogus=1'; options are matching, multiset, irrelevance, "
-        "name, threshold, given as key=value",
+        "agent, name, threshold, given as key=value",
     ),
     (
         'metrics = ["tool_call_f1", "tool_call_f1:threshold=0.8"]',

@@ -190,3 +190,21 @@ def test_undecidable_input_says_so() -> None:
         detect_source({"role": "user", "content": "hi"})
     with pytest.raises(ConversionError, match="cannot tell the source format of a str"):
         detect_source("trace.json")
+
+
+def test_adk_and_crewai_dumps_are_detected() -> None:
+    """Google ADK sessions and events (snake_case and the API server's camelCase) and
+    CrewAI crew, task and step outputs, from the recorded runs' dumps."""
+    import json
+
+    from tests.convert.adk_run import FIXTURES as ADK
+    from tests.convert.crewai_run import FIXTURES as CREWAI
+
+    session = json.loads((ADK / "session.json").read_text())
+    api = json.loads((ADK / "session_api.json").read_text())
+    for obj in (session, session["events"], session["events"][1], api, api["events"][2]):
+        assert detect_source(obj) == "adk"
+    crew = json.loads((CREWAI / "crew_output.json").read_text())
+    steps = json.loads((CREWAI / "steps.json").read_text())
+    for obj in (crew, crew["tasks_output"], crew["tasks_output"][0], steps, *steps):
+        assert detect_source(obj) == "crewai"

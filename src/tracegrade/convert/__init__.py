@@ -70,6 +70,8 @@ _MODULES = {
     "pydantic_ai": "pydantic_ai",
     "mistral": "mistral",
     "cohere": "cohere",
+    "adk": "adk",
+    "crewai": "crewai",
 }
 
 SOURCES = ("auto", *_MODULES)

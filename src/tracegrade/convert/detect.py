@@ -28,6 +28,8 @@ _MODULE_SOURCES = (
     ("llama_index.", "llama_index"),
     ("workflows.", "llama_index"),
     ("google.genai", "gemini"),
+    ("google.adk.", "adk"),
+    ("crewai.", "crewai"),
     ("swarm.", "swarm"),
     ("smolagents.", "smolagents"),
     ("agno.", "agno"),
@@ -144,9 +146,18 @@ def _agent_framework(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _adk_or_crewai(data: Mapping[str, Any]) -> str | None:
+    """An ADK event or session, or a CrewAI output, step or message, as a dict."""
+    from . import adk, crewai
+
+    if adk.is_event(data) or adk.is_session(data):
+        return "adk"
+    return "crewai" if crewai.is_crewai(data) else None
+
+
 def _from_container(data: Mapping[str, Any]) -> str | None:
     """Formats recognised by their outer object rather than by a message."""
-    framework = _agent_framework(data)
+    framework = _adk_or_crewai(data) or _agent_framework(data)
     if framework:
         return framework
     if any(key in data for key in _OTLP_KEYS):
