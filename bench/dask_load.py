@@ -27,7 +27,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from generate import write_jsonl  # noqa: E402
+from generate import dataset  # noqa: E402
 from measure import replace_section, run  # noqa: E402
 
 START = "<!-- dask-load:start -->"
@@ -40,15 +40,6 @@ TOOLS: dict[str, list[str]] = {
     "Dask, --dask-local 2": ["--dask-local", "2"],
 }
 """Each way of running, and the flags that choose it."""
-
-
-def _dataset(work: Path, size: int) -> Path:
-    path = work / f"conversations-{size}.jsonl"
-    if not path.exists():
-        partial = path.with_suffix(".partial")
-        write_jsonl(partial, size, seed=0)
-        partial.rename(path)
-    return path
 
 
 def _command(data: Path, out: Path, flags: list[str]) -> list[str]:
@@ -70,7 +61,7 @@ def measure(sizes: list[int], work: Path, repetitions: int = 3) -> dict[str, Any
     env = {**os.environ, "NO_COLOR": "1"}
     labels = list(TOOLS)
     for size in sizes:
-        data = _dataset(work, size)
+        data = dataset(work, size)
         times: dict[str, list[float]] = {label: [] for label in labels}
         peaks: dict[str, list[float]] = {label: [] for label in labels}
         for repetition in range(repetitions):

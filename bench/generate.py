@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,18 @@ def write_jsonl(path: Path, count: int, seed: int = 0) -> Path:
         for record in conversations(count, seed):
             handle.write(json.dumps(record, separators=(",", ":")))
             handle.write("\n")
+    return path
+
+
+def dataset(work: Path, count: int) -> Path:
+    """The bench's ``count`` conversations (seed 0) in ``work``, generated the first time
+    they are asked for (whole or not at all) and reused after."""
+    path = work / f"conversations-{count}.jsonl"
+    if not path.exists():
+        print(f"bench: generating {count} conversations ...", file=sys.stderr, flush=True)
+        partial = path.with_suffix(".partial")
+        write_jsonl(partial, count, seed=0)
+        partial.rename(path)
     return path
 
 

@@ -25,7 +25,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from generate import write_jsonl  # noqa: E402
+from generate import dataset  # noqa: E402
 from measure import replace_section  # noqa: E402
 
 START = "<!-- report-load:start -->"
@@ -50,15 +50,6 @@ def _tracegrade(*arguments: str) -> float:
         [sys.executable, "-m", "tracegrade", *arguments], check=True, stdout=subprocess.DEVNULL
     )
     return time.perf_counter() - started
-
-
-def _dataset(work: Path, size: int) -> Path:
-    path = work / f"conversations-{size}.jsonl"
-    if not path.exists():
-        partial = path.with_suffix(".partial")
-        write_jsonl(partial, size, seed=0)
-        partial.rename(path)
-    return path
 
 
 def _until(page: Any, expression: str, timeout: float = 120.0) -> None:
@@ -109,7 +100,7 @@ def measure(sizes: list[int], work: Path, repetitions: int = 3) -> dict[str, Any
         version = browser.version
         try:
             for size in sizes:
-                data = _dataset(work, size)
+                data = dataset(work, size)
                 out, html = work / f"report-results-{size}.jsonl", work / f"report-{size}.html"
                 flags = [flag for name in METRICS for flag in ("-m", name)]
                 _tracegrade("evaluate", str(data), *flags, "--out", str(out), "--no-config",

@@ -29,7 +29,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
-from generate import write_jsonl  # noqa: E402
+from generate import dataset  # noqa: E402
 from measure import Measured, machine, median, parallel_scaling, run, usable_cpus  # noqa: E402
 
 from report import IMPORT_TARGET, Report  # noqa: E402
@@ -129,16 +129,6 @@ def competitor_python(name: str, venvs: Path) -> Path:
     subprocess.run([str(python), "-m", "pip", "install", "-q", "-r", str(requirements)], check=True)
     stamp.write_text(wanted)
     return python
-
-
-def dataset(work: Path, count: int) -> Path:
-    path = work / f"conversations-{count}.jsonl"
-    if not path.exists():
-        print(f"bench: generating {count} conversations ...", file=sys.stderr, flush=True)
-        partial = path.with_suffix(".partial")
-        write_jsonl(partial, count, seed=0)
-        partial.rename(path)
-    return path
 
 
 def interleaved(

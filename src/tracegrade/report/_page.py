@@ -20,18 +20,10 @@ import orjson
 
 if TYPE_CHECKING:
     import jinja2
-    from markupsafe import Markup
 
 ISLAND_MARK = "\x00tracegrade-island\x00"
 """Stands for a streamed JSON island in a rendered page until it is written out."""
 
-_ISLAND_ESCAPES = {
-    ord("<"): "\\u003c",
-    ord(">"): "\\u003e",
-    ord("&"): "\\u0026",
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
 _ISLAND_BYTE_ESCAPES = ((b"<", b"\\u003c"), (b">", b"\\u003e"), (b"&", b"\\u0026"))
 
 
@@ -94,17 +86,9 @@ def content_security_policy(scripts: Iterable[str], styles: Iterable[str]) -> st
     )
 
 
-def island_json(value: Any) -> Markup:
+def island_bytes(value: Any) -> bytes:
     """``value`` as JSON that is safe inside ``<script type="application/json">``: the
     characters that could end the element or start a comment are escaped."""
-    from markupsafe import Markup
-
-    text = orjson.dumps(value).decode("utf-8").translate(_ISLAND_ESCAPES)
-    return Markup(text)
-
-
-def island_bytes(value: Any) -> bytes:
-    """:func:`island_json` as bytes, for islands streamed piece by piece."""
     data = orjson.dumps(value)
     for raw, escaped in _ISLAND_BYTE_ESCAPES:
         if raw in data:
