@@ -104,11 +104,19 @@ def test_a_second_run_on_the_same_out_is_refused_and_the_first_ends_whole(
     out = tmp_path / "results.jsonl"
     first = start(_command(data, out, "--workers", "2"))
     _once_writing(first, out)
-    for more in ([], ["--resume"]):
-        second = run(_command(data, out, *more), timeout=60)
-        assert second.returncode == EXIT_INPUT, second.stderr
-        assert second.stderr.count("\n") == 1, second.stderr  # one line, no traceback
-        assert f"{out} is being written by another run (process {first.pid} on " in second.stderr
+    # held still while the second run tries, so that a busy machine cannot let the first
+    # end (and free the file) before the second starts
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        for more in ([], ["--resume"]):
+            second = run(_command(data, out, *more), timeout=60)
+            assert second.returncode == EXIT_INPUT, second.stderr
+            assert second.stderr.count("\n") == 1, second.stderr  # one line, no traceback
+            assert f"{out} is being written by another run (process {first.pid} on " in (
+                second.stderr
+            )
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
     _, err = first.communicate(timeout=120)
     assert first.returncode == EXIT_FAILURES, err  # every seventh record fails
     assert sorted(_indices(out)) == list(range(RECORDS))
