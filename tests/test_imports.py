@@ -111,9 +111,10 @@ def test_importing_the_package_loads_none_of_its_modules() -> None:
     )
     version, modules = loaded
     assert isinstance(version, str) and version
-    # the one module it loads holds the version string alone
+    # the two modules it loads hold the version string and the hook through which a
+    # result is drawn in HTML, standard library alone
     loaded = [name for name in modules if name.startswith("tracegrade")]
-    assert loaded == ["tracegrade", "tracegrade._version"]
+    assert loaded == ["tracegrade", "tracegrade._display", "tracegrade._version"]
 
 
 def test_every_public_name_imports_as_the_object_its_module_defines() -> None:
@@ -299,3 +300,23 @@ def test_a_record_that_breaks_a_rule_is_read_again_and_named(tmp_path: Any) -> N
     assert [row["status"] for row in rows] == ["scored", "rejected"]
     assert "user_input[0]" in rows[1]["rejected"]
     assert "a ToolMessage must follow an AIMessage that called tools" in rows[1]["rejected"]
+
+
+def test_a_result_draws_itself_with_the_report_layer_loaded_on_first_use(tmp_path: Any) -> None:
+    page = tmp_path / "report.html"
+    before, after, table = fresh(
+        f"""
+        import json, sys
+        from tracegrade.run.session import evaluate
+        from tracegrade.metrics.tool_calls import ToolCallF1
+        result = evaluate([{CONVERSATION!r}], [ToolCallF1()], progress=False)
+        before = "tracegrade.report.reports" in sys.modules
+        table = result._repr_html_()
+        result.to_html({str(page)!r})
+        print(json.dumps([before, "tracegrade.report.reports" in sys.modules, table]))
+        """
+    )
+    assert (before, after) == (False, True)
+    assert "<code>tool_call_f1</code>" in table
+    assert "1 records: 1 scored, 0 failed, 0 rejected" in table
+    assert "<title>tracegrade report</title>" in page.read_text(encoding="utf-8")

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,3 +73,45 @@ def test_a_module_outside_every_layer_breaks_the_layers(tmp_path: Path) -> None:
     done = lint(tmp_path)
     assert done.returncode == 1
     assert "tracegrade.stray" in done.stdout
+
+
+def import_circles(graph: Any) -> list[list[str]]:
+    """The groups of modules in ``graph`` (a grimp graph) that import one another, directly
+    or through others: its strongly connected components of more than one module."""
+    upstream = {module: graph.find_upstream_modules(module) for module in graph.modules}
+    circles = {
+        frozenset({module, *(other for other in above if module in upstream[other])})
+        for module, above in upstream.items()
+    }
+    return sorted(sorted(circle) for circle in circles if len(circle) > 1)
+
+
+def describe(graph: Any, circle: list[str]) -> str:
+    """The imports between the modules of ``circle``, one a line with where each is made."""
+    lines = []
+    for importer in circle:
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            if imported in circle:
+                places = graph.get_import_details(importer=importer, imported=imported)
+                at = ", ".join(str(place["line_number"]) for place in places)
+                lines.append(f"  {importer} -> {imported} (line {at})")
+    return "\n".join(lines)
+
+
+def test_no_module_of_the_package_imports_itself_through_others() -> None:
+    grimp = pytest.importorskip("grimp")
+    # every import counts: those inside functions and under TYPE_CHECKING too
+    graph = grimp.build_graph("tracegrade", cache_dir=None)
+    circles = import_circles(graph)
+    assert circles == [], "import circles:\n" + "\n".join(describe(graph, c) for c in circles)
+
+
+def test_an_import_that_closes_a_circle_is_found() -> None:
+    grimp = pytest.importorskip("grimp")
+    graph = grimp.build_graph("tracegrade", cache_dir=None)
+    # the import the result's to_html once made, before the package root wired it in
+    graph.add_import(importer="tracegrade.run.results", imported="tracegrade.report.reports")
+    circles = import_circles(graph)
+    assert len(circles) == 1
+    assert {"tracegrade.run.results", "tracegrade.report.reports"} <= set(circles[0])
+    assert "tracegrade.run.results -> tracegrade.report.reports" in describe(graph, circles[0])

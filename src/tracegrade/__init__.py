@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 
+from . import _display
 from ._version import __version__
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -115,6 +116,17 @@ _MODULE_OF = {
 _SUBMODULES = frozenset({"convert", "errors", "io", "judge", "metrics", "model", "run"})
 """Submodules that ``import tracegrade`` used to load. Reaching one as an attribute loads
 what that import did, so chains such as ``tracegrade.metrics.tool_calls`` still resolve."""
+
+
+def _report_layer() -> _display.HtmlDisplay:
+    """The report layer's drawing of a run's result, imported when a result is first drawn
+    (the run layer, below the report layer, reaches it only through ``_display``)."""
+    from .report import reports
+
+    return reports
+
+
+_display.register_html_display(_report_layer)
 
 
 def __getattr__(name: str) -> Any:

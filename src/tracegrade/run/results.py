@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
+from .._display import html_display
 from .._json import dumps
 from ..io.table import flat_columns, flat_row
 from ..metrics.base import Metric
@@ -470,15 +471,11 @@ class EvaluationResult:
         (read again from the input file of the run, or from ``data``, the same dataset,
         samples or file with its ``source``, when the run's records were in memory). The
         result must hold every row (not ``keep_rows=False`` or ``N``)."""
-        from ..report.reports import result_to_html  # the report layer draws a result
-
-        result_to_html(self, path, data=data, source=source, title=title)
+        html_display().result_to_html(self, path, data=data, source=source, title=title)
 
     def _repr_html_(self) -> str:
         """A compact summary table, as a notebook shows the result."""
-        from ..report.reports import summary_html
-
-        return summary_html(self)
+        return html_display().summary_html(self)
 
     def to_records(self) -> list[dict[str, Any]]:
         """One JSON-ready dict per record (see :meth:`SampleResult.to_dict`)."""
