@@ -20,10 +20,10 @@ from ..io.store import IndexSet, ResultsFile, RunRecord
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
 from ..model.results import SampleResult
+from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeptRows
 from .results import EvaluationResult, SummaryAccumulator
 from .run_record import describe_judge, describe_metric, upgrade_record
-from .runner import NATIVE_SOURCE, Data
 
 if TYPE_CHECKING:
     from ..convert._base import Skipped

@@ -43,6 +43,7 @@ from ..io.store import RunRecord
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..model.samples import SAMPLE_TYPES
+from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeepRows, keep_limit
 from .outputs import OutputError, OutputPath, RunOutputs, check_outputs
 from .progress import ProgressMode
@@ -50,8 +51,6 @@ from .results import EvaluationResult, resolve_thresholds
 from .run_record import describe_judge, describe_metric
 from .runner import (
     DEFAULT_CONCURRENCY,
-    NATIVE_SOURCE,
-    Data,
     _check_concurrency,
     _check_no_running_loop,
     aiter_evaluate,

@@ -13,9 +13,9 @@ from typing import Literal, TypeAlias, cast
 from ..io.files import check_input, is_stream
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
+from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeepRows
 from .outputs import OutputPath
-from .runner import NATIVE_SOURCE, Data
 
 Workers: TypeAlias = int | Literal["auto"]
 """How many processes score a run: a number, or ``"auto"`` (see :func:`choose_workers`)."""
