@@ -5,8 +5,11 @@
 - :func:`render_value` gives it the string form the string comparisons read.
 - An :class:`ArgumentComparator` scores a predicted argument dict against a reference one;
   :class:`StringArgumentComparator` does it with any string metric.
-- :func:`best_pairing` pairs calls to maximise total score; :func:`common_subsequence`
-  finds the longest in-order agreement of two sequences.
+- :func:`best_pairing` pairs calls to maximise total score (:func:`best_nonzero_pairing`
+  when the two sides differ in length); :func:`common_subsequence` finds the longest
+  in-order agreement of two sequences.
+- :func:`describe_calls` and :func:`describe_failed_arguments` word calls and failed
+  argument verdicts for a score's reason.
 """
 
 from __future__ import annotations
@@ -355,6 +358,23 @@ def best_pairing(scores: Sequence[Sequence[float]]) -> list[tuple[int, int]]:
     return sorted(pairs)
 
 
+def best_nonzero_pairing(scores: list[list[float]]) -> list[tuple[int, int]]:
+    """Rows paired with columns of a (possibly not square) score matrix so that the total
+    is largest; pairs scoring 0 are left out."""
+    rows = len(scores)
+    columns = len(scores[0]) if rows else 0
+    size = max(rows, columns)
+    square = [
+        [scores[row][column] if row < rows and column < columns else 0.0 for column in range(size)]
+        for row in range(size)
+    ]
+    return [
+        (row, column)
+        for row, column in best_pairing(square)
+        if row < rows and column < columns and square[row][column] > 0.0
+    ]
+
+
 def common_subsequence(
     first: Sequence[Hashable], second: Sequence[Hashable]
 ) -> list[tuple[int, int]]:
@@ -387,3 +407,15 @@ def describe_calls(calls: Sequence[ToolCall], limit: int = 5) -> str:
     if len(calls) > limit:
         shown += f" and {len(calls) - limit} more"
     return shown
+
+
+def describe_failed_arguments(arguments: list[dict[str, Any]], extra_keys: list[str]) -> str:
+    """The failing verdicts as ``key (rule)`` and the extra arguments, for a reason."""
+    failed = [
+        f"{verdict['key']} ({verdict.get('rule', 'score ' + format(verdict['score'], '.3g'))})"
+        for verdict in arguments
+        if verdict["score"] < 1.0
+    ]
+    if extra_keys:
+        failed.append(f"extra arguments {', '.join(extra_keys)}")
+    return ", ".join(failed)

@@ -10,7 +10,9 @@ from .base import Metric
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS, ExactMatch, StringMetric
-from .tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+from .tool_call_accuracy import ToolCallAccuracy
+from .tool_call_f1 import ToolCallF1
+from .tool_correctness import ToolCorrectnessMetric
 from .topic import TopicAdherenceScore
 from .trajectory import TrajectoryMatch
 from .validity import ToolCallValidity

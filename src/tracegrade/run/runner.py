@@ -1,5 +1,6 @@
 """iter_evaluate / aiter_evaluate: score every record of a dataset with every metric, one
-row at a time (:mod:`tracegrade.run.session` builds ``evaluate`` and its outputs on them).
+row at a time (:mod:`tracegrade.run.session` builds ``evaluate`` and its outputs on them;
+:mod:`tracegrade.run.input_records` reads the records).
 
 Records are read, scored and handed on one at a time, so memory stays flat however long
 the input. Every input record gets exactly one row: scored, failed (a metric raised; its
@@ -22,25 +23,24 @@ from collections.abc import (
     Generator,
     Iterable,
     Iterator,
-    Mapping,
     Sequence,
     Sized,
 )
 from contextlib import aclosing, closing
 from itertools import islice
-from os import PathLike, fspath
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from os import PathLike
+from typing import TYPE_CHECKING
 
 from .._gc import gc_paused
 from ..errors import RecordError
-from ..io.dataset import EvaluationDataset, jsonl_outcomes
-from ..io.files import check_input, is_regular_file, is_stream
+from ..io.dataset import EvaluationDataset
+from ..io.files import is_regular_file
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
-from ..model.decoding import Outcome, parse_record
+from ..model.decoding import Outcome
 from ..model.results import SampleResult, Score, Usage
-from ..model.samples import SAMPLE_TYPES, Sample
+from ..model.samples import Sample
+from .input_records import NATIVE_SOURCE, Data, count_records, read_records
 from .progress import ProgressMode, ProgressReporter
 
 if TYPE_CHECKING:
@@ -48,8 +48,23 @@ if TYPE_CHECKING:
 
     from ..convert._base import Skipped
 
-
-Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "NATIVE_SOURCE",
+    "SCORING_BATCH",
+    "Data",
+    "JudgeWait",
+    "aiter_evaluate",
+    "check_deadline",
+    "check_metrics",
+    "count_records",
+    "iter_evaluate",
+    "open_row",
+    "read_records",
+    "reporter_for",
+    "score_inline",
+    "score_outcomes",
+]
 
 DEFAULT_CONCURRENCY = 8
 """How many samples wait on the judge at once unless ``concurrency=`` says otherwise."""
@@ -60,97 +75,6 @@ cyclic garbage collector paused, before their rows are handed on. A row's detail
 few dozen small containers; scored one by one, a run over samples held in memory set off
 a full collection every few thousand rows, each walking every sample and row kept so far
 (half the time of scoring 20,000 samples)."""
-
-NATIVE_SOURCE = "tracegrade"
-"""The ``source`` of tracegrade's own JSONL, one sample's dict form per line."""
-
-
-def read_records(
-    data: Data,
-    *,
-    source: str | None = None,
-    skip: Container[int] = (),
-    left_out: Skipped | None = None,
-) -> Iterator[Outcome | None]:
-    """Every input record, in order, as its sample or the RecordError that rejects it.
-
-    ``data`` is a dataset, an iterable of samples or their dict forms, or a file: a
-    JSONL of samples, or with ``source`` a framework's conversations (see
-    :mod:`tracegrade.convert`); ``-`` is standard input, and a gzip file is unpacked as
-    it is read (:mod:`tracegrade.io.files`). Records whose index is in ``skip`` yield
-    ``None`` and, in a JSONL of samples, are not even validated.
-
-    What a framework's converter leaves out of a file is counted in ``left_out`` when
-    given (the caller reports it), else said in one ConversionWarning once the file is
-    read.
-    """
-    if isinstance(data, SAMPLE_TYPES):
-        raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
-    if isinstance(data, (str, PathLike)):
-        check_input(data)
-        if source is None or source == NATIVE_SOURCE:
-            return jsonl_outcomes(data, skip=skip)
-        from ..convert._base import Skipped
-        from ..convert.records import ConversionSettings
-        from ..io.conversations import convert_file, warning_of_left_out
-
-        settings = ConversionSettings(
-            source, skipped=left_out if left_out is not None else Skipped()
-        )
-        outcomes: Iterator[Outcome] = convert_file(data, settings)
-        if left_out is None:
-            outcomes = warning_of_left_out(outcomes, settings.skipped, fspath(data))
-        return _skipping(outcomes, skip)
-    if source is not None and source != NATIVE_SOURCE:
-        raise ValueError(
-            "source= applies to a file; convert records in memory with "
-            "EvaluationDataset.from_conversations(records, source)"
-        )
-    if isinstance(data, EvaluationDataset):
-        return _skipping(data.outcomes(), skip)
-    return _skipping(_parsed(data), skip)
-
-
-def _parsed(records: Iterable[Any]) -> Iterator[Outcome]:
-    for index, record in enumerate(records):
-        try:
-            yield parse_record(record, index)
-        except RecordError as error:
-            yield error
-
-
-def _skipping(outcomes: Iterable[Outcome], skip: Container[int]) -> Iterator[Outcome | None]:
-    for index, outcome in enumerate(outcomes):
-        yield None if index in skip else outcome
-
-
-def count_records(data: Data, *, source: str | None = None) -> int | None:
-    """How many records ``data`` holds, when that is cheap to know (for the progress
-    bar): the length of an in-memory dataset or list, the non-blank lines of a JSONL
-    file; ``None`` otherwise (standard input and gzip files are read once only)."""
-    if isinstance(data, (str, PathLike)):
-        path = Path(data)
-        if is_stream(data) or not path.is_file() or path.suffix == ".json":
-            return None
-        if _reads_traces(path, source):  # records are traces, not lines
-            return None
-        with open(path, "rb") as handle:
-            return sum(1 for line in handle if line.strip())
-    if isinstance(data, EvaluationDataset):
-        return None if data.is_streaming else len(data)
-    if isinstance(data, Sequence):
-        return len(data)
-    return None
-
-
-def _reads_traces(path: Path, source: str | None) -> bool:
-    """Whether ``source`` reads the file ``path`` as OTLP traces (``auto`` does when its
-    first record is an OTLP export)."""
-    if source == "auto":
-        from ..io.conversations import starts_with_otlp
-
-        return starts_with_otlp(path)
-    return source in ("otel", "openinference")
 
 
 def check_metrics(metrics: Sequence[Metric]) -> list[str]:

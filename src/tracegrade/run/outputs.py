@@ -1,0 +1,286 @@
+"""What a run writes and returns: the summary's totals, the rows kept, the results file
+(with its run record) and the Parquet file, opened before the first record is scored and
+closed however the run ends."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from .._urls import masked_urls_in
+from .._version import __version__
+from ..errors import TracegradeError, os_problem
+from ..io.files import read_once
+from ..io.lock import OutputInUseError
+from ..io.store import IndexSet, ResultsFile, RunRecord
+from ..metrics.base import Metric
+from ..metrics.judged import JudgedMetric
+from ..model.results import SampleResult
+from .input_records import NATIVE_SOURCE, Data
+from .kept_rows import KeptRows
+from .results import EvaluationResult, SummaryAccumulator
+from .run_record import describe_judge, describe_metric, upgrade_record
+
+if TYPE_CHECKING:
+    from ..convert._base import Skipped
+    from .workers import ScoredSpan
+
+OutputPath: TypeAlias = str | PathLike[str]
+"""Where an output goes."""
+
+
+class OutputError(TracegradeError, OSError):
+    """An output of a run (the results file, the Parquet file) cannot be opened; raised
+    before any record is scored."""
+
+
+def check_outputs(
+    data: Data,
+    out: OutputPath | None,
+    parquet: OutputPath | None,
+    *,
+    labels: tuple[str, str] = ("out=", "parquet="),
+) -> None:
+    """Refuse outputs that would overwrite the input or each other (ValueError), and
+    Parquet without pyarrow (ImportError). ``labels`` name the two outputs in messages."""
+    given = zip(labels, (out, parquet), strict=True)
+    named = [(label, Path(path)) for label, path in given if path is not None]
+    if isinstance(data, (str, PathLike)):
+        input_path = Path(data).resolve()
+        for label, path in named:
+            if path.resolve() == input_path:
+                raise ValueError(f"{label}{path} is the input file: choose another output")
+    if len(named) == 2 and named[0][1].resolve() == named[1][1].resolve():
+        raise ValueError(f"{labels[0]}{out} and {labels[1]}{parquet} are the same file")
+    if parquet is not None:
+        try:
+            import pyarrow  # noqa: F401 (only checks it is there)
+        except ImportError:
+            raise ImportError(
+                "Parquet output needs pyarrow: pip install 'tracegrade[parquet]'"
+            ) from None
+
+
+class RunSettings(Protocol):
+    """What a run's outputs read of the run (an
+    :class:`~tracegrade.run.session.EvaluationRun` is one)."""
+
+    @property
+    def data(self) -> Data: ...
+    @property
+    def metrics(self) -> list[Metric]: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def thresholds(self) -> dict[str, float] | None: ...
+    @property
+    def pass_k(self) -> list[int] | None: ...
+    @property
+    def keep_limit(self) -> int | None: ...
+    @property
+    def out(self) -> Path | None: ...
+    @property
+    def parquet(self) -> Path | None: ...
+    @property
+    def resume(self) -> bool: ...
+    @property
+    def retry_failed(self) -> bool: ...
+    @property
+    def left_out(self) -> Skipped | None: ...
+    def run_record(self) -> RunRecord | None: ...
+
+
+class RunOutputs:
+    """One run's outputs: the summary's totals, the rows kept, the results file and the
+    Parquet file."""
+
+    def __init__(self, run: RunSettings) -> None:
+        self.run = run
+        self.summary = SummaryAccumulator(run.metrics, run.thresholds, pass_k=run.pass_k)
+        self.kept = KeptRows(run.keep_limit)
+        self.results: ResultsFile | None = None
+        self.parquet: Any = None
+        self.done = IndexSet()
+        self.in_order = True
+        self._last_index = -1
+        self._started = (datetime.now(timezone.utc), time.monotonic())
+
+    def open(self, record: RunRecord | None) -> None:
+        """Open the outputs; a resumed run's rows so far are counted and :attr:`done`
+        holds their indices. OutputError when a file cannot be opened, ResumeError when
+        the results file is another run's (the outputs opened by then are closed)."""
+        run = self.run
+        try:
+            if run.out is not None:  # first, so that a second run on it touches nothing
+                self.results = self._locked_results(run.out)
+            if run.parquet is not None:
+                self._open_parquet(run.parquet)
+            if self.results is not None:
+                self._open_results(self.results, record)
+        except BaseException:
+            self.close(complete=False)
+            raise
+
+    @staticmethod
+    def _locked_results(path: Path) -> ResultsFile:
+        """The results file, taken for this run (OutputInUseError when another has it)."""
+        results = ResultsFile(path)
+        try:
+            results.lock()
+        except OutputInUseError:
+            raise
+        except OSError as error:
+            raise OutputError(f"cannot write results to {path}: {os_problem(error)}") from error
+        return results
+
+    def _open_parquet(self, path: Path) -> None:
+        from ..io.parquet import ParquetRows
+
+        judged = [metric.name for metric in self.run.metrics if isinstance(metric, JudgedMetric)]
+        try:
+            self.parquet = ParquetRows(path, self.summary.metric_names, judged)
+        except OSError as error:
+            raise OutputError(f"cannot write Parquet to {path}: {os_problem(error)}") from error
+
+    def _open_results(self, results: ResultsFile, record: RunRecord | None) -> None:
+        try:
+            if self.run.resume:
+                assert record is not None  # a resumed run reads a file
+                rows = results.resume(
+                    record, upgrade=upgrade_record, retry_failed=self.run.retry_failed
+                )
+                for row in rows:
+                    self.add(row)
+            else:
+                results.start(record)
+        except OSError as error:
+            raise OutputError(
+                f"cannot write results to {results.path}: {os_problem(error)}"
+            ) from error
+        self.done = results.done
+
+    def add(self, row: SampleResult) -> None:
+        """Count a row (already in the results file, or written elsewhere)."""
+        self.summary.add(row)
+        self._note_order(row.index, row.index)
+        if self.parquet is not None:
+            self.parquet.add(row)
+        self.kept.add(row)
+
+    def write(self, row: SampleResult) -> None:
+        """Write a row to the results file, if any, and count it."""
+        if self.results is not None:
+            self.results.write(row)
+        self.add(row)
+
+    def write_span(self, span: ScoredSpan) -> None:
+        """A span of rows scored by a worker: written as they are, counted by their
+        tally, and read back only for the rows to keep."""
+        if self.results is not None:
+            self.results.write_lines(span.lines, span.indices)
+        self.summary.add_tally(span.tally)
+        indices = span.indices
+        if not indices:
+            return
+        self._note_order(indices[0], indices[-1])
+        if not self.kept.wants(indices[0]):
+            return
+        lines = bytes(span.lines).split(b"\n")  # one more: after the last newline
+        for index, line in zip(indices, lines, strict=False):
+            if not self.kept.wants(index):
+                break  # the indices rise: no later row is wanted either
+            # the standard library's parser: exact like loads(), and it spares a run
+            # that never validates a record the import of pydantic-core
+            self.kept.add(SampleResult.from_dict(json.loads(line)))
+
+    def _note_order(self, first: int, last: int) -> None:
+        if first < self._last_index:
+            self.in_order = False
+        self._last_index = last
+
+    def close_results(self) -> None:
+        """Write out and close the results file, with what the judge cost in its run
+        record (closing it again does nothing)."""
+        if self.results is not None:
+            try:
+                left_out = self.run.left_out
+                counts = left_out.counts if left_out else None
+                self.results.record_totals(self.summary.usage, counts, self.facts())
+            finally:
+                self.results.close()
+
+    def facts(self) -> dict[str, Any]:
+        """What the run record tells people and reports of this run: the tracegrade
+        version, when the run (or its last resumption) started and how long it took, and
+        each metric's pass mark (its own threshold, or the run's; none: full marks)."""
+        started, clock = self._started
+        facts: dict[str, Any] = {
+            "tracegrade_version": __version__,
+            "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "duration_seconds": round(time.monotonic() - clock, 3),
+        }
+        marks = {name: mark for name, mark in self.summary.thresholds.items() if mark is not None}
+        if marks:
+            facts["thresholds"] = marks
+        return facts
+
+    def close(self, *, complete: bool) -> None:
+        """Close the outputs; an incomplete run drops its Parquet file, leaving any
+        earlier file at that path alone."""
+        try:
+            self.close_results()
+        finally:
+            parquet, self.parquet = self.parquet, None
+            if parquet is not None:
+                if complete:
+                    parquet.close()
+                else:
+                    parquet.abort()
+
+    def result(self) -> EvaluationResult:
+        """What the run returns. When every row was kept but they came out of input
+        order (judged metrics, a resumed run), the totals are counted again in input
+        order, so that the summary does not depend on which sample finished first."""
+        run = self.run
+        rows = self.kept.rows()
+        all_rows = len(rows) == self.summary.records
+        totals = self.summary
+        if all_rows and not self.in_order:
+            totals = SummaryAccumulator(run.metrics, run.thresholds, pass_k=run.pass_k)
+            for row in rows:
+                totals.add(row)
+        result = EvaluationResult.from_totals(rows, totals, run.metrics, all_rows=all_rows)
+        if run.left_out:
+            result.left_out = dict(run.left_out.counts)
+        result.run_facts = self.run_facts()
+        return result
+
+    def run_facts(self) -> dict[str, Any]:
+        """The run as its run record describes it, with :meth:`facts` and what the judge
+        cost; the input (its path, size and fingerprint, so a report can tell whether
+        it is still what was scored) only for a file that can be read again."""
+        run = self.run
+        described: dict[str, Any] = {
+            "source": run.source or NATIVE_SOURCE,
+            "metrics": [describe_metric(metric) for metric in run.metrics],
+            "judge": masked_urls_in(judge) if (judge := describe_judge(run.metrics)) else None,
+        }
+        if isinstance(run.data, (str, PathLike)) and not read_once(run.data):
+            try:
+                record = run.run_record()
+            except OSError:  # gone since it was read: the report will say so
+                record = None
+            if record is not None:
+                described.update(
+                    input=record.input,
+                    input_bytes=record.input_bytes,
+                    input_fingerprint=record.input_fingerprint,
+                )
+        usage = self.summary.usage
+        if usage is not None:
+            described["judge_usage"] = usage.to_dict()
+        return {**described, **self.facts()}
