@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes
 from ..model.results import Usage
-from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply
+from .base import Judge, JudgeAnswer, JudgeDependencyError, JudgeError, JudgeRequest, TextReply
 
 if TYPE_CHECKING:
     from .asking import ask
@@ -32,6 +32,7 @@ __all__ = [
     "Judge",
     "JudgeAnswer",
     "JudgeCache",
+    "JudgeDependencyError",
     "JudgeError",
     "JudgeRequest",
     "OpenAIJudge",

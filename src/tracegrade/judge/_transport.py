@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-INSTALL_HINT = "pip install 'tracegrade[openai]'"
-_MISSING = f"the OpenAI-compatible judge needs the openai package: {INSTALL_HINT}"
+_MISSING = "the OpenAI-compatible judge needs the openai package: pip install 'tracegrade[openai]'"
 
 
 def require_sdk() -> None:
