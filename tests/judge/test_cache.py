@@ -14,19 +14,13 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-import orjson
+import msgspec
 import pytest
 
 from tracegrade.errors import JudgeCacheError, TracegradeWarning
 from tracegrade.judge import JudgeCache, JudgeError, JudgeRequest, Usage
-from tracegrade.judge.cache import (
-    _SCHEMA,
-    MB,
-    CacheLimits,
-    Cleared,
-    cache_key,
-    configured_limits,
-)
+from tracegrade.judge.cache import MB, CacheLimits, Cleared, cache_key, configured_limits
+from tracegrade.judge.cache._database import SCHEMA as CACHE_TABLE
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
 
@@ -202,7 +196,7 @@ def test_a_writer_holding_a_new_file_is_waited_for(tmp_path: Path) -> None:
     # mode, switching it to WAL fails at once rather than waiting: the cache retries.
     path = tmp_path / "cache.sqlite"
     holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    holder.execute(_SCHEMA)  # another tracegrade process making the cache
+    holder.execute(CACHE_TABLE)  # another tracegrade process making the cache
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("DELETE FROM answers")
     release = threading.Timer(0.3, holder.execute, args=("COMMIT",))
@@ -540,7 +534,7 @@ def make_old_cache(path: Path, texts: list[str]) -> None:
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute(OLD_SCHEMA)
         for n, text in enumerate(texts):
-            answer = orjson.dumps({"ok": True, "text": text, "pad": PAD}).decode()
+            answer = msgspec.json.encode({"ok": True, "text": text, "pad": PAD}).decode()
             connection.execute(
                 "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (key_of(text), answer, 1, 2, "m", "p", "1", start + n),

@@ -198,8 +198,7 @@ async def test_an_empty_reply_is_repaired_by_ask(
 UNUSABLE_REPLIES = {
     "text": (
         Reply.answer("I think yes."),
-        "the reply is not JSON (unexpected character, expected a JSON value: line 1 column 1 "
-        "(char 0)): 'I think yes.'",
+        "the reply is not JSON (JSON is malformed: invalid character (byte 0)): 'I think yes.'",
     ),
     "null content": (Reply.empty(), "the reply is empty"),
     "blank": (Reply.answer("  \n"), "the reply is empty"),
@@ -226,19 +225,19 @@ HTML_PAGE = (
 BAD_BODIES = {
     "plain text": (
         Reply.text(200, "Hello, I am not JSON"),
-        "the reply is not a chat completion: its body is not JSON (unexpected character, "
-        "expected a JSON value: line 1 column 1 (char 0)): 'Hello, I am not JSON'",
+        "the reply is not a chat completion: its body is not JSON (JSON is malformed: invalid "
+        "character (byte 0)): 'Hello, I am not JSON'",
     ),
     "malformed": (
         Reply.malformed(),
-        "the reply is not a chat completion: its body is not JSON (unexpected end of data: "
-        """line 1 column 37 (char 36)): '{"id": "chatcmpl-test", "choices": ['""",
+        "the reply is not a chat completion: its body is not JSON (Input data was truncated): "
+        """'{"id": "chatcmpl-test", "choices": ['""",
     ),
     "empty body": (Reply.text(200, ""), "the reply is not a chat completion: its body is empty"),
     "an HTML page": (
         Reply.text(200, HTML_PAGE, "text/html"),
-        "the reply is not a chat completion: its body is not JSON (unexpected character, "
-        "expected a JSON value: line 1 column 1 (char 0)): '502 Bad Gateway 502 Bad Gateway'",
+        "the reply is not a chat completion: its body is not JSON (JSON is malformed: invalid "
+        "character (byte 0)): '502 Bad Gateway 502 Bad Gateway'",
     ),
     "an HTML error page": (
         Reply.text(502, HTML_PAGE, "text/html"),
@@ -318,9 +317,9 @@ async def test_a_refused_connection_is_reported_as_one_not_as_a_timeout(
 def test_the_aiohttp_transport_is_used_when_the_sdk_has_it() -> None:
     from openai import DefaultAioHttpClient
 
-    from tracegrade.judge.client import _http_client
+    from tracegrade.judge._transport import http_client
 
-    assert isinstance(_http_client(5.0), DefaultAioHttpClient)
+    assert isinstance(http_client(5.0), DefaultAioHttpClient)
 
 
 async def test_ask_records_a_lasting_fault_as_a_judge_error(

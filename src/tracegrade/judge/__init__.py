@@ -7,18 +7,19 @@ from typing import TYPE_CHECKING
 
 from .._lazy import lazy_attributes
 from ..model.results import Usage
-from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply
+from .base import Judge, JudgeAnswer, JudgeDependencyError, JudgeError, JudgeRequest, TextReply
 
 if TYPE_CHECKING:
     from .asking import ask
     from .cache import JudgeCache
-    from .client import OpenAIJudge, Prices, default_judge
+    from .client import OpenAIJudge, default_judge
+    from .prices import Prices
 
 # Loaded on first use: results only need Usage, and asking a judge needs the rest.
 _LAZY = {
     "ask": "asking",
     "OpenAIJudge": "client",
-    "Prices": "client",
+    "Prices": "prices",
     "default_judge": "client",
     "JudgeCache": "cache",
 }
@@ -31,6 +32,7 @@ __all__ = [
     "Judge",
     "JudgeAnswer",
     "JudgeCache",
+    "JudgeDependencyError",
     "JudgeError",
     "JudgeRequest",
     "OpenAIJudge",

@@ -1,4 +1,5 @@
-"""A bound on the size of the judge's replies, enforced while they arrive.
+"""A bound on the size of the judge's replies (:func:`response_bound`: as given, else
+from the environment), enforced while they arrive.
 
 The SDK reads a reply's body whole before handing it over (an error status's body too),
 so the bound sits underneath it, in the HTTP client: a response hook refuses a reply
@@ -12,12 +13,35 @@ body compressed all the same is checked again once decoded (:func:`check_decoded
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+
+from .base import JudgeError
 
 DEFAULT_MAX_RESPONSE_BYTES = 1 << 20
 """The most bytes a judge reply may have unless told otherwise (1 MiB: a verdict is a
 few hundred bytes, a long conversation's topic list a few kilobytes)."""
+MAX_RESPONSE_BYTES_ENV = "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES"
+
+
+def response_bound(given: int | None) -> int:
+    """``max_response_bytes`` as given, else from the environment, else the default."""
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
+            raise ValueError(
+                f"max_response_bytes must be a whole number of at least 1, got {given!r}"
+            )
+        return given
+    configured = os.environ.get(MAX_RESPONSE_BYTES_ENV, "").strip()
+    if not configured:
+        return DEFAULT_MAX_RESPONSE_BYTES
+    if not configured.isdigit() or int(configured) < 1:
+        raise JudgeError(
+            f"{MAX_RESPONSE_BYTES_ENV} must be a whole number of bytes, at least 1, "
+            f"got {configured!r}"
+        )
+    return int(configured)
 
 
 class ReplyTooLarge(Exception):

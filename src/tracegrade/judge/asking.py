@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-import orjson
+import msgspec
 
 from ..model.results import Usage
 from .base import Judge, JudgeAnswer, JudgeError, JudgeRequest, TextReply
@@ -57,14 +57,13 @@ _PREVIEW_CHARS = 80
 def parse_json_text(text: str | bytes) -> Any:
     """The JSON value ``text`` holds; ValueError saying that it is empty, or that it is
     not JSON (the parser's reason and how the text begins)."""
-    # orjson takes str and bytes themselves only: a TextReply (a str subclass) would be
-    # refused for its type ("Input must be bytes, bytearray, memoryview, or str")
+    # msgspec takes a str itself only: a TextReply (a str subclass) is refused for its type
     plain = str(text) if isinstance(text, str) else bytes(text)
     if not plain.strip():
         raise ValueError("the reply is empty")
     try:
-        return orjson.loads(plain)
-    except orjson.JSONDecodeError as error:
+        return msgspec.json.decode(plain)
+    except msgspec.DecodeError as error:
         raise ValueError(f"the reply is not JSON ({error}): {preview(plain)}") from None
 
 
@@ -144,8 +143,8 @@ async def ask(judge: Judge, request: JudgeRequest) -> JudgeAnswer:
         text = (
             reply
             if isinstance(reply, str)
-            else orjson.dumps(
-                reply.data if isinstance(reply, JudgeAnswer) else reply, default=str
+            else msgspec.json.encode(
+                reply.data if isinstance(reply, JudgeAnswer) else reply, enc_hook=str
             ).decode()
         )
         current = _repair_request(request, text, problem)

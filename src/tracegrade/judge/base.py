@@ -24,6 +24,11 @@ class JudgeError(TracegradeError):
         self.usage = usage if usage is not None else Usage()
 
 
+class JudgeDependencyError(JudgeError, ImportError):
+    """A judge needs a package that is not installed; the message names the tracegrade
+    extra that installs it."""
+
+
 @dataclass(frozen=True)
 class JudgeRequest:
     """One question for the judge.

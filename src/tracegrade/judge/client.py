@@ -1,5 +1,7 @@
 """The judge for any OpenAI-compatible chat-completions endpoint (OpenAI, Azure OpenAI,
-vLLM, Ollama, llama.cpp, ...), on the official ``openai`` SDK.
+vLLM, Ollama, llama.cpp, ...), on the official ``openai`` SDK (the ``openai`` extra), and
+the process's judges: the default one configured from the environment, and one per
+settings for unpickled copies.
 
 Retries are tracegrade's own, so every attempt is counted and bounded: 429, 5xx, 408,
 timeouts and broken connections are retried with exponential backoff and jitter (a
@@ -13,29 +15,26 @@ which shows it to the model once.
 from __future__ import annotations
 
 import asyncio
-import base64
-import contextlib
-import functools
-import itertools
 import logging
 import os
-import re
-import sys
 import threading
-import time
-import weakref
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any
 
-import orjson
+import msgspec
 
-from .._urls import MASK, masked_url, masked_urls_in, url_secrets, without_credentials
+from .._urls import masked_url
 from ..model.results import Usage
-from ._bounded import DEFAULT_MAX_RESPONSE_BYTES, ReplyTooLarge, check_decoded, response_hook
+from ._activity import Activity
+from ._bounded import MAX_RESPONSE_BYTES_ENV, ReplyTooLarge, check_decoded, response_bound
+from ._chat_reply import Completion, error_message, parse_completion
+from ._chat_request import FALLBACK, MODES, StructuredOutput, chat_request
+from ._credentials import NO_KEY, Endpoint, Secret, scrubbed
 from ._gate import Gate
-from .asking import per_schema, preview, problem_with
+from ._transport import SDKClients, post_body, require_sdk, sdk, socket_error, within
+from .asking import problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, spend
 from .cache import (
     MAX_AGE_DAYS_ENV,
@@ -46,54 +45,24 @@ from .cache import (
     configured_limits,
     default_cache_path,
 )
+from .prices import PRICES_ENV, Prices, configured_prices
 from .retry import RetriesExhausted, Retryable, RetryPolicy, is_retryable_status
 from .settings import JudgeSettings, cache_location
 
-if TYPE_CHECKING:
-    from openai import AsyncOpenAI
-
-StructuredOutput = Literal["auto", "json_schema", "json_object", "none"]
-_MODES = ("auto", "json_schema", "json_object", "none")
-_FALLBACK: dict[str, StructuredOutput] = {"json_schema": "json_object", "json_object": "none"}
-NO_KEY = "tracegrade-no-key"
-"""The API key sent to a local server when none is configured."""
+__all__ = [
+    "DEFAULT_MAX_CONCURRENCY",
+    "NO_KEY",
+    "OpenAIJudge",
+    "Prices",
+    "StructuredOutput",
+    "default_judge",
+]
 
 log = logging.getLogger("tracegrade.judge")
-_T = TypeVar("_T")
-
+_decode = msgspec.json.Decoder().decode
 
 DEFAULT_MAX_CONCURRENCY = 8
 """Requests one judge has in flight at once unless told otherwise."""
-
-
-@dataclass(frozen=True)
-class Prices:
-    """What the judge model costs, per million input and output tokens."""
-
-    input: float
-    output: float
-
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
-
-
-class _Secret:
-    """A value that never shows in a repr."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: str) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return "'***'"
-
-
-@dataclass(frozen=True)
-class _Completion:
-    content: str
-    input_tokens: int
-    output_tokens: int
 
 
 class OpenAIJudge:
@@ -158,15 +127,16 @@ class OpenAIJudge:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         max_response_bytes: int | None = None,
     ) -> None:
+        require_sdk()
         env = os.environ.get
         resolved_model = model or env("TRACEGRADE_JUDGE_MODEL")
         if not resolved_model:
             raise JudgeError(
                 "no judge model configured: pass model=... or set TRACEGRADE_JUDGE_MODEL"
             )
-        if structured_output not in _MODES:
+        if structured_output not in MODES:
             raise ValueError(
-                f"structured_output must be one of {', '.join(_MODES)}, got {structured_output!r}"
+                f"structured_output must be one of {', '.join(MODES)}, got {structured_output!r}"
             )
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be at least 1, got {max_attempts}")
@@ -174,7 +144,7 @@ class OpenAIJudge:
             raise ValueError(f"timeout must be positive, got {timeout}")
         self.model = resolved_model
         given_url = base_url or env("TRACEGRADE_JUDGE_BASE_URL") or env("OPENAI_BASE_URL")
-        self._endpoint = _Endpoint.of(given_url)
+        self._endpoint = Endpoint.of(given_url)
         self.base_url = masked_url(given_url) if given_url else None
         key = api_key or env("TRACEGRADE_JUDGE_API_KEY") or env("OPENAI_API_KEY")
         if not key:
@@ -184,7 +154,7 @@ class OpenAIJudge:
                     "or OPENAI_API_KEY, or point base_url at a server that needs none"
                 )
             key = NO_KEY
-        self._key = _Secret(key)
+        self._key = Secret(key)
         self.timeout = timeout
         self.retry = RetryPolicy(
             attempts=max_attempts,
@@ -200,12 +170,9 @@ class OpenAIJudge:
         )
         self._gate = Gate(max_concurrency)
         self._sleep = sleep
-        self._activity = _Activity()
-        self.max_response_bytes = _response_bound(max_response_bytes)
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
-        ] = weakref.WeakKeyDictionary()
-        self._clients_lock = threading.Lock()
+        self._activity = Activity()
+        self.max_response_bytes = response_bound(max_response_bytes)
+        self._clients = SDKClients(self._key, self._endpoint, timeout, self.max_response_bytes)
         self._settings = JudgeSettings(
             model=self.model,
             base_url=base_url or (given_url if not self._endpoint.secrets else None),
@@ -290,8 +257,8 @@ class OpenAIJudge:
             requests=requests,
         )
         try:
-            data = orjson.loads(completion.content)
-        except orjson.JSONDecodeError:
+            data = _decode(completion.content)
+        except msgspec.DecodeError:
             return TextReply(completion.content, usage)
         if not isinstance(data, dict):
             return TextReply(completion.content, usage)
@@ -311,11 +278,7 @@ class OpenAIJudge:
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running event loop."""
-        loop = asyncio.get_running_loop()
-        with self._clients_lock:
-            entry = self._clients.pop(loop, None)
-        if entry is not None:
-            await entry[1].aclose()
+        await self._clients.aclose()
 
     async def __aenter__(self) -> OpenAIJudge:
         return self
@@ -331,11 +294,11 @@ class OpenAIJudge:
     def _cost(self, input_tokens: int, output_tokens: int) -> float | None:
         return None if self.prices is None else self.prices.cost(input_tokens, output_tokens)
 
-    async def _complete(self, request: JudgeRequest) -> tuple[_Completion, int]:
+    async def _complete(self, request: JudgeRequest) -> tuple[Completion, int]:
         """The completion and how many requests it took."""
         sent = 0
 
-        async def attempt() -> _Completion:
+        async def attempt() -> Completion:
             # A response_format the endpoint refuses is not a fault: step down and ask
             # again at once, within the same attempt.
             nonlocal sent
@@ -375,7 +338,7 @@ class OpenAIJudge:
         """What requests that brought no answer cost: themselves, and no tokens."""
         return Usage(cost=self._cost(0, 0), requests=requests)
 
-    def _tokens(self, completion: _Completion) -> Usage:
+    def _tokens(self, completion: Completion) -> Usage:
         """The tokens of a reply (its request counted when it was sent)."""
         tokens = (completion.input_tokens, completion.output_tokens)
         return Usage(*tokens, cost=self._cost(*tokens))
@@ -389,24 +352,16 @@ class OpenAIJudge:
         (and for how long the oldest has), waits before a retry, and the last fault."""
         return self._activity.describe(self.model)
 
-    async def _attempt(self, request: JudgeRequest, mode: StructuredOutput) -> _Completion:
-        import openai
-
-        arguments: dict[str, Any] = {
-            "model": self.model,
-            "messages": _with_schema(request),
-            "temperature": request.temperature,
-        }
-        response_format = _response_format(request, mode)
-        if response_format is not None:
-            arguments["response_format"] = response_format
-        client = await self._client()
+    async def _attempt(self, request: JudgeRequest, mode: StructuredOutput) -> Completion:
+        openai = sdk()
+        arguments = chat_request(self.model, request, mode)
+        client = await self._clients.get()
         try:
             # The SDK's generic post, not chat.completions.create: create() first walks
             # the whole body against its parameter types, which costs about 1 ms of CPU
             # per request and caps throughput at high concurrency.
-            body = await _within(
-                client.post("/chat/completions", **_request_body(arguments), cast_to=bytes),
+            body = await within(
+                client.post("/chat/completions", **post_body(arguments), cast_to=bytes),
                 self.timeout,
             )
         except asyncio.TimeoutError:
@@ -414,10 +369,10 @@ class OpenAIJudge:
         except openai.APIConnectionError as error:
             # The aiohttp transport reports a refused connection as a connect timeout:
             # the socket error underneath tells them apart.
-            socket_error = _socket_error(error)
-            if socket_error is None and isinstance(error, openai.APITimeoutError):
+            refused = socket_error(error)
+            if refused is None and isinstance(error, openai.APITimeoutError):
                 raise Retryable(f"no reply within {self.timeout:g}s") from None
-            cause = socket_error or error.__cause__
+            cause = refused or error.__cause__
             detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
             raise Retryable(self._scrub(f"connection failed ({detail})")) from None
         except openai.APIStatusError as error:
@@ -429,7 +384,7 @@ class OpenAIJudge:
         except ReplyTooLarge as error:
             raise self._too_large(error) from None
         try:
-            return _parse_completion(body)
+            return parse_completion(body)
         except Retryable as fault:  # its preview of the body may quote the URL
             raise Retryable(self._scrub(fault.problem), fault.wait) from None
 
@@ -443,7 +398,7 @@ class OpenAIJudge:
 
     def _status_fault(self, error: Any, mode: StructuredOutput) -> Exception:
         status: int = error.status_code
-        message = self._scrub(_error_message(error))
+        message = self._scrub(error_message(error))
         if (
             self.structured_output == "auto"
             and mode != "none"
@@ -461,7 +416,7 @@ class OpenAIJudge:
 
     def _step_down(self, mode: StructuredOutput) -> None:
         if self._mode == mode:
-            self._mode = _FALLBACK[mode]
+            self._mode = FALLBACK[mode]
             log.warning(
                 "judge %s: the endpoint does not take response_format %s; using %s from now on",
                 self.model,
@@ -471,211 +426,7 @@ class OpenAIJudge:
 
     def _scrub(self, text: str) -> str:
         """``text`` without the key or the endpoint's credentials, in URLs or not."""
-        key = self._key.value
-        if key and key != NO_KEY:
-            text = text.replace(key, MASK)
-        for secret in self._endpoint.secrets:
-            text = text.replace(secret, MASK)
-        return masked_urls_in(text)
-
-    async def _client(self) -> AsyncOpenAI:
-        """The SDK client of the running event loop (an HTTP connection pool belongs to
-        one loop), made on first use and closed when the loop shuts down."""
-        loop = asyncio.get_running_loop()
-        with self._clients_lock:
-            entry = self._clients.get(loop)
-        if entry is not None:
-            return entry[0]
-        from openai import AsyncOpenAI
-
-        client = AsyncOpenAI(
-            api_key=self._key.value,
-            base_url=self._endpoint.url,
-            default_query=self._endpoint.query or None,
-            default_headers=self._endpoint.headers or None,
-            timeout=self.timeout,
-            max_retries=0,
-            http_client=_http_client(self.timeout, self.max_response_bytes),
-        )
-        _mask_urls_in_http_logs()
-        closer = _close_at_shutdown(client)
-        with self._clients_lock:
-            self._clients[loop] = (client, closer)
-        # A started async generator is finalised by the loop's shutdown_asyncgens(),
-        # which asyncio.run() calls: that closes the client with its loop.
-        await closer.__anext__()
-        return client
-
-
-def _request_body(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The SDK's post arguments for the JSON body: bytes that orjson made, where the SDK
-    takes ``content`` (its own encoding, with the standard library, costs about 15 us
-    a request); the dict to encode itself on SDKs before that."""
-    if _sdk_takes_content():
-        return {"content": orjson.dumps(arguments)}
-    return {"body": arguments}
-
-
-@functools.cache
-def _sdk_takes_content() -> bool:
-    import inspect
-
-    from openai import AsyncOpenAI
-
-    return "content" in inspect.signature(AsyncOpenAI.post).parameters
-
-
-def _socket_error(error: BaseException) -> OSError | None:
-    """The deepest operating-system error (refused, reset, unreachable, no such host)
-    under an SDK connection error, if there is one; a timeout is not one."""
-    found: OSError | None = None
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and not isinstance(current, TimeoutError):
-            found = current
-        current = current.__cause__ or current.__context__
-    return found
-
-
-def _http_client(timeout: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> Any:
-    """The SDK's aiohttp-based HTTP client when it has one and aiohttp is installed
-    (about half the CPU time per request of the default httpx transport, which caps
-    throughput at high concurrency), else its default httpx one; either bounds the
-    replies' bodies to ``max_response_bytes`` (see :mod:`tracegrade.judge._bounded`)."""
-    options: dict[str, Any] = {
-        "timeout": timeout,
-        "event_hooks": {"response": [response_hook(max_response_bytes)]},
-        # a reply as sent is what the bound counts: no compressed body to unpack
-        # (replies are small JSON, so compression saved little anyway)
-        "headers": {"Accept-Encoding": "identity"},
-    }
-    try:
-        from openai import DefaultAioHttpClient
-    except ImportError:  # an SDK older than its aiohttp support, or aiohttp missing
-        pass
-    else:
-        try:
-            return DefaultAioHttpClient(**options)
-        except RuntimeError:  # the SDK checks for aiohttp only here
-            pass
-    from openai import DefaultAsyncHttpxClient
-
-    return DefaultAsyncHttpxClient(**options)
-
-
-async def _close_at_shutdown(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
-    try:
-        yield
-    finally:
-        # Closing a connection pool is quick; finish it even when the loop's shutdown
-        # cancels this (as it does when the judge was dropped just before), so no
-        # socket is left for the garbage collector.
-        closing = asyncio.ensure_future(client.close())
-        while not closing.done():
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(closing)
-
-
-if sys.version_info >= (3, 11):
-
-    async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
-        """``awaitable``'s result, or asyncio.TimeoutError after ``seconds`` (without the
-        extra task that ``asyncio.wait_for`` makes before 3.12)."""
-        async with asyncio.timeout(seconds):
-            return await awaitable
-
-else:
-
-    async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
-        """``awaitable``'s result, or asyncio.TimeoutError after ``seconds``."""
-        return await asyncio.wait_for(awaitable, seconds)
-
-
-class _Activity:
-    """The requests of one judge in flight and waiting to be retried, for progress lines
-    (counted from any thread; read without a lock, as a display can be a moment late)."""
-
-    def __init__(self) -> None:
-        self._sent_at: dict[int, float] = {}
-        self._numbers = itertools.count()
-        self.retrying = 0
-        self.last_fault: str | None = None
-
-    @contextlib.contextmanager
-    def sending(self) -> Iterator[None]:
-        number = next(self._numbers)
-        self._sent_at[number] = time.monotonic()
-        try:
-            yield
-        finally:
-            del self._sent_at[number]
-
-    @contextlib.contextmanager
-    def backing_off(self) -> Iterator[None]:
-        self.retrying += 1
-        try:
-            yield
-        finally:
-            self.retrying -= 1
-
-    def describe(self, model: str) -> str:
-        sent = list(self._sent_at.values())
-        parts = [f"{len(sent)} request(s) to {model} awaiting a reply"]
-        if sent:
-            parts[0] += f", the oldest for {time.monotonic() - min(sent):.0f}s"
-        if self.retrying:
-            parts.append(f"{self.retrying} waiting to retry")
-        if self.last_fault and (sent or self.retrying):
-            parts.append(f"last fault: {self.last_fault}")
-        return ", ".join(parts)
-
-
-@dataclass(frozen=True)
-class _Endpoint:
-    """A base URL as the SDK is given it: ``url`` without credentials, its query as
-    ``query`` (sent with every request, where the SDK would have joined the path after
-    the query), its user and password as ``headers`` (HTTP Basic authentication, which
-    is what they mean in a URL), and ``secrets``, what no message may show."""
-
-    url: str | None
-    query: dict[str, str]
-    headers: dict[str, str]
-    secrets: tuple[str, ...]
-
-    @classmethod
-    def of(cls, base_url: str | None) -> _Endpoint:
-        if not base_url:
-            return cls(base_url, {}, {}, ())
-        bare, query, user = without_credentials(base_url)
-        headers = {}
-        if user is not None:
-            token = base64.b64encode(f"{user[0]}:{user[1]}".encode()).decode("ascii")
-            headers["Authorization"] = f"Basic {token}"
-        return cls(bare, dict(query), headers, tuple(url_secrets(base_url)))
-
-
-class _MaskedURLs(logging.Filter):
-    """Masks the credentials of URLs in the HTTP libraries' log lines (httpx logs each
-    request's URL, query included, at INFO)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        masked = masked_urls_in(message)
-        if masked != message:
-            record.msg, record.args = masked, ()
-        return True
-
-
-_HTTP_LOGGERS = ("httpx", "httpx2")
-
-
-def _mask_urls_in_http_logs() -> None:
-    for name in _HTTP_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(each, _MaskedURLs) for each in logger.filters):
-            logger.addFilter(_MaskedURLs())
+        return scrubbed(text, self._key, self._endpoint)
 
 
 class _Unsupported(Exception):
@@ -683,6 +434,7 @@ class _Unsupported(Exception):
 
 
 def _open_cache(cache: JudgeCache | str | os.PathLike[str] | bool | None) -> JudgeCache | None:
+    """The cache a judge's ``cache`` argument names."""
     if cache is None or cache is False:
         return None
     if isinstance(cache, JudgeCache):
@@ -690,126 +442,6 @@ def _open_cache(cache: JudgeCache | str | os.PathLike[str] | bool | None) -> Jud
     limits = configured_limits()
     path = default_cache_path() if cache is True else Path(cache)
     return JudgeCache(path, max_mb=limits.max_mb, max_age_days=limits.max_age_days)
-
-
-def _with_schema(request: JudgeRequest) -> list[dict[str, str]]:
-    """The request's messages, with the schema stated in the system message."""
-    schema = orjson.dumps(request.schema).decode()
-    instruction = f"Reply with only a JSON object that follows this JSON schema:\n{schema}"
-    messages = [dict(message) for message in request.messages]
-    if messages and messages[0].get("role") == "system":
-        messages[0]["content"] = f"{messages[0].get('content', '')}\n\n{instruction}"
-    else:
-        messages.insert(0, {"role": "system", "content": instruction})
-    return messages
-
-
-def _response_format(request: JudgeRequest, mode: StructuredOutput) -> dict[str, Any] | None:
-    if mode == "json_schema":
-        return {
-            "type": "json_schema",
-            "json_schema": {
-                "name": request.schema_name,
-                "schema": dict(request.schema),
-                "strict": _strict_schema(request.schema),
-            },
-        }
-    if mode == "json_object":
-        return {"type": "json_object"}
-    return None
-
-
-def _strict_ready(schema: Any) -> bool:
-    """Whether OpenAI's strict mode accepts ``schema``: every object closed
-    (``additionalProperties: false``) and all its properties required."""
-    if isinstance(schema, list):
-        return all(_strict_ready(item) for item in schema)
-    if not isinstance(schema, Mapping):
-        return True
-    if schema.get("type") == "object" or "properties" in schema:
-        properties = schema.get("properties", {})
-        if schema.get("additionalProperties") is not False:
-            return False
-        if set(schema.get("required", ())) != set(properties):
-            return False
-    return all(_strict_ready(value) for value in schema.values())
-
-
-_strict_schema = per_schema(_strict_ready)
-"""_strict_ready, worked out once per schema object."""
-
-
-def _parse_completion(body: bytes) -> _Completion:
-    """The first choice's text and the token counts; a body that is not a chat
-    completion is a transport fault, which says what the body is instead."""
-    payload = _json_body(body)
-    try:
-        message = payload["choices"][0]["message"]
-        content = message.get("content")
-    except (KeyError, IndexError, TypeError, AttributeError):
-        raise Retryable(
-            "the reply is not a chat completion: its JSON has no choices[0].message: "
-            + preview(body, _BODY_PREVIEW_CHARS)
-        ) from None
-    if isinstance(content, list):  # content parts
-        content = "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
-    if not isinstance(content, str) or not content:
-        refusal = message.get("refusal")
-        content = refusal if isinstance(refusal, str) else ""
-    usage = payload.get("usage")
-    usage = usage if isinstance(usage, Mapping) else {}
-    return _Completion(
-        content, _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
-    )
-
-
-_BODY_PREVIEW_CHARS = 200
-
-
-def _json_body(body: bytes) -> Any:
-    """The reply's body parsed; Retryable when it is empty or not JSON (an HTML error
-    page from a proxy, plain text, a body cut short)."""
-    if not body.strip():
-        raise Retryable("the reply is not a chat completion: its body is empty")
-    try:
-        return orjson.loads(body)
-    except orjson.JSONDecodeError as error:
-        raise Retryable(
-            f"the reply is not a chat completion: its body is not JSON ({error}): "
-            + preview(_readable(body), _BODY_PREVIEW_CHARS)
-        ) from None
-
-
-_TAG = re.compile(r"<[^>]*>")
-
-
-def _readable(text: str | bytes) -> str:
-    """A body as a person reads it: an HTML page's text without its tags."""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    if text.lstrip()[:1] == "<":
-        return _TAG.sub(" ", text)
-    return text
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) and value >= 0 else 0
-
-
-def _error_message(error: Any) -> str:
-    """What an error status's body says: its JSON error message, else how its text
-    (an HTML error page's without the tags) begins."""
-    body = getattr(error, "body", None)
-    if isinstance(body, Mapping):
-        inner = body.get("error", body)
-        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-    fallback = str(getattr(error, "message", "") or error)
-    if isinstance(body, str) and body.strip():
-        return f"{fallback}; the body is not JSON: {preview(_readable(body), _BODY_PREVIEW_CHARS)}"
-    return fallback
 
 
 _ENV = (
@@ -822,8 +454,8 @@ _ENV = (
     MAX_MB_ENV,
     MAX_AGE_DAYS_ENV,
     "XDG_CACHE_HOME",
-    "TRACEGRADE_JUDGE_PRICES",
-    "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES",
+    PRICES_ENV,
+    MAX_RESPONSE_BYTES_ENV,
 )
 _defaults: dict[tuple[str | None, ...], OpenAIJudge] = {}
 _defaults_lock = threading.Lock()
@@ -865,7 +497,7 @@ def default_judge(
                 model,
                 base_url=base_url,
                 cache=_env_cache(cache_max_mb, cache_max_age_days),
-                prices=_env_prices(),
+                prices=configured_prices(),
                 max_concurrency=max_concurrency or DEFAULT_MAX_CONCURRENCY,
                 **_chosen(timeout=timeout, max_attempts=max_attempts),
             )
@@ -918,38 +550,3 @@ def _env_cache(max_mb: float | None, max_age_days: float | None) -> JudgeCache |
         return None
     limits = configured_limits(max_mb, max_age_days)
     return JudgeCache(default_cache_path(), max_mb=limits.max_mb, max_age_days=limits.max_age_days)
-
-
-def _response_bound(given: int | None) -> int:
-    """``max_response_bytes`` as given, else from the environment, else the default."""
-    if given is not None:
-        if isinstance(given, bool) or not isinstance(given, int) or given < 1:
-            raise ValueError(
-                f"max_response_bytes must be a whole number of at least 1, got {given!r}"
-            )
-        return given
-    configured = os.environ.get("TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES", "").strip()
-    if not configured:
-        return DEFAULT_MAX_RESPONSE_BYTES
-    if not configured.isdigit() or int(configured) < 1:
-        raise JudgeError(
-            "TRACEGRADE_JUDGE_MAX_RESPONSE_BYTES must be a whole number of bytes, at least 1, "
-            f"got {configured!r}"
-        )
-    return int(configured)
-
-
-def _env_prices() -> Prices | None:
-    configured = os.environ.get("TRACEGRADE_JUDGE_PRICES", "").strip()
-    if not configured:
-        return None
-    try:
-        parts = [float(part) for part in configured.split(",")]
-    except ValueError:
-        parts = []
-    if len(parts) != 2:
-        raise JudgeError(
-            f"TRACEGRADE_JUDGE_PRICES must be 'input,output' (per million tokens), "
-            f"got {configured!r}"
-        )
-    return Prices(parts[0], parts[1])

@@ -50,8 +50,8 @@ class JudgeSettings:
     sleep: Callable[[float], Awaitable[None]] | None = field(default=None, compare=False)
 
     def arguments(self) -> dict[str, Any]:
-        """The keyword arguments of ``OpenAIJudge`` that build a judge of these settings
-        (``cache`` as a path with its limits still to open: see :meth:`cache_arguments`)."""
+        """The keyword arguments of ``OpenAIJudge`` that build a judge of these settings,
+        all but ``cache``, which the caller opens from :attr:`cache`."""
         chosen: dict[str, Any] = {
             "model": self.model,
             "base_url": self.base_url,
