@@ -100,3 +100,4 @@ def test_the_openai_judge_names_the_extra_to_install(tmp_path: Path) -> None:
     ]
     assert found["code"] == 2
     assert EXTRA in found["stderr"]
+    assert "--judge-model" not in found["stderr"]  # no flag mends a missing extra

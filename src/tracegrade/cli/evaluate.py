@@ -375,11 +375,10 @@ def noted_and_judged(settings: Settings) -> int | None:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TracegradeError, ValueError) as error:
-        print(
-            f"tracegrade: cannot set up the judge: {error} (on the command line: --judge-model "
-            "and --judge-base-url)",
-            file=sys.stderr,
-        )
+        hint = " (on the command line: --judge-model and --judge-base-url)"
+        if isinstance(error, ImportError):  # a missing extra: the judge's flags cannot help
+            hint = ""
+        print(f"tracegrade: cannot set up the judge: {error}{hint}", file=sys.stderr)
         return EXIT_USAGE
     return None
 
