@@ -30,7 +30,6 @@ started on the command line can be finished from Python and the other way round.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 import time
 import warnings
@@ -44,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from .._gc import kept_aside
+from .._json import loads
 from .._urls import masked_urls_in
 from .._version import __version__
 from ..convert import SOURCES
@@ -480,9 +480,7 @@ class _Outputs:
         for index, line in zip(indices, lines, strict=False):
             if not self.kept.wants(index):
                 break  # the indices rise: no later row is wanted either
-            # the standard library's parser: exact like loads(), and it spares a run
-            # that never validates a record the import of pydantic-core
-            self.kept.add(SampleResult.from_dict(json.loads(line)))
+            self.kept.add(SampleResult.from_dict(loads(line)))
 
     def _note_order(self, first: int, last: int) -> None:
         if first < self._last_index:
