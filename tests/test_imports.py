@@ -6,13 +6,17 @@ Each test runs in a fresh interpreter, since this one has long loaded everything
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from rapidfuzz.distance import Hamming, Jaro, JaroWinkler, Levenshtein
+
+import tracegrade
 
 # Where each public name is defined: the modules ``tracegrade/__init__.py`` used to import
 # them from, written out here so the test does not take the package's word for it.
@@ -69,9 +73,9 @@ PUBLIC = {
 
 # Modules the deterministic ``evaluate`` path has no use for.
 HEAVY = ["asyncio", "rapidfuzz", "rich.progress", "tomllib", "jinja2", "tracegrade.report.html"]
-# What a run over well-formed records has no use for: the exact JSON parser (and pydantic
-# with it) is loaded only to read a line again that does not decode as a sample.
-MODELS = ["pydantic", "pydantic_core"]
+# JSON libraries tracegrade does not use (msgspec reads and writes all its JSON): no run
+# loads them, not even to read again a line that does not decode as a sample.
+FOREIGN_JSON = ["pydantic", "pydantic_core", "orjson"]
 
 
 def fresh(code: str) -> Any:
@@ -95,7 +99,7 @@ def test_the_command_line_loads_only_what_a_deterministic_run_needs() -> None:
         print(json.dumps(sorted(sys.modules)))
         """
     )
-    assert [name for name in [*HEAVY, *MODELS] if name in loaded] == []
+    assert [name for name in [*HEAVY, *FOREIGN_JSON] if name in loaded] == []
     # the converters load for --source and convert; naming SOURCES for --help loads none
     assert [name for name in loaded if name.startswith("tracegrade.convert.")] == []
     assert [name for name in loaded if name.startswith("tracegrade.judge")] == []
@@ -265,7 +269,7 @@ TOOL_METRICS = ["tool_call_f1", "tool_call_accuracy", "tool_correctness"]
 
 def _cli_run(tmp_path: Any, records: list[dict[str, Any]], workers: str) -> Any:
     """A CLI run over ``records`` in a fresh interpreter: its exit code, which of
-    MODELS it loaded, and its rows."""
+    FOREIGN_JSON it loaded, and its rows."""
     data, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     data.write_text("".join(json.dumps(record) + "\n" for record in records))
     metrics = [part for name in TOOL_METRICS for part in ("--metric", name)]
@@ -277,14 +281,14 @@ def _cli_run(tmp_path: Any, records: list[dict[str, Any]], workers: str) -> Any:
         from tracegrade.cli import main
         with contextlib.redirect_stdout(io.StringIO()):
             code = main({argv!r})
-        print(json.dumps([code, [name for name in {MODELS!r} if name in sys.modules]]))
+        print(json.dumps([code, [name for name in {FOREIGN_JSON!r} if name in sys.modules]]))
         """
     )
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     return code, loaded, rows
 
 
-def test_a_run_of_well_formed_conversations_never_loads_pydantic(tmp_path: Any) -> None:
+def test_a_run_of_well_formed_conversations_loads_no_other_json_library(tmp_path: Any) -> None:
     for workers in ("1", "2"):
         code, loaded, rows = _cli_run(tmp_path, [CONVERSATION] * 3, workers)
         assert (code, loaded) == (0, [])
@@ -296,7 +300,7 @@ def test_a_run_of_well_formed_conversations_never_loads_pydantic(tmp_path: Any) 
 
 def test_a_record_that_breaks_a_rule_is_read_again_and_named(tmp_path: Any) -> None:
     code, loaded, rows = _cli_run(tmp_path, [CONVERSATION, BROKEN], "1")
-    assert code == 3 and "pydantic_core" in loaded
+    assert (code, loaded) == (3, [])
     assert [row["status"] for row in rows] == ["scored", "rejected"]
     assert "user_input[0]" in rows[1]["rejected"]
     assert "a ToolMessage must follow an AIMessage that called tools" in rows[1]["rejected"]
@@ -320,3 +324,25 @@ def test_a_result_draws_itself_with_the_report_layer_loaded_on_first_use(tmp_pat
     assert "<code>tool_call_f1</code>" in table
     assert "1 records: 1 scored, 0 failed, 0 rejected" in table
     assert "<title>tracegrade report</title>" in page.read_text(encoding="utf-8")
+
+
+def _imported_tops(path: Path) -> set[str]:
+    """The top-level names of every module ``path`` imports, at any depth of its code."""
+    tops: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+def test_no_module_of_tracegrade_imports_a_foreign_json_library() -> None:
+    source = Path(tracegrade.__file__).parent
+    found = {
+        str(path.relative_to(source)): sorted(_imported_tops(path) & set(FOREIGN_JSON))
+        for path in sorted(source.rglob("*.py"))
+    }
+    assert {path: tops for path, tops in found.items() if tops} == {}
+    # the check reads what it should: a framework module named like one is not one
+    assert "pydantic_ai" in _imported_tops(source / "convert" / "pydantic_ai.py")

@@ -1,37 +1,60 @@
-"""JSON lines in and out. Reading uses pydantic-core's parser, which keeps integers of any
-size exact (loaded on first use: a lean run never needs it); writing uses orjson for speed
-and the standard library for integers beyond 64 bits, which orjson cannot write."""
+"""JSON lines in and out, on msgspec: integers of any size stay exact both ways, and what
+JSON cannot hold is refused on reading (NaN, Infinity, numbers beyond a float) but
+written as ``null`` (NaN and infinite floats) or as text (dict keys) on writing."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import orjson
+import msgspec
 
 BOM = b"\xef\xbb\xbf"
 
 
-def loads(line: bytes) -> Any:
-    """Parse one JSON document exactly: big integers stay integers; NaN and Infinity,
-    which JSON lacks, are errors."""
-    from pydantic_core import from_json
+def _builtin(value: Any) -> Any:
+    """What msgspec writes in place of a value or dict key it cannot write itself."""
+    if value is None or isinstance(value, bool):  # as a value msgspec writes it: a key
+        return "null" if value is None else "true" if value else "false"
+    for kind in (str, int, float):  # a subclass (numpy's float64 is one) as its base
+        if isinstance(value, kind):
+            return kind(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
-    return from_json(line, allow_inf_nan=False)
 
-
-def dumps(value: Any) -> bytes:
-    """One JSON line (no newline); integers of any size are written exactly, and dict
-    keys that are not strings as strings."""
+def _builtin_or_text(value: Any) -> Any:
     try:
-        return orjson.dumps(value)  # the common case, a third quicker than with the option
+        return _builtin(value)
     except TypeError:
-        pass
+        return str(value)
+
+
+_DECODER = msgspec.json.Decoder()
+_ENCODER = msgspec.json.Encoder(enc_hook=_builtin)
+_SORTED_ENCODER = msgspec.json.Encoder(enc_hook=_builtin, order="sorted")
+_TEXT_ENCODER = msgspec.json.Encoder(enc_hook=_builtin_or_text)
+
+
+def loads(line: bytes | str) -> Any:
+    """Parse one JSON document exactly: big integers stay integers; NaN, Infinity and
+    numbers too large for a float (``1e400``), which JSON cannot hold, are errors. Every
+    error is a ValueError, nesting too deep for the parser included."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
-    except TypeError:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        return _DECODER.decode(line)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
+
+
+def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
+    """One JSON line (no newline): integers of any size exact, NaN and infinite floats
+    as ``null``, dict keys that are not strings as strings (``None`` as ``"null"``);
+    ``sort_keys`` orders every dict's keys. A value JSON has no form for is a TypeError."""
+    return (_SORTED_ENCODER if sort_keys else _ENCODER).encode(value)
+
+
+def dumps_with_text(value: Any) -> bytes:
+    """Like :func:`dumps`, but a value JSON has no form for is written as its ``str()``."""
+    return _TEXT_ENCODER.encode(value)
 
 
 def without_bom(data: bytes) -> bytes:

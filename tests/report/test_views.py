@@ -74,6 +74,9 @@ def test_argument_values_compare_as_json_types() -> None:
     assert argument_diff({"n": "1"}, {"n": 1})[0][1] == "differs"
     assert argument_diff({"n": {"a": 1, "b": 2}}, {"n": {"b": 2, "a": 1}})[0][1] == "same"
     assert argument_diff({"n": [1, 2]}, {"n": [2, 1]})[0][1] == "differs"
+    assert argument_diff({"n": {"a": [True]}}, {"n": {"a": [1]}})[0][1] == "differs"
+    huge = {"b": [2**70], "a": 0}  # beyond 64 bits, keys in another order
+    assert argument_diff({"n": huge}, {"n": dict(reversed(huge.items()))})[0][1] == "same"
 
 
 def test_a_conversation_becomes_turns_calls_and_a_diff() -> None:

@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
-import orjson
-
+from .._json import dumps_with_text, loads
 from ..errors import InputError, ValidationError
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 
@@ -124,8 +123,8 @@ def parse_arguments(raw: Any, where: str, options: Options) -> tuple[dict[str, A
         return dict(raw), None
     if isinstance(raw, (str, bytes)):
         try:
-            parsed = orjson.loads(raw)
-        except orjson.JSONDecodeError as error:
+            parsed = loads(raw)
+        except ValueError as error:
             problem = f"not valid JSON ({error})"
         else:
             if isinstance(parsed, dict):
@@ -295,13 +294,14 @@ def parts_metadata(others: list[Any]) -> dict[str, Any] | None:
 
 
 def text_of(value: Any, where: str) -> str:
-    """A tool result given as text or any JSON value, as text; a value JSON cannot hold
-    (non-text keys, integers beyond 64 bits) is a ConversionError naming ``where``."""
+    """A tool result given as text or any JSON value, as JSON text, in which an object JSON
+    has no form for is written as its ``str()``; text that is not Unicode (a lone
+    surrogate) or nesting too deep to write is a ConversionError naming ``where``."""
     if isinstance(value, str):
         return value
     try:
-        return orjson.dumps(value, default=str).decode()
-    except TypeError as error:  # orjson.JSONEncodeError
+        return dumps_with_text(value).decode()
+    except (ValueError, RecursionError) as error:
         raise ConversionError(f"{where}: the value cannot be written as text ({error})") from None
 
 

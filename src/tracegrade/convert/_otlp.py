@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from ._base import ConversionError, listed, string, without
 
 # --- documents ------------------------------------------------------------------------
@@ -26,16 +25,16 @@ from ._base import ConversionError, listed, string, without
 
 def _json(data: bytes, where: str) -> Any:
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as error:
+        return loads(data)
+    except ValueError as error:
         raise ConversionError(f"{where}: not valid JSON ({error})") from None
 
 
 def _parse_text(data: bytes, where: str) -> list[tuple[str, Any]]:
     """One JSON document, a JSON list of documents, or JSON Lines."""
     try:
-        whole = orjson.loads(data)
-    except orjson.JSONDecodeError:
+        whole = loads(data)
+    except ValueError:
         lines = data.splitlines()
         return [
             (f"{where} line {number}", _json(line, f"{where} line {number}"))

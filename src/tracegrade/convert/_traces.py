@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
+from .._json import loads
 from ..model.messages import AIMessage, ToolCall, ToolMessage
 from ._base import (
     AnyMessage,
@@ -110,8 +109,8 @@ def read_json(value: Any, where: str) -> Any:
     """An attribute holding JSON: text is parsed, structured values are taken as they are."""
     if isinstance(value, str):
         try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError as error:
+            return loads(value)
+        except ValueError as error:
             raise ConversionError(f"{where} is not valid JSON ({error})") from None
     return value
 

@@ -40,8 +40,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
+from .._json import dumps
 from ..model.messages import AIMessage, HumanMessage
 from ._base import (
     AnyMessage,
@@ -336,7 +335,7 @@ def to_autogen(messages: Iterable[AnyMessage], agent: str = "assistant") -> list
                 names[call.id] = call.name
                 arguments = call.unparsed_args
                 if arguments is None:
-                    arguments = orjson.dumps(call.args).decode()
+                    arguments = dumps(call.args).decode()
                 calls.append(FunctionCall(id=call.id or "", name=call.name, arguments=arguments))
             thought = message.content or None
             out.append(AssistantMessage(content=calls, thought=thought, source=source or agent))

@@ -32,8 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from ..model.messages import HumanMessage, ToolCall
 from ._base import (
     AnyMessage,
@@ -108,8 +107,8 @@ def is_agents_item(item: Any) -> bool:
 
 def _json(value: str, where: str, what: str, kinds: tuple[type, ...]) -> Any:
     try:
-        parsed = orjson.loads(value)
-    except orjson.JSONDecodeError:
+        parsed = loads(value)
+    except ValueError:
         parsed = None
     if not isinstance(parsed, kinds) or isinstance(parsed, bool):
         raise ConversionError(f"{where}: the value {shown(value)} is not {what}")
@@ -228,8 +227,8 @@ def _prompt_input(text: Any) -> tuple[str | None, int]:
     if not isinstance(text, str):
         return None, 0
     try:
-        prompt = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        prompt = loads(text)
+    except ValueError:
         return None, 0
     messages = prompt.get("messages") if isinstance(prompt, dict) else None
     if not isinstance(messages, list):

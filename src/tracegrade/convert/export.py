@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
+from .._json import dumps
 from ..model.messages import AIMessage, HumanMessage, ToolMessage
 
 
@@ -32,7 +31,7 @@ def to_openai(messages: Iterable[HumanMessage | AIMessage | ToolMessage]) -> lis
                             "name": call.name,
                             "arguments": call.unparsed_args
                             if call.unparsed_args is not None
-                            else orjson.dumps(call.args).decode(),
+                            else dumps(call.args).decode(),
                         },
                     }
                     for call in message.tool_calls

@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import orjson
-
+from .._json import dumps
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from ._base import ConversionError
 
@@ -44,7 +43,7 @@ def _name_of(message: ToolMessage, names: dict[str | None, str], index: int) -> 
 def _arguments(call: ToolCall) -> str:
     if call.unparsed_args is not None:
         return call.unparsed_args
-    return orjson.dumps(call.args).decode()
+    return dumps(call.args).decode()
 
 
 def to_pydantic_ai(messages: Iterable[Message]) -> list[dict[str, Any]]:

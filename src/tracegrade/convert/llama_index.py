@@ -43,8 +43,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_core import PydanticSerializationError
-
 from ..model.messages import AIMessage, HumanMessage, ToolCall
 from ._base import (
     AnyMessage,
@@ -118,11 +116,11 @@ def _dump(value: Any) -> Any:
     if callable(dump) and not isinstance(value, type):
         try:
             return dump(mode="json")
-        except (PydanticSerializationError, TypeError, ValueError):
+        except (TypeError, ValueError):  # PydanticSerializationError is a ValueError
             pass  # a value JSON cannot hold (an SDK object, raw bytes): keep it as it is
         try:
             return dump()
-        except (PydanticSerializationError, TypeError, ValueError) as error:
+        except (TypeError, ValueError) as error:
             raise ConversionError(f"cannot read a {type(value).__name__}: {error}") from None
     return plain(value)
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_core import to_jsonable_python
+import msgspec
 
+from .._json import loads
 from ._base import AnyMessage, ConversionError, Options, plain, pruned, record, without
 from .openai_responses import Conversion, Item, add_response, is_response
 
@@ -64,11 +65,26 @@ def _agent_name(agent: Any) -> Any:
     return getattr(agent, "name", agent)
 
 
+def _sdk_value(value: Any) -> Any:
+    """What msgspec writes for a value it has no form for: a pydantic model as its JSON
+    dump (fields by alias), anything else as its ``str()``."""
+    dump = getattr(value, "model_dump", None)
+    if not callable(dump) or isinstance(value, type):
+        return str(value)
+    try:
+        return dump(mode="json", by_alias=True)
+    except ValueError:  # a field JSON has no form for: msgspec writes the rest, it as text
+        return dump(by_alias=True)
+
+
+_SDK_JSON = msgspec.json.Encoder(enc_hook=_sdk_value)
+
+
 def _jsonable(value: Any) -> Any:
     """An SDK value (dataclass, pydantic model, enum) as plain JSON data; the SDK's own
     ``to_json_dict`` is used where it has one."""
     to_json = getattr(value, "to_json_dict", None)
-    return to_jsonable_python(to_json() if callable(to_json) else value, fallback=str)
+    return loads(_SDK_JSON.encode(to_json() if callable(to_json) else value))
 
 
 def run_item_record(item: Any, response: dict[str, Any] | None = None) -> dict[str, Any]:

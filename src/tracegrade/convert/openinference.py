@@ -18,8 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from ..model.messages import ToolCall
 from . import _otlp, _traces
 from ._base import (
@@ -241,8 +240,8 @@ def _parsed_value(span: Span, key: str) -> Any:
         return value
     if mime == "application/json" or value.lstrip()[:1] in ("[", "{"):
         try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError as error:
+            return loads(value)
+        except ValueError as error:
             if mime == "application/json":
                 raise ConversionError(f"{span.at(key)}: not valid JSON ({error})") from None
     return value

@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
+from .._json import loads
 from ..errors import ConversionWarning
 from ..model.messages import ToolCall
 from . import _otlp, _traces
@@ -270,8 +269,8 @@ def _json_or_text(value: Any) -> Any:
     """Text holding a JSON list or object, parsed; any other value as it is."""
     if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
         try:
-            return orjson.loads(value)
-        except orjson.JSONDecodeError:
+            return loads(value)
+        except ValueError:
             return value
     return value
 
@@ -424,8 +423,8 @@ def _traceloop_result(raw: Any) -> Any:
     """A traceloop tool's output: JSON text of the value it returned; a string as itself."""
     if isinstance(raw, str):
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            value = loads(raw)
+        except ValueError:
             return raw
         return value if isinstance(value, str) else raw
     return raw

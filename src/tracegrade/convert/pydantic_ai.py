@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from ..model.messages import ToolCall
 from ._base import (
     AnyMessage,
@@ -75,8 +74,8 @@ def items_of(obj: Any) -> list[Any]:
         obj = all_messages()
     if isinstance(obj, (str, bytes)):
         try:
-            obj = orjson.loads(obj)
-        except orjson.JSONDecodeError as error:
+            obj = loads(obj)
+        except ValueError as error:
             raise ConversionError(f"PydanticAI messages: not valid JSON ({error})") from None
     if isinstance(obj, Mapping) and isinstance(obj.get("parts"), list):
         obj = [obj]  # one message

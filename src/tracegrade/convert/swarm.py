@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
+from .._json import loads
 from ..model.messages import AIMessage, ToolMessage
 from . import openai_chat
 from ._base import AnyMessage, ConversionError, Options, plain
@@ -40,8 +39,8 @@ def _handoff_target(text: str) -> str | None:
     if not text.startswith("{"):
         return None
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        value = loads(text)
+    except ValueError:
         return None
     if isinstance(value, dict) and set(value) == {"assistant"}:
         target = value["assistant"]

@@ -16,7 +16,7 @@ from functools import cache
 from importlib.resources import files
 from typing import IO, TYPE_CHECKING, Any
 
-import orjson
+from .._json import dumps
 
 if TYPE_CHECKING:
     import jinja2
@@ -89,7 +89,7 @@ def content_security_policy(scripts: Iterable[str], styles: Iterable[str]) -> st
 def island_bytes(value: Any) -> bytes:
     """``value`` as JSON that is safe inside ``<script type="application/json">``: the
     characters that could end the element or start a comment are escaped."""
-    data = orjson.dumps(value)
+    data = dumps(value)
     for raw, escaped in _ISLAND_BYTE_ESCAPES:
         if raw in data:
             data = data.replace(raw, escaped)

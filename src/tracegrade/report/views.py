@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-import orjson
-
+from .._json import dumps
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from ..model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
 
@@ -91,10 +90,7 @@ def _same(a: Any, b: Any) -> bool:
     """Equal as JSON values, types included (``1`` is not ``"1"``; ``1`` is ``1.0``)."""
     if a == b and (type(a) is type(b) or (_is_number(a) and _is_number(b))):
         if isinstance(a, (dict, list)):
-            return bool(
-                orjson.dumps(a, option=orjson.OPT_SORT_KEYS)
-                == orjson.dumps(b, option=orjson.OPT_SORT_KEYS)
-            )
+            return dumps(a, sort_keys=True) == dumps(b, sort_keys=True)
         return True
     return False
 

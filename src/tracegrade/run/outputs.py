@@ -4,13 +4,13 @@ closed however the run ends."""
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime, timezone
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from .._json import loads
 from .._urls import masked_urls_in
 from .._version import __version__
 from ..errors import TracegradeError, os_problem
@@ -193,9 +193,7 @@ class RunOutputs:
         for index, line in zip(indices, lines, strict=False):
             if not self.kept.wants(index):
                 break  # the indices rise: no later row is wanted either
-            # the standard library's parser: exact like loads(), and it spares a run
-            # that never validates a record the import of pydantic-core
-            self.kept.add(SampleResult.from_dict(json.loads(line)))
+            self.kept.add(SampleResult.from_dict(loads(line)))
 
     def _note_order(self, first: int, last: int) -> None:
         if first < self._last_index:
