@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -115,3 +116,48 @@ def test_an_import_that_closes_a_circle_is_found() -> None:
     assert len(circles) == 1
     assert {"tracegrade.run.results", "tracegrade.report.reports"} <= set(circles[0])
     assert "tracegrade.run.results -> tracegrade.report.reports" in describe(graph, circles[0])
+
+
+# The package faces that load their own children by name, so that importing them stays
+# cheap: the package root, the lazy attributes every subpackage's face is made with, and
+# convert's table of sources. Anywhere else a name handed to importlib is an import that
+# import-linter and grimp cannot see, and may hide an upward import or a circle.
+LOADS_BY_NAME = {"__init__.py", "_lazy.py", "convert/__init__.py"}
+
+
+def loads_by_name(source: str) -> list[int]:
+    """The lines of ``source`` that load a module by a name given at run time: a call of
+    ``import_module`` or ``__import__``, or ``import_module`` imported from importlib."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call):
+            called = node.func
+            name = getattr(called, "attr", None) or getattr(called, "id", None)
+            found = name in ("import_module", "__import__")
+        elif isinstance(node, ast.ImportFrom):
+            found = node.module == "importlib" and "import_module" in [a.name for a in node.names]
+        else:
+            found = False
+        if found:
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_the_package_faces_load_modules_by_name() -> None:
+    package = ROOT / "src" / "tracegrade"
+    found = {
+        path.relative_to(package).as_posix(): lines
+        for path in sorted(package.rglob("*.py"))
+        if (lines := loads_by_name(path.read_text(encoding="utf-8")))
+    }
+    strays = {path: lines for path, lines in found.items() if path not in LOADS_BY_NAME}
+    assert strays == {}, f"modules loaded by name (import them instead): {strays}"
+
+
+def test_a_load_by_name_is_found() -> None:
+    # the load by which convert/_traces.py once reached the other span convention
+    source = 'import importlib\nother = importlib.import_module(f"{__package__}.{name}")\n'
+    assert loads_by_name(source) == [2]
+    assert loads_by_name("from importlib import import_module as load\n") == [1]
+    assert loads_by_name("__import__('tracegrade.run')\n") == [1]
+    assert loads_by_name("import importlib\nfrom importlib import resources\n") == []

@@ -291,6 +291,20 @@ class Span:
         return f"{self.label} attribute {attribute!r}"
 
 
+def ancestors(span: Span, by_id: Mapping[tuple[str, str], Span]) -> Iterator[Span]:
+    """The spans around ``span``, its parent first, found in ``by_id`` (spans by trace id
+    and span id); the walk stops at a parent not there, or at one met before."""
+    seen = {span.span_id}
+    parent = span.parent_id
+    while parent is not None and parent not in seen:
+        seen.add(parent)
+        found = by_id.get((span.trace_id, parent))
+        if found is None:
+            return
+        yield found
+        parent = found.parent_id
+
+
 def _scope(data: Any, where: str) -> dict[str, Any]:
     scope = _mapping(data, where)
     out = {key: scope[key] for key in ("name", "version") if isinstance(scope.get(key), str)}

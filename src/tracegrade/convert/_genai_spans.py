@@ -1,0 +1,520 @@
+"""How the ``otel`` source reads one span into a step.
+
+OpenTelemetry GenAI spans: model calls with their messages (as attributes, as events, or in
+the deprecated and OpenLLMetry forms), agent invocations and tool executions; the whole
+list is in :mod:`tracegrade.convert.otel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._json import loads
+from ..model.messages import ToolCall
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    Options,
+    checked,
+    flatten_text,
+    make_call,
+    parts_metadata,
+    record,
+    string,
+    text_of,
+    without,
+)
+from ._numbered_attributes import indexed_messages, numbered
+from ._otlp import Span
+from ._trace_steps import Format, ModelStep, Step, ToolStep
+from .openai_chat import tool_calls as openai_tool_calls
+
+INPUT = "gen_ai.input.messages"
+OUTPUT = "gen_ai.output.messages"
+SYSTEM = "gen_ai.system_instructions"
+OPERATION = "gen_ai.operation.name"
+TOOL_ATTRIBUTES = (
+    "gen_ai.tool.name",
+    "gen_ai.tool.call.id",
+    "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
+)
+_AGENT_OPERATIONS = ("invoke_agent", "invoke_workflow")
+PROMPT = "gen_ai.prompt"
+COMPLETION = "gen_ai.completion"
+_LEGACY_EVENTS = {"gen_ai.content.prompt": PROMPT, "gen_ai.content.completion": COMPLETION}
+TRACELOOP_KIND = "traceloop.span.kind"
+TRACELOOP_NAME = "traceloop.entity.name"
+TRACELOOP_INPUT = "traceloop.entity.input"
+TRACELOOP_OUTPUT = "traceloop.entity.output"
+_DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_MESSAGE_EVENTS = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+    "gen_ai.choice": "choice",
+}
+_MEDIA_PARTS = ("blob", "file", "uri", "file_data", "compaction")
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def _read_json(value: Any, where: str) -> Any:
+    """An attribute holding JSON: text is parsed, structured values are taken as they are."""
+    if isinstance(value, str):
+        try:
+            return loads(value)
+        except ValueError as error:
+            raise ConversionError(f"{where} is not valid JSON ({error})") from None
+    return value
+
+
+# --- message parts ----------------------------------------------------------------------
+
+
+@dataclass
+class _Parts:
+    """A message's parts sorted by what they become."""
+
+    texts: list[str] = field(default_factory=list)
+    calls: list[ToolCall] = field(default_factory=list)
+    results: list[tuple[dict[str, Any], str]] = field(default_factory=list)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
+    others: list[Any] = field(default_factory=list)
+
+
+def _server_call(part: Mapping[str, Any], where: str, options: Options) -> ToolCall:
+    details = record(part.get("server_tool_call") or {}, f"{where} server_tool_call")
+    arguments = {key: value for key, value in details.items() if key != "type"}
+    return make_call(part.get("name"), arguments, part.get("id"), where, options)
+
+
+def _parts(data: Mapping[str, Any], where: str, options: Options) -> _Parts:
+    raw = data.get("parts")
+    if raw is None and isinstance(data.get("content"), str):  # tolerated: text without parts
+        raw = [{"type": "text", "content": data["content"]}]
+    if not isinstance(raw, list):
+        raise ConversionError(f"{where}: 'parts' must be a list, got {type(raw).__name__}")
+    found = _Parts()
+    for index, item in enumerate(raw):
+        place = f"{where} part {index}"
+        part = record(item, place)
+        kind = part.get("type")
+        if kind == "text":
+            found.texts.append(string(part.get("content"), place, "its content"))
+        elif kind == "tool_call":
+            call = make_call(
+                part.get("name"), part.get("arguments"), part.get("id"), place, options
+            )
+            found.calls.append(call)
+        elif kind == "server_tool_call":
+            found.calls.append(_server_call(part, place, options))
+        elif kind in ("tool_call_response", "server_tool_call_response"):
+            found.results.append((part, place))
+        elif kind == "reasoning":
+            string(part.get("content"), place, "its content")
+            found.thinking.append(part)
+        elif kind in _MEDIA_PARTS:
+            found.others.append(part)
+        else:
+            raise ConversionError(f"{place}: unknown part type {kind!r}")
+    return found
+
+
+def _result(part: dict[str, Any], where: str, builder: Builder) -> None:
+    kind = part["type"]
+    if kind == "tool_call_response":
+        value = part["response"] if "response" in part else part.get("result")
+        extra = None
+    else:
+        value = part.get("server_tool_call_response")
+        extra = {"result_type": kind}
+    call_id = part.get("id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise ConversionError(f"{where}: the call id must be text, got {type(call_id).__name__}")
+    used = ("type", "id", "response", "result", "server_tool_call_response")
+    builder.tool(text_of(value, where), call_id, builder.meta(part, *used, extra=extra))
+
+
+def _message(data: dict[str, Any], where: str, builder: Builder) -> None:
+    """One GenAI ``{"role", "parts"}`` message."""
+    role = data.get("role")
+    if role not in _ROLES:
+        raise ConversionError(
+            f"{where}: unknown role {role!r}; expected one of {', '.join(_ROLES)}"
+        )
+    found = _parts(data, where, builder.options)
+    text = "\n".join(found.texts)
+    extra = parts_metadata(found.others) or {}
+    if found.thinking and builder.options.metadata:
+        extra["thinking"] = found.thinking
+    if role in ("system", "developer"):
+        if found.calls or found.results:
+            raise ConversionError(f"{where}: a {role} message cannot hold tool calls or results")
+        builder.add_system(role, text, found.others)
+        return
+    if found.calls and role != "assistant":
+        raise ConversionError(f"{where}: a {role} message cannot hold tool calls")
+    meta = builder.meta(data, "role", "parts", "content", extra=extra)
+    if role == "user":
+        for part, place in found.results:
+            _result(part, place, builder)
+        if found.texts or found.others or not found.results:
+            builder.human(text, meta)
+    elif role == "assistant":
+        if found.texts or found.calls or found.others or not found.results:
+            builder.ai(text, found.calls, meta)
+        for part, place in found.results:
+            _result(part, place, builder)
+    else:
+        for part, place in found.results:
+            _result(part, place, builder)
+        if found.texts or found.others or not found.results:
+            builder.tool(text, data.get("id") or None, meta)
+
+
+def _message_list(value: Any, where: str, options: Options) -> Builder:
+    data = _read_json(value, where)
+    if not isinstance(data, list):
+        raise ConversionError(f"{where}: expected a list of messages, got {type(data).__name__}")
+    builder = Builder(options)
+    for index, item in enumerate(data):
+        place = f"{where}[{index}]"
+        message = record(item, place)
+        checked(place, _message, message, place, builder)
+    return builder
+
+
+def _system(value: Any, where: str, options: Options) -> list[dict[str, Any]]:
+    """``gen_ai.system_instructions``: a list of parts (plain text is taken as it is)."""
+    if isinstance(value, str):
+        try:
+            value = _read_json(value, where)
+        except ConversionError:
+            return [{"role": "system", "content": value}]
+    if isinstance(value, str):
+        return [{"role": "system", "content": value}]
+    found = checked(where, _parts, {"parts": value}, where, options)
+    if found.calls or found.results:
+        raise ConversionError(f"{where}: system instructions cannot hold tool calls or results")
+    builder = Builder(options)
+    builder.add_system("system", "\n".join(found.texts), found.others)
+    return builder.system
+
+
+# --- the older event form ---------------------------------------------------------------
+
+
+def _event_body(attributes: Mapping[str, Any], where: str) -> dict[str, Any]:
+    if "gen_ai.event.content" in attributes:
+        return record(_read_json(attributes["gen_ai.event.content"], where), where)
+    return without(attributes, "gen_ai.system", "gen_ai.provider.name", "event.name")
+
+
+def _event_message(role: str, data: dict[str, Any], where: str, builder: Builder) -> None:
+    """A message in the event form: ``content`` plus OpenAI-style ``tool_calls``."""
+    text, others = flatten_text(data.get("content"), where)
+    extra = parts_metadata(others)
+    if role == "system":
+        builder.add_system("system", text, others)
+    elif role == "user":
+        builder.human(text, builder.meta(data, "role", "content", extra=extra))
+    elif role == "assistant":
+        calls = _read_json(data.get("tool_calls") or [], f"{where} tool_calls")
+        if not isinstance(calls, list):
+            raise ConversionError(f"{where}: tool_calls must be a list, got {type(calls).__name__}")
+        found = openai_tool_calls({"tool_calls": calls}, where, builder.options)
+        builder.ai(text, found, builder.meta(data, "role", "content", "tool_calls", extra=extra))
+    else:
+        call_id = data.get("id") or data.get("tool_call_id") or None
+        if call_id is not None and not isinstance(call_id, str):
+            raise ConversionError(f"{where}: the call id must be text")
+        used = ("role", "content", "id", "tool_call_id")
+        builder.tool(text, call_id, builder.meta(data, *used, extra=extra))
+
+
+def _events(span: Span, options: Options) -> tuple[Builder, Builder, list[int]]:
+    """Inputs and outputs given as message events, and the indexes of the events read."""
+    inputs, outputs, used = Builder(options), Builder(options), []
+    for index, event in enumerate(span.events):
+        role = _MESSAGE_EVENTS.get(event.name)
+        if role is None:
+            continue
+        used.append(index)
+        where = f"{span.label} event {index} ({event.name!r})"
+        body = _event_body(event.attributes, where)
+        if role == "choice":
+            message = record(_read_json(body.get("message") or {}, where), where)
+            data = {**without(body, "message"), **message}
+            checked(where, _event_message, "assistant", data, where, outputs)
+        else:
+            checked(where, _event_message, role, body, where, inputs)
+    return inputs, outputs, used
+
+
+# --- the deprecated prompt and completion, and OpenLLMetry's numbered attributes ------
+
+
+def _json_or_text(value: Any) -> Any:
+    """Text holding a JSON list or object, parsed; any other value as it is."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
+        try:
+            return loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _foreign_messages(value: Any, where: str, options: Options) -> list[AnyMessage]:
+    """A message list in a framework's own form (OpenAI chat, LangChain ...), read as
+    ``convert_messages(value, "auto")`` reads it; errors name ``where``."""
+    from . import converted
+
+    try:
+        return converted(value, "auto", options)
+    except ConversionError as error:
+        raise ConversionError(f"{where}: {error}") from None
+
+
+def _prompt_or_completion(value: Any, where: str, output: bool, options: Options) -> Builder:
+    """``gen_ai.prompt`` / ``gen_ai.completion``: JSON text of a message list (a single
+    message, or ``{"messages": [...]}``), or plain text: a human prompt, an AI completion."""
+    data = _json_or_text(value)
+    builder = Builder(options)
+    if isinstance(data, str):
+        if output:
+            builder.ai(data, None, None)
+        else:
+            builder.human(data, None)
+        return builder
+    if isinstance(data, Mapping):
+        data = data.get("messages", [data])
+    if not isinstance(data, list):
+        raise ConversionError(
+            f"{where}: expected text or a list of messages, got {type(data).__name__}"
+        )
+    if data and all(isinstance(item, Mapping) and "parts" in item for item in data):
+        return _message_list(data, where, options)
+    builder.messages = _foreign_messages(data, where, options)
+    return builder
+
+
+def _numbered_text(data: Mapping[str, Any], where: str) -> tuple[str, list[Any]]:
+    """A numbered message's ``content``: text, or JSON text of a list of content parts."""
+    content = data.get("content")
+    if content is None and "user" in data:  # a completion request's prompt
+        content = data["user"]
+    parsed = _json_or_text(content)
+    if isinstance(parsed, list) and all(isinstance(item, Mapping) for item in parsed):
+        return flatten_text(parsed, f"{where}.content")
+    if content is not None and not isinstance(content, str):
+        raise ConversionError(f"{where}.content: expected text, got {type(content).__name__}")
+    return content or "", []
+
+
+def _numbered_calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCall]:
+    """``tool_calls.M.{id, name, arguments}`` and the older ``function_call.{name,
+    arguments}`` of a numbered message."""
+    calls = []
+    for index, item in numbered(data.get("tool_calls"), f"{where}.tool_calls"):
+        place = f"{where}.tool_calls.{index}"
+        call = record(item, place)
+        calls.append(
+            make_call(call.get("name"), call.get("arguments"), call.get("id"), place, options)
+        )
+    if "function_call" in data:
+        place = f"{where}.function_call"
+        call = record(data["function_call"], place)
+        calls.append(make_call(call.get("name"), call.get("arguments"), None, place, options))
+    return calls
+
+
+_NUMBERED_USED = ("role", "content", "user", "tool_calls", "function_call", "tool_call_id")
+
+
+def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> None:
+    """One OpenLLMetry message: ``gen_ai.prompt.N.*`` or ``gen_ai.completion.N.*``."""
+    role = data.get("role", "user" if "user" in data else None)
+    text, others = _numbered_text(data, where)
+    meta = builder.meta(data, *_NUMBERED_USED, extra=parts_metadata(others))
+    if role in ("system", "developer"):
+        builder.add_system(role, text, others)
+    elif role in ("user", "human"):
+        builder.human(text, meta)
+    elif role in ("assistant", "ai", "model"):
+        builder.ai(text, _numbered_calls(data, where, builder.options), meta)
+    elif role in ("tool", "function"):
+        call_id = data.get("tool_call_id")
+        if call_id is not None and not isinstance(call_id, str):
+            raise ConversionError(f"{where}.tool_call_id: expected text")
+        builder.tool(text, call_id or None, meta)
+    else:
+        raise ConversionError(
+            f"{where}: unknown role {role!r}; expected system, user, assistant or tool"
+        )
+
+
+def _numbered_messages(span: Span, prefix: str, options: Options) -> Builder | None:
+    def read(item: Any, where: str, builder: Builder) -> None:
+        _numbered_message(record(item, where), where, builder)
+
+    return indexed_messages(span, prefix, options, read)
+
+
+def _legacy_events(span: Span, options: Options) -> tuple[dict[str, Builder], list[int]]:
+    """``gen_ai.content.prompt`` / ``gen_ai.content.completion`` events, by attribute."""
+    found: dict[str, Builder] = {}
+    used = []
+    for index, event in enumerate(span.events):
+        key = _LEGACY_EVENTS.get(event.name)
+        if key is None or key not in event.attributes:
+            continue
+        where = f"{span.label} event {index} ({event.name!r}) attribute {key!r}"
+        found[key] = _prompt_or_completion(event.attributes[key], where, key == COMPLETION, options)
+        used.append(index)
+    return found, used
+
+
+def _legacy_step(span: Span, options: Options) -> ModelStep | None:
+    """A model call in the deprecated ``gen_ai.prompt`` / ``gen_ai.completion`` form
+    (attributes or events), or in OpenLLMetry's numbered attributes."""
+    found, used = _legacy_events(span, options)
+    for key in (PROMPT, COMPLETION):
+        if key in span.attributes:
+            value = span.attributes[key]
+            found[key] = _prompt_or_completion(value, span.at(key), key == COMPLETION, options)
+        elif key not in found and (numbered_ := _numbered_messages(span, key, options)):
+            found[key] = numbered_
+    if not found:
+        return None
+    inputs, outputs = found.get(PROMPT), found.get(COMPLETION)
+    attributes = {
+        key: value
+        for key, value in span.attributes.items()
+        if not any(key == name or key.startswith(name + ".") for name in (PROMPT, COMPLETION))
+    }
+    extra = {"attributes": attributes, "events": _plain(span, used)}
+    agent = span.attributes.get(OPERATION) in _AGENT_OPERATIONS
+    return ModelStep.built(span, inputs, outputs, extra, agent=agent)
+
+
+def _traceloop_arguments(raw: Any) -> Any:
+    """A traceloop tool's input (``{"args": [...], "kwargs": {...}}``) as its arguments:
+    the keyword arguments, with the positional ones under ``args`` when there are any."""
+    data = _json_or_text(raw)
+    if isinstance(data, Mapping) and set(data) <= {"args", "kwargs"}:
+        kwargs = data.get("kwargs") or {}
+        positional = data.get("args") or []
+        return {"args": positional, **kwargs} if positional else kwargs
+    return raw
+
+
+def _traceloop_result(raw: Any) -> Any:
+    """A traceloop tool's output: JSON text of the value it returned; a string as itself."""
+    if isinstance(raw, str):
+        try:
+            value = loads(raw)
+        except ValueError:
+            return raw
+        return value if isinstance(value, str) else raw
+    return raw
+
+
+def _traceloop_tool(span: Span) -> ToolStep:
+    """An OpenLLMetry tool span (``traceloop.span.kind`` ``tool``)."""
+    attributes = span.attributes
+    name = attributes.get(TRACELOOP_NAME) or span.name.removesuffix(".tool")
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{span.at(TRACELOOP_NAME)}: a tool span needs the tool's name")
+    used = (TRACELOOP_KIND, TRACELOOP_NAME, TRACELOOP_INPUT, TRACELOOP_OUTPUT)
+    extra = {"attributes": without(attributes, *used), "events": _plain(span, [])}
+    return ToolStep(
+        span=span,
+        name=name,
+        call_id=None,
+        extra=without(extra),
+        arguments=_traceloop_arguments(attributes.get(TRACELOOP_INPUT)),
+        has_arguments=TRACELOOP_INPUT in attributes,
+        result=_traceloop_result(attributes.get(TRACELOOP_OUTPUT)),
+        has_result=TRACELOOP_OUTPUT in attributes,
+    )
+
+
+# --- spans ------------------------------------------------------------------------------
+
+
+def _content(span: Span) -> tuple[dict[str, Any], int | None]:
+    """The span's attributes, completed by an ``operation.details`` event if it has one."""
+    for index, event in enumerate(span.events):
+        if event.name == _DETAILS_EVENT:
+            return {**event.attributes, **span.attributes}, index
+    return span.attributes, None
+
+
+def _tool_step(span: Span) -> ToolStep:
+    attributes = span.attributes
+    name = attributes.get("gen_ai.tool.name")
+    if name is None and span.name.startswith("execute_tool "):
+        name = span.name.removeprefix("execute_tool ").strip()
+    if not isinstance(name, str) or not name:
+        raise ConversionError(f"{span.at('gen_ai.tool.name')}: an execute_tool span needs it")
+    call_id = attributes.get("gen_ai.tool.call.id")
+    if call_id is not None and not isinstance(call_id, str):
+        raise ConversionError(f"{span.at('gen_ai.tool.call.id')}: expected text")
+    extra = {"attributes": without(attributes, *TOOL_ATTRIBUTES), "events": _plain(span, [])}
+    return ToolStep(
+        span=span,
+        name=name,
+        call_id=call_id or None,
+        extra=without(extra),
+        arguments=attributes.get("gen_ai.tool.call.arguments"),
+        has_arguments="gen_ai.tool.call.arguments" in attributes,
+        result=attributes.get("gen_ai.tool.call.result"),
+        has_result="gen_ai.tool.call.result" in attributes,
+    )
+
+
+def _plain(span: Span, skip: list[int]) -> list[dict[str, Any]]:
+    return [event.plain() for index, event in enumerate(span.events) if index not in skip]
+
+
+def read_step(span: Span, options: Options) -> Step | None:
+    """What one span says about the conversation, or None when it says nothing."""
+    operation = span.attributes.get(OPERATION)
+    if operation == "execute_tool":
+        return _tool_step(span)
+    if span.attributes.get(TRACELOOP_KIND) == "tool":
+        return _traceloop_tool(span)
+    attributes, details = _content(span)
+    inputs, outputs, used = _events(span, options)
+    if not used and not any(key in attributes for key in (INPUT, OUTPUT, SYSTEM)):
+        return _legacy_step(span, options)
+    if INPUT in attributes:
+        inputs = _message_list(attributes[INPUT], span.at(INPUT), options)
+    if OUTPUT in attributes:
+        outputs = _message_list(attributes[OUTPUT], span.at(OUTPUT), options)
+    system = inputs.system + outputs.system
+    if SYSTEM in attributes:
+        system = _system(attributes[SYSTEM], span.at(SYSTEM), options) + system
+    skip = [*used, *([details] if details is not None else [])]
+    extra = {
+        "attributes": without(attributes, INPUT, OUTPUT, SYSTEM),
+        "events": _plain(span, skip),
+    }
+    captured_input = INPUT in attributes or any(
+        _MESSAGE_EVENTS[span.events[i].name] != "choice" for i in used
+    )
+    return ModelStep(
+        span=span,
+        system=system,
+        inputs=inputs.messages if captured_input else None,
+        outputs=outputs.messages if OUTPUT in attributes or outputs.messages else None,
+        extra=without(extra),
+        agent=operation in _AGENT_OPERATIONS,
+    )
+
+
+FORMAT = Format("otel", "gen_ai.conversation.id", read_step)
