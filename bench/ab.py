@@ -8,7 +8,9 @@ environment of its own (made once, by its own scripts/setup-venv); this tree run
 worker and with the Python API (bench/api_run.py: load, then evaluate), the two trees'
 runs interleaved so that a drift of the machine's speed touches both alike. Prints each
 row's median seconds and the median of the per-repetition ratios (this tree / base):
-below 1 this tree is quicker.
+below 1 this tree is quicker. ``--doc docs/benchmarks.md`` also puts the table in that
+document's "A/B against an earlier commit" section (a whole benchmark run rewrites the
+document without it: the comparison belongs to the change that made it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import argparse
 import json
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -24,9 +27,10 @@ ROOT = BENCH.parent
 sys.path.insert(0, str(BENCH))
 
 from generate import dataset  # noqa: E402
-from measure import median, run  # noqa: E402
+from measure import median, replace_section, run  # noqa: E402
 
 METRICS = ["tool_call_f1", "tool_call_accuracy", "tool_correctness"]
+MARKERS = ("<!-- ab:start -->", "<!-- ab:end -->")
 
 
 def base_tree(ref: str, work: Path) -> Path:
@@ -62,6 +66,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--repetitions", type=int, default=5)
     parser.add_argument("--work", type=Path, default=BENCH / ".work")
+    parser.add_argument("--doc", type=Path, help="a markdown file to put the table in")
     options = parser.parse_args()
     options.work.mkdir(parents=True, exist_ok=True)
     subprocess.run([".venv/bin/python", "-m", "compileall", "-q", "src"], cwd=ROOT, check=True,
@@ -84,13 +89,31 @@ def main() -> None:
                     taken = measured.seconds
                 seconds.setdefault((side, row), []).append(taken)
                 out.unlink(missing_ok=True)
-    print(f"{options.size:,} conversations, {options.repetitions} repetitions, base "
-          f"{options.base}")  # fmt: skip
+    lines = [
+        f"{options.size:,} conversations, {options.repetitions} repetitions, base {options.base}",
+        "",
+        "| row | base s | this s | this / base |",
+        "|---|---|---|---|",
+    ]
     for row in rows(ROOT, data, out):
         base, this = seconds[("base", row)], seconds[("this", row)]
         ratio = median([new / old for new, old in zip(this, base, strict=True)])
-        print(f"{row:30} base {median(base):7.2f} s   this {median(this):7.2f} s   "
-              f"this/base {ratio:.3f}")  # fmt: skip
+        lines.append(f"| {row} | {median(base):.2f} | {median(this):.2f} | {ratio:.3f} |")
+    print("\n".join(lines))
+    if options.doc is not None:
+        when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        section = [
+            MARKERS[0],
+            "## A/B against an earlier commit",
+            "",
+            f"Made by `bench/ab.py` ({when}): this tree's command line (one worker) and "
+            "Python API against the base commit's, runs interleaved; a ratio is the median "
+            "of the per-repetition ratios.",
+            "",
+            *lines,
+            MARKERS[1],
+        ]
+        replace_section(options.doc, MARKERS, section)
 
 
 if __name__ == "__main__":
