@@ -166,7 +166,8 @@ def test_the_system_prompt_is_set_aside_and_kept_on_request() -> None:
     assert (kept[1].metadata or {})["step_number"] == 1  # the step's own fields
 
 
-def test_a_code_action_is_a_call_of_python_with_the_code() -> None:
+def code_agent() -> CodeAgent:
+    """A CodeAgent's run: one step of code that calls a tool and gives the answer."""
     reply = ChatMessage(
         role="assistant",
         content="Thought: look it up\n<code>\nprint(get_weather('Rome'))\n"
@@ -174,7 +175,11 @@ def test_a_code_action_is_a_call_of_python_with_the_code() -> None:
     )
     agent = CodeAgent(tools=[get_weather], model=Scripted([reply]), verbosity_level=-1)
     agent.run("Weather in Rome?")
-    human, ai, result = convert_messages(agent)
+    return agent
+
+
+def test_a_code_action_is_a_call_of_python_with_the_code() -> None:
+    human, ai, result = convert_messages(code_agent())
     assert human == HumanMessage(content="Weather in Rome?")
     assert isinstance(ai, AIMessage) and ai.content.startswith("Thought: look it up")
     code = "print(get_weather('Rome'))\nfinal_answer('ok')"
@@ -196,7 +201,8 @@ def test_failing_code_keeps_the_error_after_the_logs() -> None:
     )
 
 
-def test_planning_and_task_steps_built_directly() -> None:
+def planning_steps() -> list[Any]:
+    """A task, a planning step and an action step, built directly."""
     timing = Timing(start_time=0.0, end_time=1.0)
     plan = PlanningStep(
         model_input_messages=[],
@@ -204,11 +210,15 @@ def test_planning_and_task_steps_built_directly() -> None:
         plan="1. look",
         timing=timing,
     )
-    steps = [
+    return [
         TaskStep(task="Go"),
         plan,
         ActionStep(step_number=2, timing=timing, model_output="done"),
     ]
+
+
+def test_planning_and_task_steps_built_directly() -> None:
+    steps = planning_steps()
     human, planned, action = convert_messages(steps)
     assert human == HumanMessage(content="Go")
     assert planned == AIMessage(content="1. look", metadata={"step": "planning"})
