@@ -136,9 +136,13 @@ def convert_messages(
 
 def converted(obj: Any, source: str, options: Options) -> list[AnyMessage]:
     """:func:`convert_messages` with its ``options`` given, and what it leaves out counted
-    in ``options.skipped`` rather than warned of (a file's reader says it once)."""
+    in ``options.skipped`` rather than warned of (a file's reader says it once). Plain
+    data nested too deeply, or holding text JSON cannot hold, is refused first (see
+    :mod:`tracegrade.convert._readable`)."""
+    from ._base import check_readable
     from .detect import detect_source
 
+    check_readable(obj, "the input")
     module = _module(detect_source(obj) if source == "auto" else source)
     unwrap = getattr(module, "items_of", None)
     items = unwrap(obj) if unwrap is not None else _message_list(obj)

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
-from .._json import dumps_with_text, loads
+from .._json import dumps_with_text
 from ..errors import InputError, ValidationError
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from ._readable import UnreadableJSON, parsed_json, problem_of
 
 AnyMessage = HumanMessage | AIMessage | ToolMessage
 InvalidArguments = Literal["raise", "keep"]
@@ -105,6 +106,14 @@ def plain_data(
     return value if dumped is value else plain_data(dumped, bytes_text, dump)
 
 
+def check_readable(value: Any, where: str) -> None:
+    """A ConversionError naming ``where`` and the place in ``value`` (plain data) nested
+    too deeply or holding text JSON cannot hold (see :mod:`tracegrade.convert._readable`)."""
+    problem = problem_of(value)
+    if problem:
+        raise ConversionError(f"{where}: {problem}")
+
+
 def record(value: Any, where: str) -> dict[str, Any]:
     """``value`` as a dict, or a ConversionError naming ``where`` and what it was."""
     value = plain(value)
@@ -123,7 +132,9 @@ def parse_arguments(raw: Any, where: str, options: Options) -> tuple[dict[str, A
         return dict(raw), None
     if isinstance(raw, (str, bytes)):
         try:
-            parsed = loads(raw)
+            parsed = parsed_json(raw)
+        except UnreadableJSON as error:
+            problem = str(error)
         except ValueError as error:
             problem = f"not valid JSON ({error})"
         else:

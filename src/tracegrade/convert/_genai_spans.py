@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._json import loads
 from ..model.messages import ToolCall
 from ._base import (
     AnyMessage,
@@ -29,6 +28,7 @@ from ._base import (
 )
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
+from ._readable import parsed_json
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 from .openai_chat import tool_calls as openai_tool_calls
 
@@ -66,7 +66,7 @@ def _read_json(value: Any, where: str) -> Any:
     """An attribute holding JSON: text is parsed, structured values are taken as they are."""
     if isinstance(value, str):
         try:
-            return loads(value)
+            return parsed_json(value)
         except ValueError as error:
             raise ConversionError(f"{where} is not valid JSON ({error})") from None
     return value
@@ -262,7 +262,7 @@ def _json_or_text(value: Any) -> Any:
     """Text holding a JSON list or object, parsed; any other value as it is."""
     if isinstance(value, str) and value.lstrip()[:1] in ("[", "{"):
         try:
-            return loads(value)
+            return parsed_json(value)
         except ValueError:
             return value
     return value
@@ -416,7 +416,7 @@ def _traceloop_result(raw: Any) -> Any:
     """A traceloop tool's output: JSON text of the value it returned; a string as itself."""
     if isinstance(raw, str):
         try:
-            value = loads(raw)
+            value = parsed_json(raw)
         except ValueError:
             return raw
         return value if isinstance(value, str) else raw

@@ -10,17 +10,27 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._base import Builder, ConversionError, Options, checked
+from ._base import Builder, ConversionError, Options, checked, shown
 from ._otlp import Span
+from ._readable import MAX_DEPTH
+
+_MAX_INDEX_DIGITS = 9
+"""An entry's number has at most this many digits (no span holds a billion messages)."""
 
 
 def attribute_tree(attributes: Mapping[str, Any], prefix: str, where: str) -> dict[str, Any] | None:
-    """The attributes under ``prefix.`` as nested dicts split at the dots, or None."""
+    """The attributes under ``prefix.`` as nested dicts split at the dots, or None; a key
+    of more parts than values may nest (:data:`MAX_DEPTH`) is a ConversionError."""
     tree: dict[str, Any] = {}
     for key, value in attributes.items():
         if not key.startswith(prefix + "."):
             continue
         *path, leaf = key[len(prefix) + 1 :].split(".")
+        if len(path) >= MAX_DEPTH:
+            raise ConversionError(
+                f"{where} {shown(key)}: more than {MAX_DEPTH} parts split at the dots, "
+                "nested deeper than tracegrade reads"
+            )
         node = tree
         for segment in path:
             node = node.setdefault(segment, {})
@@ -36,7 +46,9 @@ def numbered(node: Any, where: str) -> list[tuple[int, Any]]:
     """A node keyed by indexes (``0``, ``1``, ...) as ``(index, value)`` pairs in order."""
     if node is None:
         return []
-    if not isinstance(node, dict) or not all(key.isascii() and key.isdigit() for key in node):
+    if not isinstance(node, dict) or not all(
+        key.isascii() and key.isdigit() and len(key) <= _MAX_INDEX_DIGITS for key in node
+    ):
         raise ConversionError(f"{where}: expected numbered entries ({where}.0, {where}.1, ...)")
     entries = sorted((int(key), value) for key, value in node.items())
     missing = sorted(set(range(len(entries))) - {index for index, _ in entries})

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._json import loads
 from ..model.messages import ToolCall
 from ._base import (
     AnyMessage,
@@ -26,6 +25,7 @@ from ._base import (
 )
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
+from ._readable import parsed_json
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 
 KIND = "openinference.span.kind"
@@ -177,7 +177,7 @@ def _parsed_value(span: Span, key: str) -> Any:
         return value
     if mime == "application/json" or value.lstrip()[:1] in ("[", "{"):
         try:
-            return loads(value)
+            return parsed_json(value)
         except ValueError as error:
             if mime == "application/json":
                 raise ConversionError(f"{span.at(key)}: not valid JSON ({error})") from None

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import loads
-from ._base import ConversionError, listed, string, without
+from ._base import ConversionError, check_readable, listed, shown, string, without
 
 # --- documents ------------------------------------------------------------------------
 
@@ -48,7 +48,15 @@ def _parse_text(data: bytes, where: str) -> list[tuple[str, Any]]:
 
 def documents(source: Any) -> list[tuple[str, Any]]:
     """``(where, document)`` pairs from a file path, JSON text (str starting with ``{`` or
-    ``[``, or bytes), a document, or a list of documents."""
+    ``[``, or bytes), a document, or a list of documents; a document nested too deeply,
+    or holding text JSON cannot hold, is a ConversionError naming it and the place."""
+    found = _documents(source)
+    for where, document in found:
+        check_readable(document, where)
+    return found
+
+
+def _documents(source: Any) -> list[tuple[str, Any]]:
     if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         return _parse_text(source.encode(), "input")
     if isinstance(source, (str, os.PathLike)):
@@ -105,18 +113,16 @@ def integer(value: Any, where: str) -> int:
             pass
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    raise ConversionError(f"{where}: {value!r} is not an integer")
+    raise ConversionError(f"{where}: {shown(value)} is not an integer")
 
 
 def _double(value: Any, where: str) -> float:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
         try:
             return float(value)  # proto3 JSON writes "NaN" and "Infinity" as strings
-        except ValueError:
+        except (ValueError, OverflowError):  # an integer beyond a float's range
             pass
-    raise ConversionError(f"{where}: {value!r} is not a number")
+    raise ConversionError(f"{where}: {shown(value)} is not a number")
 
 
 _VALUE_KINDS = {

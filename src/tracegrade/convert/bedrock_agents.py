@@ -32,7 +32,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._json import loads
 from ..model.messages import HumanMessage, ToolCall
 from ._base import (
     AnyMessage,
@@ -48,6 +47,7 @@ from ._base import (
     string,
     without,
 )
+from ._readable import UnreadableJSON, parsed_json
 
 TRACE_KINDS = (
     "orchestrationTrace",
@@ -107,7 +107,9 @@ def is_agents_item(item: Any) -> bool:
 
 def _json(value: str, where: str, what: str, kinds: tuple[type, ...]) -> Any:
     try:
-        parsed = loads(value)
+        parsed = parsed_json(value)
+    except UnreadableJSON as error:
+        raise ConversionError(f"{where}: {error}") from None
     except ValueError:
         parsed = None
     if not isinstance(parsed, kinds) or isinstance(parsed, bool):
@@ -227,7 +229,7 @@ def _prompt_input(text: Any) -> tuple[str | None, int]:
     if not isinstance(text, str):
         return None, 0
     try:
-        prompt = loads(text)
+        prompt = parsed_json(text)
     except ValueError:
         return None, 0
     messages = prompt.get("messages") if isinstance(prompt, dict) else None

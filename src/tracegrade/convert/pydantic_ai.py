@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .._json import loads
 from ..model.messages import ToolCall
 from ._base import (
     AnyMessage,
@@ -41,6 +40,7 @@ from ._base import (
     text_of,
     without,
 )
+from ._readable import parsed_json
 
 _BOOKKEEPING = frozenset(
     {
@@ -74,7 +74,7 @@ def items_of(obj: Any) -> list[Any]:
         obj = all_messages()
     if isinstance(obj, (str, bytes)):
         try:
-            obj = loads(obj)
+            obj = parsed_json(obj)
         except ValueError as error:
             raise ConversionError(f"PydanticAI messages: not valid JSON ({error})") from None
     if isinstance(obj, Mapping) and isinstance(obj.get("parts"), list):

@@ -1,0 +1,163 @@
+"""Bad input never crashes and never vanishes: what the mutation fuzz harness
+(``tests/fuzz``) found, each case made again on a real fixture or corpus seed.
+
+Every converter refuses values nested deeper than ``MAX_DEPTH`` and text JSON cannot hold
+(a lone surrogate) with its own error naming the place.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.fuzz.mutations import Mutation, deep_list, places
+from tests.fuzz.seeds import load
+
+from tracegrade import EvaluationDataset, MultiTurnSample
+from tracegrade.cli import EXIT_INPUT, main
+from tracegrade.convert import SOURCES, ConversionError, convert_messages
+from tracegrade.convert._readable import MAX_DEPTH
+from tracegrade.convert.otel import read_otlp
+from tracegrade.errors import RecordError
+
+EVERY_SOURCE = [source for source in SOURCES if source != "auto"]
+
+
+def nested(depth: int, leaf: Any = "x") -> Any:
+    """``leaf`` inside ``depth`` lists."""
+    value = leaf
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def seed_of(source: str, name: str | None = None) -> Any:
+    """A copy of the first seed of ``source`` (or the one called ``name``) the fuzz
+    harness mutates."""
+    seeds = load().by_source[source]
+    return copy.deepcopy(next(s for s in seeds if name in (None, s.name)).data)
+
+
+def first_text(seed: Any) -> tuple[Any, ...]:
+    """The path of the first text (not a key) of ``seed``, depth first."""
+    return next(path for path, value, _ in places(seed) if isinstance(value, str))
+
+
+def changed(seed: Any, path: tuple[Any, ...], value: Any) -> Any:
+    """``seed`` with ``value`` at ``path`` (a copy)."""
+    mutant = Mutation(path, "type:null").apply(seed)
+    *above, last = path
+    parent = mutant
+    for step in above:
+        parent = parent[step]
+    parent[last] = value
+    return mutant
+
+
+def one_call(arguments: Any) -> list[dict[str, Any]]:
+    """An OpenAI conversation whose one call has ``arguments``."""
+    call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    return [{"role": "user", "content": "go"}, {"role": "assistant", "tool_calls": [call]}]
+
+
+# --- nesting -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", EVERY_SOURCE)
+def test_every_source_refuses_a_value_nested_too_deeply_naming_its_place(source: str) -> None:
+    seed = seed_of(source)
+    path = first_text(seed)
+    with pytest.raises(ConversionError, match=rf"nested deeper than {MAX_DEPTH} levels at "):
+        convert_messages(changed(seed, path, deep_list()), source=source, metadata=True)
+
+
+def test_the_limit_is_the_documented_depth() -> None:
+    # the conversation list, the message, its tool_calls, the call, its function and the
+    # arguments object are 6 levels; the lists inside make up the rest
+    within = one_call({"a": nested(MAX_DEPTH - 6)})
+    sample = MultiTurnSample(user_input=convert_messages(within, source="openai"))
+    assert MultiTurnSample.from_json(sample.to_json()) == sample
+    with pytest.raises(ConversionError, match=r"the input: nested deeper than 100 levels at "):
+        convert_messages(one_call({"a": nested(MAX_DEPTH - 5)}), source="openai")
+
+
+def test_arguments_given_as_json_text_are_held_to_the_same_limit() -> None:
+    text = json.dumps({"a": nested(500)})
+    with pytest.raises(ConversionError, match=r"\(f\): the arguments .* are JSON nested deeper"):
+        convert_messages(one_call(text), source="openai")
+    _, ai = convert_messages(one_call(text), source="openai", invalid_arguments="keep")
+    assert ai.tool_calls[0].unparsed_args == text  # type: ignore[union-attr]  # kept as text
+
+
+def test_the_command_line_names_the_line_and_the_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    given = tmp_path / "runs.jsonl"
+    given.write_text(json.dumps(one_call({"a": nested(500)})) + "\n")
+    out = tmp_path / "samples.jsonl"
+    assert main(["convert", "--from", "openai", str(given), str(out)]) == EXIT_INPUT
+    told = capsys.readouterr().err
+    assert f"{given} line 1: the input: nested deeper than 100 levels at [1].tool_calls" in told
+    assert out.read_text() == ""
+
+
+def test_a_record_names_its_position_and_the_place() -> None:
+    with pytest.raises(RecordError, match=r"records index 0: the input: nested deeper") as error:
+        EvaluationDataset.from_conversations([one_call({"a": nested(500)})], source="openai")
+    assert "at [1].tool_calls[0].function.arguments.a... (100 levels down)" in str(error.value)
+
+
+def test_an_otlp_document_is_checked_where_it_is_read() -> None:
+    document = seed_of("otel")
+    path = first_text(document)
+    with pytest.raises(ConversionError, match=r"^document: nested deeper than 100 levels at "):
+        read_otlp(changed(document, path, nested(500)))
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        (
+            "llm.input_messages.0.message." + "a." * 500 + "b",
+            "more than 100 parts split at the dots",
+        ),
+        ("llm.input_messages." + "1" * 5000 + ".message.role", "expected numbered entries"),
+    ],
+)
+def test_a_numbered_attribute_key_too_long_to_read_is_refused(key: str, message: str) -> None:
+    document = seed_of("openinference")
+    attributes = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    attributes.append({"key": key, "value": {"stringValue": "user"}})
+    with pytest.raises(ConversionError, match=message):
+        convert_messages(document, source="openinference")
+
+
+# --- text JSON cannot hold ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", EVERY_SOURCE)
+def test_every_source_refuses_a_lone_surrogate_naming_its_place(source: str) -> None:
+    seed = seed_of(source)
+    path = first_text(seed)
+    with pytest.raises(ConversionError, match=r"text with a lone surrogate \('\\ud800' at "):
+        convert_messages(changed(seed, path, "a\ud800b"), source=source, metadata=True)
+
+
+def test_a_lone_surrogate_in_a_key_is_refused_too() -> None:
+    given = [{"role": "user", "content": "hi", "odd\udfffkey": 1}]
+    with pytest.raises(ConversionError, match=r"a key with a lone surrogate .* at \[0\]\['odd"):
+        convert_messages(given, source="openai", metadata=True)
+
+
+# --- numbers ------------------------------------------------------------------------------
+
+
+def test_an_otlp_double_beyond_a_float_is_an_error() -> None:
+    document = seed_of("otel")
+    attributes = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"]
+    attributes.append({"key": "gen_ai.request.temperature", "value": {"doubleValue": 10**400}})
+    with pytest.raises(ConversionError, match=r"is not a number"):
+        convert_messages(document, source="otel")
