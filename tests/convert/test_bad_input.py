@@ -2,7 +2,8 @@
 (``tests/fuzz``) found, each case made again on a real fixture or corpus seed.
 
 Every converter refuses values nested deeper than ``MAX_DEPTH`` and text JSON cannot hold
-(a lone surrogate) with its own error naming the place.
+(a lone surrogate) with its own error naming the place; a value of the wrong type is an
+error, never a message read as empty or left out unsaid.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 from tests.fuzz.mutations import Mutation, deep_list, places
-from tests.fuzz.seeds import load
+from tests.fuzz.seeds import FIXTURES, load
 
 from tracegrade import EvaluationDataset, MultiTurnSample
 from tracegrade.cli import EXIT_INPUT, main
@@ -152,7 +153,98 @@ def test_a_lone_surrogate_in_a_key_is_refused_too() -> None:
         convert_messages(given, source="openai", metadata=True)
 
 
-# --- numbers ------------------------------------------------------------------------------
+# --- values of the wrong type --------------------------------------------------------------
+
+
+def fixture(name: str) -> Any:
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_bedrock_agents_parameter_type_that_is_not_text_is_an_error() -> None:
+    record = fixture("bedrock_agents/tool_calls_with_input_params.json")
+    found = [
+        path
+        for path, value, _ in places(record)
+        if path[-2:] == (0, "type") and "parameters" in path and isinstance(value, str)
+    ]
+    broken = changed(record, found[0], ["number"])
+    with pytest.raises(ConversionError, match=r"unknown parameter type \['number'\]"):
+        convert_messages(broken, source="bedrock")
+
+
+@pytest.mark.parametrize("data", [["content"], 7, "You're welcome.", None])
+def test_langchain_data_that_is_not_an_object_is_an_error(data: Any) -> None:
+    given = [{"type": "human", "data": {"content": "hi"}}, {"type": "ai", "data": data}]
+    with pytest.raises(ConversionError, match=r"message 1: 'data' must be an object"):
+        convert_messages(given, source="langchain")
+
+
+@pytest.mark.parametrize("messages", [None, {"0": "hi"}])
+def test_langchain_state_messages_that_are_not_a_list_are_an_error(messages: Any) -> None:
+    span = fixture("langchain/any_agent_chat_litellm_span.json")
+    with pytest.raises(ConversionError, match="input: 'messages' must be a list"):
+        convert_messages({**span["input.value"], "messages": messages}, source="langchain")
+    run = {"inputs": span["input.value"], "outputs": {"messages": messages}}
+    with pytest.raises(ConversionError, match="run outputs: 'messages' must be a list"):
+        convert_messages(run, source="langchain")
+
+
+@pytest.mark.parametrize("thought", [1, "yes", [True], {"a": 1}])
+def test_gemini_thought_that_is_not_a_boolean_is_an_error(thought: Any) -> None:
+    given = [
+        {"role": "user", "parts": [{"text": "Hi"}]},
+        {"role": "model", "parts": [{"text": "Hello.", "thought": thought}]},
+    ]
+    with pytest.raises(ConversionError, match="'thought' must be true or false"):
+        convert_messages(given, source="gemini")
+
+
+def test_gemini_thoughts_in_a_user_turn_are_an_error_not_a_lost_turn() -> None:
+    given = [{"role": "user", "parts": [{"text": "Hi", "thought": True}]}]
+    with pytest.raises(ConversionError, match="a thought part in a user turn"):
+        convert_messages(given, source="gemini")
+
+
+def test_gemini_null_role_reads_as_a_missing_one_and_keeps_every_message() -> None:
+    seed = seed_of("gemini", "gemini_rest-weather")
+    for index, content in enumerate(seed):
+        nulled = changed(seed, (index, "role"), None)
+        missing = [c if k != index else {"parts": c["parts"]} for k, c in enumerate(seed)]
+        converted = convert_messages(nulled, source="gemini")
+        assert len(converted) == len(convert_messages(seed, source="gemini"))
+        assert converted == convert_messages(missing, source="gemini")
+        assert content["role"] in ("user", "model")
+
+
+def test_gemini_content_without_parts_or_role_is_an_error() -> None:
+    request = fixture("adk/request.json")
+    broken = {**request, "contents": {"text_": "What is the weather?"}}
+    with pytest.raises(ConversionError, match=r"not a Gemini Content \(no 'parts' or 'role'\)"):
+        convert_messages(broken, source="adk")
+
+
+@pytest.mark.parametrize("tasks", [None, True, {"raw": "x"}])
+def test_crewai_tasks_output_that_is_not_a_list_is_an_error(tasks: Any) -> None:
+    crew = {**fixture("crewai/crew_output.json"), "tasks_output": tasks}
+    with pytest.raises(ConversionError, match="item 0: 'tasks_output' must be a list"):
+        convert_messages(crew, source="crewai")
+
+
+@pytest.mark.parametrize("images", [2.5, 3, True, "image.png"])
+def test_smolagents_task_images_that_are_not_a_list_are_an_error(images: Any) -> None:
+    steps = seed_of("smolagents", "smolagents-weather_agent")
+    broken = changed(steps, (0, "task_images"), images)
+    with pytest.raises(ConversionError, match="step 0 task_images: expected a list"):
+        convert_messages(broken, source="smolagents")
+
+
+@pytest.mark.parametrize("output", ["text", 2.5, ["x"]])
+def test_smolagents_model_output_message_that_is_not_an_object_is_an_error(output: Any) -> None:
+    steps = seed_of("smolagents", "smolagents-weather_agent")
+    index = next(k for k, step in enumerate(steps) if "model_output_message" in step)
+    broken = changed(steps, (index, "model_output_message"), output)
+    with pytest.raises(ConversionError, match="'model_output_message' must be an object"):
+        convert_messages(broken, source="smolagents")
 
 
 def test_an_otlp_double_beyond_a_float_is_an_error() -> None:

@@ -142,7 +142,7 @@ def _typed(param: Any, where: str) -> tuple[str, Any]:
     place = f"{where} ({name})"
     if kind is None or not isinstance(value, str):
         return name, value
-    parse = _PARSERS.get(kind)
+    parse = _PARSERS.get(kind) if isinstance(kind, str) else None
     if parse is None:
         raise ConversionError(
             f"{place}: unknown parameter type {shown(kind)}; expected one of " + ", ".join(_PARSERS)

@@ -163,7 +163,12 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
         if kind == "task":
             _task(item, where, builder)
         elif kind == "crew":
-            for k, task in enumerate(item["tasks_output"]):
+            tasks = item["tasks_output"]
+            if not isinstance(tasks, list):
+                raise ConversionError(
+                    f"{where}: 'tasks_output' must be a list, got {type(tasks).__name__}"
+                )
+            for k, task in enumerate(tasks):
                 _task(plain_data(task), f"{where} tasks_output[{k}]", builder)
         elif kind == "action":
             call = make_call(item.get("tool"), item.get("tool_input"), None, where, options)

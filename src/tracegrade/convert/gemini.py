@@ -185,7 +185,12 @@ def _part(value: Any, index: int, where: str) -> _Part:
     member = _fields(raw, f"{where} {kind}") if kind != "text" else raw
     if kind == "text":
         string(raw, where, "text")
-        if fields.get("thought"):
+        thought = fields.get("thought")
+        if thought is not None and not isinstance(thought, bool):
+            raise ConversionError(
+                f"{where}: 'thought' must be true or false, got {type(thought).__name__}"
+            )
+        if thought:
             kind = "thought"
     return _Part(index, kind, key, member, source, marks)
 
@@ -308,6 +313,8 @@ class _Reader:
         stray = sorted(set(fields) & _DATA)
         if stray:
             raise ConversionError(f"{where}: {stray[0]!r} belongs in a part, inside 'parts'")
+        if value and not {_snake(key) for key in value} & {"parts", "role"}:
+            raise not_one_of(where, "a Gemini Content (no 'parts' or 'role')", value)
         parts = fields.get("parts", [])
         if not isinstance(parts, list):
             raise ConversionError(f"{where}: 'parts' must be a list")
@@ -372,6 +379,8 @@ class _Reader:
                 if part.value:
                     turn.texts.append(part.value)
             elif kind == "thought":
+                if role != "model":  # a user turn of thoughts alone would vanish
+                    raise ConversionError(f"{place}: a thought part in a {role} turn")
                 turn.thoughts.append(part.source)
             elif kind in _MEDIA:
                 turn.media.append(part.source)

@@ -199,8 +199,14 @@ def _unwrapped(data: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[s
         data = record(data["message"], f"{where} message")
     if is_serialised(data):
         data = _from_serialised(data, where)
-    elif set(data) == {"type", "data"} and isinstance(data["data"], dict):  # messages_to_dict
-        data = {**data["data"], "type": data["type"]}
+    elif set(data) == {"type", "data"}:  # messages_to_dict
+        fields = data["data"]
+        if not isinstance(fields, Mapping):
+            raise ConversionError(
+                f"{where}: 'data' must be an object (the message's fields, as "
+                f"messages_to_dict writes them), got {type(fields).__name__}"
+            )
+        data = {**fields, "type": data["type"]}
     return data, generation
 
 
@@ -256,11 +262,19 @@ def _run(data: Mapping[str, Any]) -> list[Any]:
     if "generations" in outputs:
         return [*prompt, *_generations(outputs, "run outputs")]
     if "messages" in outputs:
-        answer = _one_prompt(outputs["messages"], "run outputs messages")
+        given = _given_list(outputs["messages"], "run outputs")
+        answer = _one_prompt(given, "run outputs messages")
         return [*prompt, *answer[_continues(prompt, answer) :]]
     if outputs:
         raise not_one_of("run outputs", "a chat model's generations or a state's messages", outputs)
     return prompt
+
+
+def _given_list(value: Any, where: str) -> Any:
+    """A ``messages`` that is there: a list (``None`` is no list here, but a loss)."""
+    if not isinstance(value, (list, tuple)):
+        raise ConversionError(f"{where}: 'messages' must be a list, got {type(value).__name__}")
+    return value
 
 
 def items_of(obj: Any) -> list[Any]:
@@ -276,7 +290,7 @@ def items_of(obj: Any) -> list[Any]:
     if "generations" in data:
         return _generations(data, "input")
     if "messages" in data:
-        return _one_prompt(data["messages"], "input messages")
+        return _one_prompt(_given_list(data["messages"], "input"), "input messages")
     if is_serialised(data) or data.get("type") in TYPES or data.get("type") in _GENERATIONS:
         return [obj]
     raise not_one_of("input", "LangChain messages or a container of them", data)

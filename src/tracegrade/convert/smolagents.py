@@ -37,6 +37,7 @@ from ._base import (
     Options,
     checked,
     flatten_text,
+    listed,
     make_call,
     not_one_of,
     plain,
@@ -117,7 +118,11 @@ def _action(data: Mapping[str, Any], where: str, builder: Builder) -> None:
     options = builder.options
     raw_calls = data.get("tool_calls") or []
     output = data.get("model_output_message")
-    if not raw_calls and isinstance(output, Mapping):  # a failed call is not in tool_calls
+    if output is not None and not isinstance(output, Mapping):
+        raise ConversionError(
+            f"{where}: 'model_output_message' must be an object, got {type(output).__name__}"
+        )
+    if not raw_calls and output is not None:  # a failed call is not in tool_calls
         raw_calls = output.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raise ConversionError(f"{where}: 'tool_calls' must be a list")
@@ -147,7 +152,7 @@ def _step(data: Mapping[str, Any], where: str, builder: Builder) -> None:
     elif "system_prompt" in keys:
         builder.add_system("system", _text(data["system_prompt"], where), [])
     elif "task" in keys:
-        images = data.get("task_images")
+        images = listed(data.get("task_images"), f"{where} task_images")
         extra = {"task_images": len(images)} if images else None
         builder.human(_text(data["task"], where), builder.meta(data, "task", extra=extra))
     elif "plan" in keys:
