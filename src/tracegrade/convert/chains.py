@@ -30,9 +30,9 @@ from ..model.samples import MultiTurnSample
 from ._base import ConversionError
 from .openai_responses import Links, convert_chain, links_of
 from .records import (
-    WRAPPER_KEY,
     ConversionSettings,
     Outcome,
+    conversation_of,
     first_problem,
     is_wrapper,
     to_sample,
@@ -71,8 +71,7 @@ class Plan:
 
 def record_links(record: Any) -> Links | None:
     """The links of a record, or of the conversation its wrapper holds."""
-    conversation = record[WRAPPER_KEY] if is_wrapper(record) else record
-    return links_of(conversation)
+    return links_of(conversation_of(record))
 
 
 def plan_chains(entries: Iterable[Entry]) -> Plan:
@@ -249,8 +248,7 @@ def _chain_outcome(
         position, problem = chain.problem
         return RecordError(origin, position, None, problem, kind=first_kind, record_id=record_id)
     conversations = [
-        (f"{kind} {position}", record[WRAPPER_KEY] if is_wrapper(record) else record)
-        for position, kind, record in entries
+        (f"{kind} {position}", conversation_of(record)) for position, kind, record in entries
     ]
     try:
         messages = convert_chain(conversations, settings.options())

@@ -11,6 +11,14 @@ fields (``id``, ``reference``, ``reference_tool_calls`` or
 ``reference_tool_calls_per_turn``, ``reference_topics``, ``metadata``); any other key
 there is an error, so a typo is never read as a sample.
 
+A record with a ``messages`` list and a field only a sample has (``id`` or a
+``reference...``), the common dataset layout ``{"id": "run-7", "messages": [...]}``, is a
+wrapper of its ``messages`` in the same way: its other keys must be sample fields too,
+and any other key is an error naming it (a request with its own fields and an id is
+wrapped as ``{"id": ..., "conversation": {...}}``). So an ``id`` is never read as a
+request's field and dropped. A record with ``messages`` and no such field (a LangGraph
+state, a Swarm response, a request) is a conversation, as before.
+
 OpenAI Responses records chained by ``previous_response_id`` are joined into one sample
 (:mod:`tracegrade.convert.chains`). Files of records are read by
 :mod:`tracegrade.io.conversations`.
@@ -38,6 +46,10 @@ SAMPLE_FIELDS = frozenset(
     }
 )
 WRAPPER_KEY = "conversation"
+MESSAGES_KEY = "messages"
+SAMPLE_ONLY_FIELDS = SAMPLE_FIELDS - {"metadata"}
+"""The sample fields no source's request or state has: one beside ``messages`` makes the
+record a wrapper."""
 OTLP_SOURCES = ("otel", "openinference")
 CHAIN_SOURCES = ("auto", "openai_responses")
 """The sources whose records are joined by ``previous_response_id`` (see
@@ -63,9 +75,35 @@ class ConversionSettings:
 
 def is_wrapper(record: Any) -> bool:
     """Does ``record`` wrap a conversation with sample fields (rather than be one)?"""
+    return _wraps_conversation(record) or _wraps_messages(record)
+
+
+def _wraps_conversation(record: Any) -> bool:
     if not isinstance(record, Mapping) or WRAPPER_KEY not in record:
         return False
     return isinstance(record[WRAPPER_KEY], list) or set(record) - {WRAPPER_KEY} <= SAMPLE_FIELDS
+
+
+def _wraps_messages(record: Any) -> bool:
+    return (
+        isinstance(record, Mapping)
+        and isinstance(record.get(MESSAGES_KEY), list)
+        and not _wraps_conversation(record)
+        and not SAMPLE_ONLY_FIELDS.isdisjoint(record)
+    )
+
+
+def wrapped_key(record: Any) -> str | None:
+    """The key under which ``record`` wraps its conversation, or ``None`` when it is one."""
+    if _wraps_conversation(record):
+        return WRAPPER_KEY
+    return MESSAGES_KEY if _wraps_messages(record) else None
+
+
+def conversation_of(record: Any) -> Any:
+    """The conversation ``record`` holds: what its wrapper wraps, or the record itself."""
+    key = wrapped_key(record)
+    return record if key is None else record[key]
 
 
 def to_sample(
@@ -74,14 +112,12 @@ def to_sample(
     """One record as a MultiTurnSample, or a RecordError naming ``origin``, the position,
     the field and the rule."""
     fields: dict[str, Any] = {}
-    conversation = record
     if is_wrapper(record):
         fields = wrapper_fields(record, position, origin=origin, kind=kind)
-        conversation = record[WRAPPER_KEY]
     try:
-        messages = converted(conversation, settings.source, settings.options())
+        messages = converted(conversation_of(record), settings.source, settings.options())
     except ConversionError as error:
-        field = WRAPPER_KEY if fields or is_wrapper(record) else None
+        field = wrapped_key(record)
         raise RecordError(
             origin, position, field, str(error), kind=kind, record_id=readable_id(fields)
         ) from None
@@ -98,15 +134,29 @@ def wrapper_fields(
 ) -> dict[str, Any]:
     """The sample fields a wrapper gives, or a RecordError naming the first key that is
     not one."""
-    fields = {key: value for key, value in record.items() if key != WRAPPER_KEY}
+    key = wrapped_key(record)
+    fields = {name: value for name, value in record.items() if name != key}
     unknown = sorted(set(fields) - SAMPLE_FIELDS)
     if unknown:
+        if key == WRAPPER_KEY:
+            rule = f"a record with '{WRAPPER_KEY}' may also hold only "
+        else:
+            given = ", ".join(repr(name) for name in sorted(SAMPLE_ONLY_FIELDS & set(fields)))
+            rule = (
+                f"a record with '{MESSAGES_KEY}' and {given} is a sample, whose other keys "
+                f"may be only "
+            )
+        rule += ", ".join(sorted(SAMPLE_FIELDS))
+        if key == MESSAGES_KEY:
+            rule += (
+                f"; a request with fields of its own is wrapped as "
+                f'{{"id": ..., "{WRAPPER_KEY}": {{...}}}}'
+            )
         raise RecordError(
             origin,
             position,
             unknown[0],
-            f"not a sample field; a record with '{WRAPPER_KEY}' may also hold only "
-            + ", ".join(sorted(SAMPLE_FIELDS)),
+            f"not a sample field; {rule}",
             kind=kind,
             record_id=readable_id(fields),
         )
