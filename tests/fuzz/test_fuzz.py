@@ -1,6 +1,6 @@
-"""The fuzz harness's own checks: every rule of the oracle catches a converter broken on
-purpose, mutants are made again from their index, and a failure is shrunk to the part
-of its seed that fails."""
+"""The bounded fuzz run of the suite, and the harness's own checks: every rule of the
+oracle catches a converter broken on purpose, mutants are made again from their index,
+and a failure is shrunk to the part of its seed that fails."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from tests.fuzz import oracle
-from tests.fuzz.campaign import mutant
+from tests.fuzz.campaign import Settings, mutant, run
 from tests.fuzz.corpus import CORPUS
 from tests.fuzz.mutations import Mutation, deep_list, mutations_of, to_json_text
 from tests.fuzz.oracle import Attempt, baseline, judge
@@ -20,6 +20,15 @@ from tracegrade import AIMessage, HumanMessage
 from tracegrade.convert import SOURCES, openai_chat
 
 EVERY_SOURCE = [source for source in SOURCES if source != "auto"]
+PER_SOURCE = 300
+"""Mutants per source in the suite's run (the long run: ``python -m tests.fuzz``)."""
+
+
+@pytest.mark.parametrize("source", EVERY_SOURCE)
+def test_a_bounded_campaign_finds_nothing(source: str) -> None:
+    tally = run(Settings(per_source=PER_SOURCE, seed=0, sources=(source,), cli_every=10))
+    assert sum(tally.outcomes[source].values()) == PER_SOURCE
+    assert not tally.failures, "\n".join(failure.describe() for failure in tally.failures)
 
 
 def test_every_source_has_seeds_and_every_fixture_is_used_or_said_why_not() -> None:
