@@ -14,11 +14,13 @@ returns a :class:`Verdict`. The oracle:
    may take the message that held only it, and more messages are allowed, since a
    changed id may make two things the seed read as one no longer the same. When the new
    value says something (is not null, empty or gone), no message that had text, calls
-   or content parts in the seed's conversion comes out with none. Two changes are let
+   or content parts in the seed's conversion comes out with none. Three changes are let
    pass: a key set to null that converts exactly as the key left out (null then says
    "absent", and what an absence means is the structure's business, which this rule
-   does not judge), and new text in an OTLP attribute's key or an event's name (a name
-   no convention has is no LLM activity: not reading its span or event is right);
+   does not judge); new text in an OTLP attribute's key or an event's name (a name no
+   convention has is no LLM activity: not reading its span or event is right); and text
+   replaced by text found whole in a message (a text a source parses into several
+   messages, such as a ReAct turn, reads as what it now says);
 4. what converts is a sample whose JSON reads back equal.
 """
 
@@ -73,8 +75,10 @@ def time_limit(seconds: float) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class Baseline:
-    """A seed's own conversion: its messages, and the warnings of what it left out."""
+    """A seed, and its own conversion: its messages, and the warnings of what it left
+    out."""
 
+    data: Any
     messages: list[Any]
     left_out: tuple[str, ...]
 
@@ -126,7 +130,7 @@ def convert(
 def baseline(data: Any, source: str) -> Baseline:
     """The seed's conversion, which a mutant's is compared with (it must convert)."""
     messages, left_out = convert(data, Attempt(source))
-    return Baseline(messages, left_out)
+    return Baseline(data, messages, left_out)
 
 
 def is_empty(message: Any) -> bool:
@@ -159,7 +163,10 @@ def _judge(mutant: Any, mutation: Mutation, attempt: Attempt, seed: Baseline) ->
         return _crash(error)
     skipped = left_out != seed.left_out
     loss = None if skipped or _renames(mutation, attempt) else _loss(messages, mutation, seed)
-    if loss is not None and not _null_is_absent(mutant, mutation, attempt, messages):
+    if loss is not None and not (
+        _null_is_absent(mutant, mutation, attempt, messages)
+        or _text_read_anew(mutant, mutation, seed, messages)
+    ):
         return loss
     problem = round_trip(messages)
     if problem is not None:
@@ -197,8 +204,9 @@ def _renames(mutation: Mutation, attempt: Attempt) -> bool:
 
 
 def _null_is_absent(mutant: Any, mutation: Mutation, attempt: Attempt, messages: list[Any]) -> bool:
-    """Is a key set to null read exactly as the key left out? Then null says "absent",
-    as JSON APIs use it, and what the key's absence means is the structure's business."""
+    """Is a key set to null read exactly as the key left out (metadata aside, which may
+    keep the null)? Then null says "absent", as JSON APIs use it, and what the key's
+    absence means is the structure's business."""
     if mutation.kind != "type:null" or not isinstance(mutation.path[-1], str):
         return False
     absent = Mutation(mutation.path, "key:remove").apply(mutant)
@@ -206,7 +214,30 @@ def _null_is_absent(mutant: Any, mutation: Mutation, attempt: Attempt, messages:
         without, _ = convert(absent, attempt)
     except Exception:
         return False
-    return without == messages
+    return list(map(_bare, without)) == list(map(_bare, messages))
+
+
+def _bare(message: Any) -> Any:
+    """A message less its metadata."""
+    return message.replace(metadata=None)
+
+
+def _text_read_anew(mutant: Any, mutation: Mutation, seed: Baseline, messages: list[Any]) -> bool:
+    """Was text the seed holds replaced by text that is all there in a message? A text a
+    source parses into several messages (a ReAct turn's action and observation) then
+    reads as what it now says: nothing was lost."""
+    if not isinstance(_at(seed.data, mutation.path), str):
+        return False
+    new = _at(mutant, mutation.path)
+    if isinstance(new, list) and all(isinstance(item, str) for item in new):
+        new = "\n".join(new)
+    return isinstance(new, str) and any(new in message.content for message in messages)
+
+
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        data = data[step]
+    return data
 
 
 def round_trip(messages: list[Any]) -> Verdict | None:
