@@ -36,7 +36,7 @@ from ._base import (
     string,
     without,
 )
-from ._steps import count, outcome, usage
+from ._steps import cache_apart, count, outcome, usage
 
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _THINKING = ("thinking", "redacted_thinking")
@@ -96,18 +96,14 @@ def _usage(data: dict[str, Any], where: str) -> TokenUsage | None:
         return None
     found = record(raw, f"{where} usage")
     place = f"{where} usage"
-    fresh = count(found.get("input_tokens"), f"{place}.input_tokens")
-    read = count(found.get("cache_read_input_tokens"), f"{place}.cache_read_input_tokens")
-    written = count(
-        found.get("cache_creation_input_tokens"), f"{place}.cache_creation_input_tokens"
+    cached = cache_apart(
+        found, place, "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
     )
     details = record(found.get("output_tokens_details") or {}, f"{place}.output_tokens_details")
     return usage(
         place,
-        input_tokens=None if fresh is None else fresh + (read or 0) + (written or 0),
+        **cached,
         output_tokens=count(found.get("output_tokens"), f"{place}.output_tokens"),
-        cache_read_tokens=read,
-        cache_write_tokens=written,
         reasoning_tokens=count(
             details.get("thinking_tokens"), f"{place}.output_tokens_details.thinking_tokens"
         ),
