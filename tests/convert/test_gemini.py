@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from tests.convert.test_roundtrip import FAST
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.gemini import CODE_EXECUTION
-from tracegrade.model.steps import TokenUsage, ToolOutcome, ToolStatus
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 
 def gemini(obj: Any, **options: Any) -> list[Any]:
@@ -587,3 +588,15 @@ def test_a_wrong_count_names_the_response(wrong: Any) -> None:
     response = {**REST_RESPONSE, "usageMetadata": {"promptTokenCount": wrong}}
     with pytest.raises(ConversionError, match=r"^message 0 usage_metadata\.prompt_token_count"):
         gemini(response)
+
+
+def test_vertex_create_time_is_when_the_step_started() -> None:
+    # the SDK's GenerateContentResponse as Vertex AI serves it, with createTime ("Timestamp
+    # when the request is made to the server"); the value is made up
+    response = types.GenerateContentResponse.model_validate(
+        {**REST_RESPONSE, "createTime": "2025-06-01T10:00:00.250Z"}
+    )
+    [ai] = gemini(response)
+    assert ai.timing == Timing(started_at=datetime(2025, 6, 1, 10, 0, 0, 250000, timezone.utc))
+    with pytest.raises(ConversionError, match=r"^message 0 create_time: 'noon' is not a date"):
+        gemini({**REST_RESPONSE, "createTime": "noon"})

@@ -18,7 +18,8 @@ with their part's kind in ``metadata["result_type"]``). Media parts
 
 Whatever the metadata option, a response's ``usage_metadata`` and ``model_version``
 become its model turn's usage (see :func:`_usage` for how Gemini's counts map to the
-convention), and a function response's ``error`` / ``output`` keys its outcome.
+convention) and its ``create_time`` (Vertex AI's) the turn's start; a function
+response's ``error`` key its outcome.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import ToolCall
-from ..model.steps import TokenUsage, ToolOutcome, ToolStatus
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 from ._base import (
     AnyMessage,
     Builder,
@@ -47,7 +48,7 @@ from ._base import (
     text_of,
     without,
 )
-from ._steps import count, outcome, usage
+from ._steps import count, moment, outcome, timing, usage
 
 CODE_EXECUTION = "code_execution"
 """The tool name given to hosted code execution (``executable_code`` parts)."""
@@ -265,7 +266,10 @@ class _Reader:
         outer.update(_given(candidate, "content"))
         content = _fields(candidate, f"{where} candidates[0]").get("content", {"role": "model"})
         used = _usage(fields, where)
-        self._content(content, f"{where} candidates[0].content", "model", outer, used)
+        # Vertex AI's createTime: "Timestamp when the request is made to the server"
+        sent = moment(fields.get("create_time"), f"{where} create_time")
+        took = timing(f"{where} create_time", started_at=sent)
+        self._content(content, f"{where} candidates[0].content", "model", outer, used, took)
 
     def _history(self, history: Any, where: str) -> None:
         """The turns automatic function calling added: the history less its leading
@@ -333,6 +337,7 @@ class _Reader:
         default_role: str | None = None,
         outer: dict[str, Any] | None = None,
         used: TokenUsage | None = None,
+        took: Timing | None = None,
     ) -> None:
         fields, parts, role = self._read(value, where, default_role)
         if role not in _ROLES:
@@ -346,15 +351,21 @@ class _Reader:
         if role == "system":
             self._system(fields.get("parts", []), where)
         elif role == "model":
-            self._model(parts, where, source, used)
+            self._model(parts, where, source, used, took)
         else:
             self._user(parts, where, source, role)
 
     def _model(
-        self, parts: list[_Part], where: str, source: dict[str, Any], used: TokenUsage | None
+        self,
+        parts: list[_Part],
+        where: str,
+        source: dict[str, Any],
+        used: TokenUsage | None = None,
+        took: Timing | None = None,
     ) -> None:
         turn = self._sort(parts, where, "model")
-        self.builder.ai("\n".join(turn.texts), turn.calls, self._meta(source, turn), usage=used)
+        meta = self._meta(source, turn)
+        self.builder.ai("\n".join(turn.texts), turn.calls, meta, usage=used, timing=took)
         self.pending.extend((call.name, call.id) for call in turn.calls)
         for part in turn.results:
             self._result(part, f"{where} part {part.index}")
