@@ -462,6 +462,25 @@ def test_cache_tokens_land_in_the_convention_fields() -> None:
     assert ai.timing == Timing(duration=0.85)  # latencyMs 850
 
 
+@pytest.mark.parametrize(
+    ("fresh", "read", "output", "total"),
+    [(10, 5848, 4, 5862), (2, 6450, 5, 6457), (8, 23284, 35, 23327)],
+)
+def test_bedrocks_own_total_counts_the_cache_apart_from_input_tokens(
+    fresh: int, read: int, output: int, total: int
+) -> None:
+    # usage counts captured from live Converse responses, as a public test suite quotes
+    # them (found through the code search; its file names no repository): in each,
+    # totalTokens = inputTokens + cacheReadInputTokens + outputTokens, so inputTokens leave
+    # the cached tokens out and the whole input is their sum
+    counts = {"inputTokens": fresh, "outputTokens": output, "totalTokens": total}
+    response = {**RESPONSE, "usage": {**counts, "cacheReadInputTokens": read}}
+    check_response(response)
+    (ai,) = bedrock(response)
+    assert ai.usage is not None and ai.usage.input_tokens == fresh + read
+    assert ai.usage.total_tokens == total
+
+
 def test_a_tool_result_without_status_has_no_outcome() -> None:
     messages = checked(
         [

@@ -282,11 +282,10 @@ def _usage(data: dict[str, Any], where: str) -> TokenUsage | None:
     """A Converse response's ``usage`` on the model's convention: ``inputTokens`` plus the
     cache's reads and writes. The Converse API reference (``TokenUsage``) lists
     ``cacheReadInputTokens`` and ``cacheWriteInputTokens`` beside ``inputTokens`` without
-    saying that one holds the others; Bedrock reports the counts of the models behind it,
-    and for Anthropic's the prompt-caching guide gives the whole input as the sum of the
-    three, so they are added (a response whose cached tokens exceed ``inputTokens``, as
-    cache hits give, could not be read otherwise). Bedrock gives no reasoning count:
-    ``outputTokens`` is read as it is."""
+    saying whether one holds the others; live responses do: their ``totalTokens`` is
+    ``inputTokens + cacheReadInputTokens + outputTokens`` (tests/convert/test_bedrock.py),
+    as Anthropic's prompt-caching guide sums the three for its models. Bedrock gives no
+    reasoning count: ``outputTokens`` is read as it is."""
     raw = data.get("usage")
     if raw is None:
         return None
