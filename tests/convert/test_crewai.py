@@ -198,6 +198,9 @@ def test_a_delegation_is_an_agent_called_as_a_tool() -> None:
 def test_failures_and_run_totals_that_name_no_call_are_counted() -> None:
     crew = load("crew_output.json")
     task = copy.deepcopy(crew["tasks_output"][0])
+    task["tool_failures"][0]["tool_args"] = '{"city": "Paris"}'  # as the model wrote them
+    paris = [m for m in convert_messages([task], source="crewai") if isinstance(m, ToolMessage)]
+    assert paris[1].status is ToolStatus.ERROR
     task["tool_failures"][0]["tool_args"] = {"city": "Oslo"}  # no such call
     with pytest.warns(ConversionWarning, match="1x CrewAI tool failure naming no call"):
         messages = convert_messages([task], source="crewai")

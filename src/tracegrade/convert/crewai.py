@@ -44,10 +44,12 @@ Outcome, usage, timing and handoffs, whatever the metadata option:
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
+from .._json import loads
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolCallType, ToolMessage
 from ..model.steps import ToolStatus
 from . import _steps, openai_chat
@@ -193,6 +195,9 @@ def _result_of(record: Mapping[str, Any], messages: list[Any], marked: set[int])
     """The result of the first call ``record`` names (its tool and arguments) whose
     result is not yet in ``marked`` (positions in ``messages``), or ``None``."""
     arguments = record.get("tool_args")
+    if isinstance(arguments, str):  # the arguments as the model wrote them
+        with contextlib.suppress(ValueError):
+            arguments = loads(arguments)
     for position, message in enumerate(messages):
         for call in (message.tool_calls or []) if isinstance(message, AIMessage) else []:
             if call.name != record.get("tool_name"):
