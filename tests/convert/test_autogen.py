@@ -458,6 +458,7 @@ def test_a_swarm_handoff_marks_the_transfer_call() -> None:
     # the export has no place for a call's kind: it comes back a plain call
     back = convert_messages(to_autogen([human, asked, looked, transferred]))
     assert back[1].tool_calls[1].type is None  # type: ignore[union-attr,index]
+    assert back[2].outcome == OK  # type: ignore[union-attr]  # written back as is_error=False
 
 
 def test_a_result_without_is_error_has_no_outcome_and_bad_counts_are_named() -> None:
