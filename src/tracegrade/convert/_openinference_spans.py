@@ -12,6 +12,7 @@ from typing import Any
 
 from .._json import loads
 from ..model.messages import ToolCall
+from ..model.steps import TokenUsage
 from ._base import (
     AnyMessage,
     Builder,
@@ -26,6 +27,8 @@ from ._base import (
 )
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
+from ._span_facts import first_of, span_outcome, span_timing, text_of_first
+from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 
 KIND = "openinference.span.kind"
@@ -148,6 +151,50 @@ def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
     return indexed_messages(span, prefix, options, _message)
 
 
+# --- usage --------------------------------------------------------------------------------
+
+# OpenInference's counts are on the model's convention: llm.token_count.prompt includes
+# the tokens read from and written to a cache (its instrumentors add Anthropic's cache
+# counts to the prompt count: Arize-ai/openinference pull requests 1429, 3611, 3734),
+# llm.token_count.completion the reasoning ones (OpenAI's completion_tokens). The cost
+# is llm.cost.total, in US dollars; llm.token_count.total is input plus output, not read.
+_COUNTS = {
+    "input_tokens": "llm.token_count.prompt",
+    "output_tokens": "llm.token_count.completion",
+    "cache_read_tokens": "llm.token_count.prompt_details.cache_read",
+    "cache_write_tokens": "llm.token_count.prompt_details.cache_write",
+    "reasoning_tokens": "llm.token_count.completion_details.reasoning",
+}
+_MODEL = ("llm.response.model_name", "llm.model_name", "llm.request.model_name")
+_PROVIDER = ("llm.provider", "llm.system")
+_COST = "llm.cost.total"
+_APART = ("GUARDRAIL", "EVALUATOR")
+
+
+def _usage(span: Span) -> TokenUsage | None:
+    """What an ``LLM`` span says its call used."""
+    counts = {name: first_of(span, (key,), count) for name, key in _COUNTS.items()}
+    return usage(
+        span.label,
+        **counts,
+        model=text_of_first(span, _MODEL),
+        provider=text_of_first(span, _PROVIDER),
+        cost=first_of(span, (_COST,), amount),
+    )
+
+
+def _kind(span: Span) -> str | None:
+    kind = span.attributes.get(KIND)
+    return kind.upper() if isinstance(kind, str) else None
+
+
+def apart(span: Span) -> str | None:
+    """A ``GUARDRAIL`` or ``EVALUATOR`` span: the LLM calls in it check the agent, they
+    are not the agent's."""
+    kind = _kind(span)
+    return f"an OpenInference {kind} span" if kind in _APART else None
+
+
 # --- spans --------------------------------------------------------------------------------
 
 
@@ -162,7 +209,9 @@ def _model_step(span: Span, kind: str, options: Options) -> ModelStep | None:
         return _value_step(span, kind, options)
     attributes = {key: value for key, value in span.attributes.items() if not _restated(key)}
     extra = {"attributes": attributes, "events": [event.plain() for event in span.events]}
-    return ModelStep.built(span, inputs, outputs, extra)
+    return ModelStep.built(
+        span, inputs, outputs, extra, usage=_usage(span), timing=span_timing(span)
+    )
 
 
 # --- input.value and output.value --------------------------------------------------------
@@ -253,6 +302,8 @@ def _value_step(span: Span, kind: str, options: Options) -> ModelStep | None:
         outputs=outputs or None,
         extra=without(extra),
         fallback=kind != "LLM",
+        usage=_usage(span) if kind == "LLM" else None,
+        timing=span_timing(span),
     )
 
 
@@ -289,13 +340,14 @@ def _tool_step(span: Span) -> ToolStep:
         has_arguments=has_arguments,
         result=result,
         has_result=has_result,
+        outcome=span_outcome(span),
+        timing=span_timing(span),
     )
 
 
 def read_step(span: Span, options: Options) -> Step | None:
     """What one span says about the conversation, or None when it says nothing."""
-    kind = span.attributes.get(KIND)
-    kind = kind.upper() if isinstance(kind, str) else None
+    kind = _kind(span)
     if kind == "TOOL":
         return _tool_step(span)
     if kind is None:
@@ -303,4 +355,4 @@ def read_step(span: Span, options: Options) -> Step | None:
     return _model_step(span, kind, options)
 
 
-FORMAT = Format("openinference", "session.id", read_step)
+FORMAT = Format("openinference", "session.id", read_step, apart)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.steps import Timing, TokenUsage, ToolOutcome
 from ._base import AnyMessage, Builder, Options, without
 from ._otlp import Span
 
@@ -25,7 +26,9 @@ class ModelStep:
     carries messages of its own. ``fallback`` marks a span that only restates what went
     in and came out (OpenInference ``input.value`` / ``output.value``): it is used only
     when no other model step of its conversation carries messages, and of nested ones only
-    the outermost.
+    the outermost. ``usage`` is what the span says the call used (read for model calls
+    only, never for agent or fallback spans, whose counts are totals of the calls inside
+    them) and ``timing`` when it ran; both go to the AIMessage its output becomes.
     """
 
     span: Span
@@ -35,6 +38,8 @@ class ModelStep:
     extra: dict[str, Any]
     agent: bool = False
     fallback: bool = False
+    usage: TokenUsage | None = None
+    timing: Timing | None = None
 
     @classmethod
     def built(
@@ -45,6 +50,8 @@ class ModelStep:
         extra: Mapping[str, Any],
         *,
         agent: bool = False,
+        usage: TokenUsage | None = None,
+        timing: Timing | None = None,
     ) -> ModelStep:
         """The step of what ``inputs`` and ``outputs`` read (``None``: not captured), their
         system prompts together, with ``extra`` less its empty values."""
@@ -55,12 +62,15 @@ class ModelStep:
             outputs=outputs.messages if outputs else None,
             extra=without(extra),
             agent=agent,
+            usage=usage,
+            timing=timing,
         )
 
 
 @dataclass
 class ToolStep:
-    """A tool execution: name, call id, and arguments and result when they were captured."""
+    """A tool execution: name, call id, and arguments and result when they were captured;
+    ``outcome`` and ``timing`` go to the ToolMessage of its result."""
 
     span: Span
     name: str
@@ -70,6 +80,8 @@ class ToolStep:
     has_arguments: bool = False
     result: Any = None
     has_result: bool = False
+    outcome: ToolOutcome | None = None
+    timing: Timing | None = None
 
 
 Step = ModelStep | ToolStep
@@ -78,9 +90,12 @@ StepReader = Callable[[Span, Options], "Step | None"]
 
 @dataclass(frozen=True)
 class Format:
-    """A span convention: its name (the source that reads it), how it reads one span, and
-    which attribute names a span's conversation."""
+    """A span convention: its name (the source that reads it), how it reads one span, which
+    attribute names a span's conversation, and ``apart``: what makes a span's LLM calls,
+    and those of the spans inside it, not the agent's (a guardrail, an evaluator), as the
+    words for what is set aside, or ``None``."""
 
     name: str
     conversation_attribute: str
     read_step: StepReader
+    apart: Callable[[Span], str | None] = lambda span: None

@@ -1,0 +1,94 @@
+"""What any span says of its step beside the content, whatever its convention: when it
+ran (its start and end) and, for a tool execution, how it ended (its status, the
+``error.type`` attribute and its ``exception`` events, as the OpenTelemetry trace
+specification defines them).
+
+A tool span whose status is UNSET and that names no error gives no outcome: the
+specification reads UNSET as "no error recorded", but a tool whose instrumentation never
+sets a status cannot tell a success from a failure it did not record, so the result
+reads as ``unknown`` (docs/convert.md says so per source).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from ..model.steps import Timing, ToolOutcome, ToolStatus
+from ._base import ConversionError, shown
+from ._otlp import Span
+from ._steps import moment, outcome, timing
+
+T = TypeVar("T")
+
+ERROR_TYPE = "error.type"
+_EXCEPTION = "exception"
+
+
+def span_timing(span: Span) -> Timing | None:
+    """The span's start and end as a step's timing; a time the exporter left out (0)
+    stays unknown."""
+    return timing(
+        span.label,
+        started_at=moment(span.start or None, f"{span.label} startTimeUnixNano", "ns"),
+        ended_at=moment(span.end or None, f"{span.label} endTimeUnixNano", "ns"),
+    )
+
+
+def _text(value: Any, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value or None
+    raise ConversionError(f"{where}: expected text, got {shown(value)}")
+
+
+def span_outcome(span: Span) -> ToolOutcome | None:
+    """How the tool execution of ``span`` ended: an error when its status is ERROR or it
+    names an ``error.type`` (the type from that attribute, else from its last
+    ``exception`` event; the message from that event, else the status message); ok when
+    its status is OK; else ``None`` (unknown)."""
+    code = span.status.get("code")
+    error_type = _text(span.attributes.get(ERROR_TYPE), span.at(ERROR_TYPE))
+    if code != "STATUS_CODE_ERROR" and error_type is None:
+        return outcome(ToolStatus.OK, span.label) if code == "STATUS_CODE_OK" else None
+    message = span.status.get("message")
+    for index, event in reversed(list(enumerate(span.events))):
+        if event.name != _EXCEPTION:
+            continue
+        where = f"{span.label} event {index} ({_EXCEPTION!r}) attribute"
+        found_type = _text(event.attributes.get("exception.type"), f"{where} 'exception.type'")
+        found = _text(event.attributes.get("exception.message"), f"{where} 'exception.message'")
+        error_type = error_type or found_type
+        message = found or message
+        break
+    return outcome(ToolStatus.ERROR, span.label, error_type=error_type, error_message=message)
+
+
+def first_of(span: Span, names: tuple[str, ...], read: Callable[[Any, str], T]) -> T | None:
+    """The value of the first of ``names`` (a convention's current attribute, then the
+    deprecated ones) the span has, read by ``read(value, where)``; two of them given with
+    different values is a ConversionError naming both."""
+    found: tuple[str, T] | None = None
+    for name in names:
+        if name not in span.attributes:
+            continue
+        value = read(span.attributes[name], span.at(name))
+        if value is None:
+            continue
+        if found is None:
+            found = (name, value)
+        elif found[1] != value:
+            raise ConversionError(
+                f"{span.at(name)}: {shown(value)} disagrees with {found[0]!r} "
+                f"({shown(found[1])}), which names the same count"
+            )
+    return None if found is None else found[1]
+
+
+def text_of_first(span: Span, names: tuple[str, ...]) -> str | None:
+    """The first non-empty text among ``names`` (a model or provider name), without
+    comparing the others: a request's model and a response's may differ."""
+    for name in names:
+        value = _text(span.attributes.get(name), span.at(name))
+        if value is not None:
+            return value
+    return None
