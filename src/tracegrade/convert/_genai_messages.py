@@ -150,3 +150,15 @@ def message_list(value: Any, where: str, options: Options) -> Builder:
         message = record(item, place)
         checked(place, _message, message, place, builder)
     return builder
+
+
+def in_genai_form(items: list[Any]) -> bool:
+    """Whether every item is a message in this form: a ``role`` and a list of ``parts``,
+    each part naming its ``type`` (Gemini's ``{"role", "parts"}`` contents name none)."""
+    return bool(items) and all(
+        isinstance(item, Mapping)
+        and "role" in item
+        and isinstance(item.get("parts"), list)
+        and all(isinstance(part, Mapping) and "type" in part for part in item["parts"])
+        for item in items
+    )

@@ -23,6 +23,7 @@ from ._base import (
     make_call,
     parts_metadata,
     record,
+    string,
     without,
 )
 from ._genai_messages import message_list, parts, read_json
@@ -152,9 +153,16 @@ def _foreign_messages(value: Any, where: str, options: Options) -> list[AnyMessa
         raise ConversionError(f"{where}: {error}") from None
 
 
+def _completion_text(data: Mapping[str, Any]) -> bool:
+    """A completion given as one object holding its ``text`` (and ``finish_reason``),
+    not as a message: no role, content or parts."""
+    return "text" in data and not data.keys() & {"role", "content", "parts", "messages"}
+
+
 def _prompt_or_completion(value: Any, where: str, output: bool, options: Options) -> Builder:
     """``gen_ai.prompt`` / ``gen_ai.completion``: JSON text of a message list (a single
-    message, or ``{"messages": [...]}``), or plain text: a human prompt, an AI completion."""
+    message, or ``{"messages": [...]}``), or plain text: a human prompt, an AI completion;
+    a completion may also be one ``{"text", "finish_reason"}`` object."""
     data = _json_or_text(value)
     builder = Builder(options)
     if isinstance(data, str):
@@ -162,6 +170,9 @@ def _prompt_or_completion(value: Any, where: str, output: bool, options: Options
             builder.ai(data, None, None)
         else:
             builder.human(data, None)
+        return builder
+    if output and isinstance(data, Mapping) and _completion_text(data):
+        builder.ai(string(data["text"], where, "its text"), None, builder.meta(data, "text"))
         return builder
     if isinstance(data, Mapping):
         data = data.get("messages", [data])
@@ -208,9 +219,13 @@ def _numbered_calls(data: Mapping[str, Any], where: str, options: Options) -> li
 _NUMBERED_USED = ("role", "content", "user", "tool_calls", "function_call", "tool_call_id")
 
 
-def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> None:
-    """One OpenLLMetry message: ``gen_ai.prompt.N.*`` or ``gen_ai.completion.N.*``."""
-    role = data.get("role", "user" if "user" in data else None)
+def _numbered_message(data: dict[str, Any], where: str, builder: Builder, completion: bool) -> None:
+    """One OpenLLMetry message: ``gen_ai.prompt.N.*`` or ``gen_ai.completion.N.*``. A
+    completion without a role is the assistant's (OpenLLMetry's text completions write
+    only ``content`` and ``finish_reason``)."""
+    role = data.get("role")
+    if role is None:
+        role = "user" if "user" in data else "assistant" if completion else None
     text, others = _numbered_text(data, where)
     meta = builder.meta(data, *_NUMBERED_USED, extra=parts_metadata(others))
     if role in ("system", "developer"):
@@ -232,7 +247,7 @@ def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> Non
 
 def _numbered_messages(span: Span, prefix: str, options: Options) -> Builder | None:
     def read(item: Any, where: str, builder: Builder) -> None:
-        _numbered_message(record(item, where), where, builder)
+        _numbered_message(record(item, where), where, builder, prefix == COMPLETION)
 
     return indexed_messages(span, prefix, options, read)
 
@@ -277,7 +292,7 @@ def _legacy_step(span: Span, options: Options) -> ModelStep | None:
         outputs,
         extra,
         agent=agent,
-        usage=_usage(span, agent),
+        usage=_usage(span),
         timing=span_timing(span),
     )
 
@@ -350,10 +365,15 @@ _MODEL = ("gen_ai.response.model", "gen_ai.request.model")
 _PROVIDER = ("gen_ai.provider.name", "gen_ai.system")
 
 
-def _usage(span: Span, agent: bool) -> TokenUsage | None:
-    """What a model call's span says it used; an agent's counts (a total of the calls
-    inside it) are not read."""
-    if agent:
+_INFERENCE = (None, "chat", "text_completion", "generate_content")
+
+
+def _usage(span: Span) -> TokenUsage | None:
+    """What a model call's span says it used. Only an inference span's counts (its
+    operation one of ``chat``, ``text_completion``, ``generate_content``, or none named)
+    are read: an agent's, a workflow's or a framework's loop's (Strands'
+    ``execute_event_loop_cycle``) are totals of the calls inside them."""
+    if span.attributes.get(OPERATION) not in _INFERENCE:
         return None
     counts = {name: first_of(span, names, count) for name, names in _COUNTS.items()}
     return usage(
@@ -367,12 +387,25 @@ def _usage(span: Span, agent: bool) -> TokenUsage | None:
 # --- spans ------------------------------------------------------------------------------
 
 
-def _content(span: Span) -> tuple[dict[str, Any], int | None]:
-    """The span's attributes, completed by an ``operation.details`` event if it has one."""
+def _content(span: Span, options: Options) -> tuple[dict[str, Any], list[int]]:
+    """The span's attributes, completed by its ``operation.details`` events (one event,
+    or, as Strands Agents writes them, one per attribute), and the indexes of those
+    events. Where two events give one attribute (Strands' loop spans give their input
+    twice, before and after the tools ran), the first is read and the others counted."""
+    found: dict[str, Any] = {}
+    used: list[int] = []
     for index, event in enumerate(span.events):
-        if event.name == _DETAILS_EVENT:
-            return {**event.attributes, **span.attributes}, index
-    return span.attributes, None
+        if event.name != _DETAILS_EVENT:
+            continue
+        used.append(index)
+        for key, value in event.attributes.items():
+            if key not in found:
+                found[key] = value
+            elif found[key] != value:
+                options.skipped.add(
+                    f"{_DETAILS_EVENT} event giving {key} again (the span's first one is read)"
+                )
+    return {**found, **span.attributes}, used
 
 
 def _tool_step(span: Span) -> ToolStep:
@@ -411,7 +444,7 @@ def read_step(span: Span, options: Options) -> Step | None:
         return _tool_step(span)
     if span.attributes.get(TRACELOOP_KIND) == "tool":
         return _traceloop_tool(span)
-    attributes, details = _content(span)
+    attributes, details = _content(span, options)
     inputs, outputs, used = _events(span, options)
     if not used and not any(key in attributes for key in (INPUT, OUTPUT, SYSTEM)):
         return _legacy_step(span, options)
@@ -422,7 +455,7 @@ def read_step(span: Span, options: Options) -> Step | None:
     system = inputs.system + outputs.system
     if SYSTEM in attributes:
         system = _system(attributes[SYSTEM], span.at(SYSTEM), options) + system
-    skip = [*used, *([details] if details is not None else [])]
+    skip = [*used, *details]
     extra = {
         "attributes": without(attributes, INPUT, OUTPUT, SYSTEM),
         "events": _plain(span, skip),
@@ -437,7 +470,7 @@ def read_step(span: Span, options: Options) -> Step | None:
         outputs=outputs.messages if OUTPUT in attributes or outputs.messages else None,
         extra=without(extra),
         agent=operation in _AGENT_OPERATIONS,
-        usage=_usage(span, operation in _AGENT_OPERATIONS),
+        usage=_usage(span),
         timing=span_timing(span),
     )
 

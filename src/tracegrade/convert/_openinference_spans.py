@@ -25,6 +25,7 @@ from ._base import (
     string,
     without,
 )
+from ._genai_messages import in_genai_form, message_list
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
 from ._span_facts import first_of, span_outcome, span_timing, text_of_first
@@ -272,6 +273,8 @@ def _value_messages(span: Span, key: str, output: bool, options: Options) -> lis
     if items is None:
         options.skipped.add(f"OpenInference {key} holding JSON that is no message list")
         return []
+    if in_genai_form(items):  # messages as the GenAI convention writes them
+        return message_list(items, where, options).finish()
     from . import converted
 
     try:
