@@ -15,7 +15,7 @@ from opentelemetry.trace import Status, StatusCode
 from tests.convert.shapes_otel import Recorder, json_text
 from tests.convert.step_facts import bare
 
-from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
+from tracegrade import AIMessage, HumanMessage, ToolCall, ToolCallType, ToolMessage
 from tracegrade.convert import ConversionError
 from tracegrade.convert._base import Skipped
 from tracegrade.convert._otlp import read_spans
@@ -569,3 +569,78 @@ def test_openinference_values_holding_genai_messages() -> None:
         AIMessage(content="Rain in Oslo."),
     ]
     assert answers(found.messages)[-1].usage == TokenUsage(input_tokens=40, output_tokens=4)
+
+
+# --- who acted --------------------------------------------------------------------------
+
+
+def test_the_invoking_agent_names_who_spoke() -> None:
+    # The Strands trace's invoke_agent span names gen_ai.agent.name "weather": every AI
+    # turn and tool result inside it is that agent's; the user's turn is nobody's.
+    [found] = read_otlp(STRANDS, skipped=Skipped())
+    assert [(m.metadata or {}).get("agent") for m in found.messages] == [
+        None,
+        "weather",
+        "weather",
+        "weather",
+        "weather",
+    ]
+
+
+def test_an_execute_tool_span_around_an_agent_invocation_is_an_agent_called_as_a_tool() -> None:
+    # The GenAI conventions' "Agent as a tool": the execute_tool span is the parent of the
+    # invoke_agent span of the agent it runs.
+    recorder = Recorder()
+    root = recorder.open("invoke_agent triage", _agent("triage"))
+    call = {
+        "role": "assistant",
+        "parts": [{"type": "tool_call", "id": "c1", "name": "ask_billing", "arguments": {}}],
+    }
+    recorder.span(
+        "chat",
+        {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json_text([call])},
+        root,
+    )
+    tool = recorder.open(
+        "execute_tool ask_billing",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "ask_billing",
+            "gen_ai.tool.call.id": "c1",
+            "gen_ai.tool.call.result": "refunded",
+        },
+        root,
+    )
+    recorder.close(recorder.open("invoke_agent billing", _agent("billing"), tool))
+    recorder.close(tool)
+    recorder.close(root)
+    [found] = read_otlp(recorder.document())
+    answer, result = found.messages
+    assert isinstance(answer, AIMessage) and answer.tool_calls
+    assert answer.tool_calls[0] == ToolCall(
+        name="ask_billing", args={}, id="c1", type=ToolCallType.AGENT, target_agent="billing"
+    )
+    assert (result.metadata or {})["agent"] == "triage"  # the caller keeps the conversation
+
+
+def _agent(name: str) -> dict[str, Any]:
+    return {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": name}
+
+
+def test_openinference_agent_name_and_the_agents_sdks_handoff_spans() -> None:
+    # openinference-instrumentation-openai-agents writes a handoff as a TOOL span named
+    # "handoff to AGENT" with no tool name (_get_span_name and _get_span_kind in
+    # Arize-ai/openinference python/instrumentation/openinference-instrumentation-openai-
+    # agents/src/openinference/instrumentation/openai_agents/_processor.py, commit
+    # f070000b6dce9dcf45063c095d6a97c196c65fdd): no handoff in the convention, so it is
+    # counted, not read, and no longer refused.
+    recorder = Recorder()
+    root = recorder.open("Triage", {KIND: "AGENT", "agent.name": "Triage"})
+    _openinference_run(recorder, root)
+    recorder.span("handoff to Weather", {KIND: "TOOL", "llm.system": "openai"}, root)
+    recorder.close(root)
+    skipped = Skipped()
+    [found] = read_otlp(recorder.document(), "openinference", skipped=skipped)
+    assert {(m.metadata or {}).get("agent") for m in answers(found.messages)} == {"Triage"}
+    assert list(skipped.counts.values()) == [1]
+    assert "handoff to ..." in next(iter(skipped.counts))

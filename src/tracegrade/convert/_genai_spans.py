@@ -23,6 +23,7 @@ from ._base import (
     make_call,
     parts_metadata,
     record,
+    shown,
     string,
     without,
 )
@@ -38,6 +39,7 @@ INPUT = "gen_ai.input.messages"
 OUTPUT = "gen_ai.output.messages"
 SYSTEM = "gen_ai.system_instructions"
 OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
 TOOL_ATTRIBUTES = (
     "gen_ai.tool.name",
     "gen_ai.tool.call.id",
@@ -475,4 +477,18 @@ def read_step(span: Span, options: Options) -> Step | None:
     )
 
 
-FORMAT = Format("otel", "gen_ai.conversation.id", read_step)
+def agent_of(span: Span) -> str | None:
+    """The agent an ``invoke_agent`` span names (``gen_ai.agent.name``)."""
+    if span.attributes.get(OPERATION) != "invoke_agent":
+        return None
+    name = span.attributes.get(AGENT_NAME)
+    if name is not None and not isinstance(name, str):
+        raise ConversionError(f"{span.at(AGENT_NAME)}: expected text, got {shown(name)}")
+    return name or None
+
+
+# An execute_tool span around an invoke_agent span is that agent called as a tool (the
+# GenAI conventions' "Agent as a tool", docs/gen-ai/execute-tool.md of
+# open-telemetry/semantic-conventions-genai). The conventions name no handoff span or
+# event, so handoffs are not read from them.
+FORMAT = Format("otel", "gen_ai.conversation.id", read_step, agent_of=agent_of, agent_tools=True)

@@ -22,6 +22,7 @@ from ._base import (
     make_call,
     parts_metadata,
     record,
+    shown,
     string,
     without,
 )
@@ -33,6 +34,7 @@ from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 
 KIND = "openinference.span.kind"
+AGENT_NAME = "agent.name"
 INPUT = "llm.input_messages"
 OUTPUT = "llm.output_messages"
 _RESTATED = ("input.value", "input.mime_type", "output.value", "output.mime_type")
@@ -196,6 +198,16 @@ def apart(span: Span) -> str | None:
     return f"an OpenInference {kind} span" if kind in _APART else None
 
 
+def agent_of(span: Span) -> str | None:
+    """The agent an ``AGENT`` span names (``agent.name``)."""
+    if _kind(span) != "AGENT":
+        return None
+    name = span.attributes.get(AGENT_NAME)
+    if name is not None and not isinstance(name, str):
+        raise ConversionError(f"{span.at(AGENT_NAME)}: expected text, got {shown(name)}")
+    return name or None
+
+
 # --- spans --------------------------------------------------------------------------------
 
 
@@ -313,6 +325,13 @@ def _value_step(span: Span, kind: str, options: Options) -> ModelStep | None:
 # --- tool spans --------------------------------------------------------------------------
 
 
+def _handoff(span: Span) -> bool:
+    """A TOOL span the OpenAI Agents instrumentation writes for a handoff: named
+    ``handoff to AGENT``, with no tool name or call of its own."""
+    names = ("tool.name", "tool_call.function.name")
+    return span.name.startswith("handoff to ") and not any(k in span.attributes for k in names)
+
+
 def _first(attributes: Mapping[str, Any], *keys: str) -> tuple[Any, bool]:
     for key in keys:
         if key in attributes:
@@ -352,10 +371,17 @@ def read_step(span: Span, options: Options) -> Step | None:
     """What one span says about the conversation, or None when it says nothing."""
     kind = _kind(span)
     if kind == "TOOL":
+        if _handoff(span):
+            options.skipped.add(
+                "OpenInference TOOL span 'handoff to ...' with no tool name (the OpenAI Agents "
+                "instrumentation's handoff; the convention names no handoff, none is read)"
+            )
+            return None
         return _tool_step(span)
     if kind is None:
         return None
     return _model_step(span, kind, options)
 
 
-FORMAT = Format("openinference", "session.id", read_step, apart)
+# The convention names no handoff and no agent called as a tool: neither is read.
+FORMAT = Format("openinference", "session.id", read_step, apart, agent_of=agent_of)

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.messages import AIMessage, ToolCall, ToolMessage
+from ..model.messages import AIMessage, ToolCall, ToolCallType, ToolMessage
 from ._base import (
     AnyMessage,
     Builder,
@@ -110,6 +110,7 @@ class _Conversation:
             for message, time, extra in records:
                 self._put(len(self.entries), message, time, extra, span)
             self._credit(step, start, leaf)
+            self._speak(step, start)
             return
         for index, (message, time, extra) in enumerate(records):
             if index < len(self.entries) and message_key(message) != self.entries[index].key:
@@ -119,6 +120,15 @@ class _Conversation:
             elif index == len(self.entries):
                 self._put(index, message, time, extra, span)
         self._credit(step, len(step.inputs), leaf)
+        self._speak(step, len(step.inputs))
+
+    def _speak(self, step: ModelStep, start: int) -> None:
+        """Name the step's speaker on the output messages it added (from ``start``)."""
+        if step.speaker is None:
+            return
+        for entry in self.entries[start : start + len(step.outputs or [])]:
+            if entry.span is step.span:
+                _spoken_by(entry.message, step.speaker)
 
     def _credit(self, step: ModelStep, start: int, leaf: bool) -> None:
         """Give the step's usage and timing to the first AIMessage of its output (at
@@ -241,6 +251,8 @@ class _Conversation:
         self.stamp(message, span, step.extra)
         entry = _Entry(message, message_key(message), span.end, span)
         _executed(message, step)
+        if step.speaker is not None:
+            _spoken_by(message, step.speaker)
         return entry
 
     def add_tool(self, step: ToolStep) -> None:
@@ -252,11 +264,14 @@ class _Conversation:
             return
         index, number, call = found
         self.matched.add(id(call))
+        _agent_called(call, step)
         result = self._result_of(index, number, call)
         if result is not None:
             if self.options.metadata:
                 _with_meta(result.message, {"execution": _span_meta(step.span, step.extra)})
             _executed(result.message, step)
+            if step.speaker is not None and "agent" not in (result.message.metadata or {}):
+                _spoken_by(result.message, step.speaker)
         elif step.has_result:
             self.entries.insert(self._run_end(index), self._result(step, call.id))
 
@@ -285,9 +300,12 @@ class _Conversation:
         where = f"{span.label} tool call"
         raw = step.arguments if step.has_arguments else None
         call = make_call(step.name, raw, step.call_id, where, self.options)
+        _agent_called(call, step)
         missing = None if step.has_arguments else {"arguments_captured": False}
         message = checked(where, AIMessage, content="", tool_calls=[call], metadata=missing)
         self.stamp(message, span, step.extra)
+        if step.speaker is not None:
+            _spoken_by(message, step.speaker)
         position = 0
         for index, entry in enumerate(self.entries):
             if entry.time <= span.start:
@@ -299,6 +317,18 @@ class _Conversation:
             added.append(self._result(step, call.id))
         self.entries[position:position] = added
         self.matched.add(id((message.tool_calls or [call])[0]))
+
+
+def _spoken_by(message: AnyMessage, agent: str) -> None:
+    """Name the agent that produced ``message`` (whatever the metadata option)."""
+    message.metadata = {**(message.metadata or {}), "agent": agent}
+
+
+def _agent_called(call: ToolCall, step: ToolStep) -> None:
+    """Mark a call whose execution invoked an agent as that agent called as a tool."""
+    if step.called_agent is not None:
+        call.type = ToolCallType.AGENT
+        call.target_agent = step.called_agent
 
 
 def _executed(message: AnyMessage, step: ToolStep) -> None:

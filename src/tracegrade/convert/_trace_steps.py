@@ -40,6 +40,7 @@ class ModelStep:
     fallback: bool = False
     usage: TokenUsage | None = None
     timing: Timing | None = None
+    speaker: str | None = None
 
     @classmethod
     def built(
@@ -70,7 +71,9 @@ class ModelStep:
 @dataclass
 class ToolStep:
     """A tool execution: name, call id, and arguments and result when they were captured;
-    ``outcome`` and ``timing`` go to the ToolMessage of its result."""
+    ``outcome`` and ``timing`` go to the ToolMessage of its result. ``called_agent``
+    names the agent the execution invoked, where the convention says a tool span around
+    an agent invocation is that agent called as a tool."""
 
     span: Span
     name: str
@@ -82,6 +85,8 @@ class ToolStep:
     has_result: bool = False
     outcome: ToolOutcome | None = None
     timing: Timing | None = None
+    speaker: str | None = None
+    called_agent: str | None = None
 
 
 Step = ModelStep | ToolStep
@@ -91,11 +96,19 @@ StepReader = Callable[[Span, Options], "Step | None"]
 @dataclass(frozen=True)
 class Format:
     """A span convention: its name (the source that reads it), how it reads one span, which
-    attribute names a span's conversation, and ``apart``: what makes a span's LLM calls,
-    and those of the spans inside it, not the agent's (a guardrail, an evaluator), as the
-    words for what is set aside, or ``None``."""
+    attribute names a span's conversation, and:
+
+    - ``apart``: what makes a span's LLM calls, and those of the spans inside it, not the
+      agent's (a guardrail, an evaluator), as the words for what is set aside, or ``None``;
+    - ``agent_of``: the agent a span invokes, when it is an agent invocation that names
+      it (the speaker of the steps inside it);
+    - ``agent_tools``: whether the convention says a tool span whose child is an agent
+      invocation runs that agent as a tool.
+    """
 
     name: str
     conversation_attribute: str
     read_step: StepReader
     apart: Callable[[Span], str | None] = lambda span: None
+    agent_of: Callable[[Span], str | None] = lambda span: None
+    agent_tools: bool = False

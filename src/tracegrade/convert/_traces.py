@@ -216,6 +216,28 @@ def _set_apart(
     return False
 
 
+def _who_acted(
+    steps: list[Step], spans: list[Span], form: Format, by_id: Mapping[tuple[str, str], Span]
+) -> None:
+    """Name each step's speaker (the agent of the nearest agent invocation around it, or
+    its own) and, where the convention says so, the agent a tool execution invoked (the
+    one agent invocation directly inside it)."""
+    agents = {id(span): name for span in spans if (name := form.agent_of(span)) is not None}
+    if not agents:
+        return
+    called: dict[tuple[str, str], set[str]] = {}
+    for span in spans:
+        if id(span) in agents and span.parent_id is not None:
+            called.setdefault((span.trace_id, span.parent_id), set()).add(agents[id(span)])
+    for step in steps:
+        around = (step.span, *ancestors(step.span, by_id))
+        step.speaker = next((agents[id(s)] for s in around if id(s) in agents), None)
+        if isinstance(step, ToolStep) and form.agent_tools:
+            inside = called.get((step.span.trace_id, step.span.span_id), set())
+            if len(inside) == 1:
+                step.called_agent = next(iter(inside))
+
+
 def conversations(
     source: Any,
     form: Format,
@@ -236,6 +258,7 @@ def conversations(
         raise _nothing_read(spans, form, others)
     _count_unread(spans, {id(step.span) for step in steps}, form, options)
     steps = [step for step in steps if not _set_apart(step, form, by_id, options)]
+    _who_acted(steps, spans, form, by_id)
     groups: dict[tuple[str, str], list[Step]] = {}
     if group_by == "trace":
         for step in steps:
