@@ -147,26 +147,27 @@ def test_real_strands_tool_spans_outcome_and_timing() -> None:
 # --- otel: status, error.type and exception events ---------------------------------------
 
 
-def _tool_trace(status: Status | None = None, **attributes: Any) -> dict[str, Any]:
-    recorder = Recorder()
-    root = recorder.open("run")
-    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "f"}]}
+def _call_and_run(recorder: Recorder, root: Any, name: str, result: str, **more: Any) -> Any:
+    """A chat span calling ``name`` (call id c1) and the open execute_tool span running it."""
+    call = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": name}]}
     recorder.span(
         "chat",
         {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json_text([call])},
         root,
     )
-    span = recorder.open(
-        "execute_tool f",
-        {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "f",
-            "gen_ai.tool.call.id": "c1",
-            "gen_ai.tool.call.result": "done",
-            **attributes,
-        },
-        root,
-    )
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": "c1",
+        "gen_ai.tool.call.result": result,
+    }
+    return recorder.open(f"execute_tool {name}", {**attributes, **more}, root)
+
+
+def _tool_trace(status: Status | None = None, **attributes: Any) -> dict[str, Any]:
+    recorder = Recorder()
+    root = recorder.open("run")
+    span = _call_and_run(recorder, root, "f", "done", **attributes)
     if status is not None:
         span.set_status(status)
     recorder.close(span)
@@ -592,25 +593,7 @@ def test_an_execute_tool_span_around_an_agent_invocation_is_an_agent_called_as_a
     # invoke_agent span of the agent it runs.
     recorder = Recorder()
     root = recorder.open("invoke_agent triage", _agent("triage"))
-    call = {
-        "role": "assistant",
-        "parts": [{"type": "tool_call", "id": "c1", "name": "ask_billing", "arguments": {}}],
-    }
-    recorder.span(
-        "chat",
-        {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json_text([call])},
-        root,
-    )
-    tool = recorder.open(
-        "execute_tool ask_billing",
-        {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": "ask_billing",
-            "gen_ai.tool.call.id": "c1",
-            "gen_ai.tool.call.result": "refunded",
-        },
-        root,
-    )
+    tool = _call_and_run(recorder, root, "ask_billing", "refunded")
     recorder.close(recorder.open("invoke_agent billing", _agent("billing"), tool))
     recorder.close(tool)
     recorder.close(root)
