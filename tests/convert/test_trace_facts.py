@@ -229,6 +229,10 @@ def _chat_with(**attributes: Any) -> dict[str, Any]:
             r"the cached tokens \(11\) exceed input_tokens \(10\)",
         ),
         ({"gen_ai.response.model": 4}, r"'gen_ai.response.model': expected text"),
+        (
+            {"gen_ai.response.time_to_first_chunk": "fast"},
+            r"'gen_ai.response.time_to_first_chunk': expected a number",
+        ),
     ],
 )
 def test_wrong_usage_values_name_the_span_and_attribute(
@@ -249,10 +253,12 @@ def test_current_counts_and_cache_and_reasoning_tokens() -> None:
             "gen_ai.request.model": "gpt-5-mini",
             "gen_ai.provider.name": "openai",
             "gen_ai.system": "openai",
+            "gen_ai.response.time_to_first_chunk": 0.25,
         }
     )
     [found] = read_otlp(document)
     [answer] = answers(found.messages)
+    assert answer.timing is not None and answer.timing.time_to_first_token == 0.25
     assert answer.usage == TokenUsage(
         input_tokens=1200,
         output_tokens=90,

@@ -12,7 +12,7 @@ from typing import Any
 
 from .._json import loads
 from ..model.messages import ToolCall
-from ..model.steps import TokenUsage
+from ..model.steps import Timing, TokenUsage
 from ._base import (
     AnyMessage,
     Builder,
@@ -31,7 +31,7 @@ from ._genai_messages import message_list, parts, read_json
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
 from ._span_facts import first_of, span_outcome, span_timing, text_of_first
-from ._steps import count, usage
+from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 from .openai_chat import tool_calls as openai_tool_calls
 
@@ -295,7 +295,7 @@ def _legacy_step(span: Span, options: Options) -> ModelStep | None:
         extra,
         agent=agent,
         usage=_usage(span),
-        timing=span_timing(span),
+        timing=_model_timing(span),
     )
 
 
@@ -365,6 +365,7 @@ _COUNTS = {
 }
 _MODEL = ("gen_ai.response.model", "gen_ai.request.model")
 _PROVIDER = ("gen_ai.provider.name", "gen_ai.system")
+_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
 
 
 _INFERENCE = (None, "chat", "text_completion", "generate_content")
@@ -384,6 +385,13 @@ def _usage(span: Span) -> TokenUsage | None:
         model=text_of_first(span, _MODEL),
         provider=text_of_first(span, _PROVIDER),
     )
+
+
+def _model_timing(span: Span) -> Timing | None:
+    """A model call's start and end, and ``gen_ai.response.time_to_first_chunk`` (seconds
+    from the request to the first chunk of a streamed answer)."""
+    first = first_of(span, (_FIRST_CHUNK,), amount)
+    return span_timing(span, first)
 
 
 # --- spans ------------------------------------------------------------------------------
@@ -473,7 +481,7 @@ def read_step(span: Span, options: Options) -> Step | None:
         extra=without(extra),
         agent=operation in _AGENT_OPERATIONS,
         usage=_usage(span),
-        timing=span_timing(span),
+        timing=_model_timing(span),
     )
 
 

@@ -25,13 +25,14 @@ ERROR_TYPE = "error.type"
 _EXCEPTION = "exception"
 
 
-def span_timing(span: Span) -> Timing | None:
-    """The span's start and end as a step's timing; a time the exporter left out (0)
-    stays unknown."""
+def span_timing(span: Span, time_to_first_token: float | None = None) -> Timing | None:
+    """The span's start and end as a step's timing (with the time to first token a
+    convention read); a time the exporter left out (0) stays unknown."""
     return timing(
         span.label,
         started_at=moment(span.start or None, f"{span.label} startTimeUnixNano", "ns"),
         ended_at=moment(span.end or None, f"{span.label} endTimeUnixNano", "ns"),
+        time_to_first_token=time_to_first_token,
     )
 
 
