@@ -199,6 +199,20 @@ def test_error_status_and_error_type() -> None:
     assert _outcome(typed) == ToolOutcome(status=ToolStatus.ERROR, error_type="TimeoutError")
 
 
+def test_the_genai_tool_exception_event_gives_the_error() -> None:
+    recorder = Recorder()
+    root = recorder.open("run")
+    span = _call_and_run(recorder, root, "f", "done")
+    event = {"exception.type": "KeyError", "exception.message": "'city'"}
+    span.add_event("gen_ai.execute_tool.exception", event, timestamp=recorder.tick())
+    span.set_status(Status(StatusCode.ERROR))
+    recorder.close(span)
+    recorder.close(root)
+    assert _outcome(recorder.document()) == ToolOutcome(
+        status=ToolStatus.ERROR, error_type="KeyError", error_message="'city'"
+    )
+
+
 def test_wrong_error_type_names_the_span_and_attribute() -> None:
     with pytest.raises(ConversionError, match=r"'execute_tool f'\) attribute 'error.type'"):
         read_otlp(_tool_trace(**{"error.type": 429}))
@@ -633,3 +647,17 @@ def test_openinference_agent_name_and_the_agents_sdks_handoff_spans() -> None:
     assert {(m.metadata or {}).get("agent") for m in answers(found.messages)} == {"Triage"}
     assert list(skipped.counts.values()) == [1]
     assert "handoff to ..." in next(iter(skipped.counts))
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [
+        ("gen_ai.usage.cache_read_input_tokens", "cache_read_tokens"),
+        ("gen_ai.usage.cache_creation_input_tokens", "cache_write_tokens"),
+        ("gen_ai.usage.cache_write_input_tokens", "cache_write_tokens"),
+    ],
+)
+def test_deprecated_cache_count_names(name: str, field: str) -> None:
+    [found] = read_otlp(_chat_with(**{"gen_ai.usage.input_tokens": 50, name: 20}))
+    [answer] = answers(found.messages)
+    assert answer.usage is not None and getattr(answer.usage, field) == 20

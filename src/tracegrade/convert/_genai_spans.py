@@ -360,6 +360,7 @@ _COUNTS = {
     "cache_write_tokens": (
         "gen_ai.usage.cache_creation.input_tokens",
         "gen_ai.usage.cache_creation_input_tokens",
+        "gen_ai.usage.cache_write_input_tokens",  # Strands Agents' older spelling
     ),
     "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens",),
 }

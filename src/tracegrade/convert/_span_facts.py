@@ -22,7 +22,8 @@ from ._steps import moment, outcome, timing
 T = TypeVar("T")
 
 ERROR_TYPE = "error.type"
-_EXCEPTION = "exception"
+# The trace specification's exception event, and the GenAI conventions' own for a tool.
+_EXCEPTIONS = ("exception", "gen_ai.execute_tool.exception")
 
 
 def span_timing(span: Span, time_to_first_token: float | None = None) -> Timing | None:
@@ -45,7 +46,8 @@ def _text(value: Any, where: str) -> str | None:
 def span_outcome(span: Span) -> ToolOutcome | None:
     """How the tool execution of ``span`` ended: an error when its status is ERROR or it
     names an ``error.type`` (the type from that attribute, else from its last
-    ``exception`` event; the message from that event, else the status message); ok when
+    ``exception`` or ``gen_ai.execute_tool.exception`` event; the message from that
+    event, else the status message); ok when
     its status is OK; else ``None`` (unknown)."""
     code = span.status.get("code")
     error_type = _text(span.attributes.get(ERROR_TYPE), span.at(ERROR_TYPE))
@@ -53,9 +55,9 @@ def span_outcome(span: Span) -> ToolOutcome | None:
         return outcome(ToolStatus.OK, span.label) if code == "STATUS_CODE_OK" else None
     message = span.status.get("message")
     for index, event in reversed(list(enumerate(span.events))):
-        if event.name != _EXCEPTION:
+        if event.name not in _EXCEPTIONS:
             continue
-        where = f"{span.label} event {index} ({_EXCEPTION!r}) attribute"
+        where = f"{span.label} event {index} ({event.name!r}) attribute"
         found_type = _text(event.attributes.get("exception.type"), f"{where} 'exception.type'")
         found = _text(event.attributes.get("exception.message"), f"{where} 'exception.message'")
         error_type = error_type or found_type
