@@ -661,3 +661,12 @@ def test_deprecated_cache_count_names(name: str, field: str) -> None:
     [found] = read_otlp(_chat_with(**{"gen_ai.usage.input_tokens": 50, name: 20}))
     [answer] = answers(found.messages)
     assert answer.usage is not None and getattr(answer.usage, field) == 20
+
+
+@pytest.mark.parametrize("end", [-5, 2**64])
+def test_a_span_time_outside_fixed64_names_the_span(end: int) -> None:
+    document = _chat_with()
+    [span] = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    span["endTimeUnixNano"] = str(end)
+    with pytest.raises(ConversionError, match=r"'chat m'\) endTimeUnixNano: .* \(fixed64\)"):
+        read_otlp(document)

@@ -12,6 +12,7 @@ reads as ``unknown`` (docs/convert.md says so per source).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, TypeVar
 
 from ..model.steps import Timing, ToolOutcome, ToolStatus
@@ -31,10 +32,22 @@ def span_timing(span: Span, time_to_first_token: float | None = None) -> Timing 
     convention read); a time the exporter left out (0) stays unknown."""
     return timing(
         span.label,
-        started_at=moment(span.start or None, f"{span.label} startTimeUnixNano", "ns"),
-        ended_at=moment(span.end or None, f"{span.label} endTimeUnixNano", "ns"),
+        started_at=_time(span.start, f"{span.label} startTimeUnixNano"),
+        ended_at=_time(span.end, f"{span.label} endTimeUnixNano"),
         time_to_first_token=time_to_first_token,
     )
+
+
+def _time(nanoseconds: int, where: str) -> datetime | None:
+    """A span time: 0 (not given) is unknown; OTLP writes it as an unsigned 64-bit
+    number of nanoseconds, so anything outside that range is refused."""
+    if nanoseconds == 0:
+        return None
+    if not 0 < nanoseconds < 2**64:
+        raise ConversionError(
+            f"{where}: {nanoseconds} is not a time in nanoseconds since the epoch (fixed64)"
+        )
+    return moment(nanoseconds, where, "ns")
 
 
 def _text(value: Any, where: str) -> str | None:
