@@ -670,3 +670,37 @@ def test_a_span_time_outside_fixed64_names_the_span(end: int) -> None:
     span["endTimeUnixNano"] = str(end)
     with pytest.raises(ConversionError, match=r"'chat m'\) endTimeUnixNano: .* \(fixed64\)"):
         read_otlp(document)
+
+
+def test_usage_of_a_call_that_captured_no_messages_is_counted() -> None:
+    # Content capture off (the GenAI instrumentations' default): the chat span keeps its
+    # counts but no messages; the tool span still gives the call. The counts reach no
+    # message, and are counted.
+    recorder = Recorder()
+    root = recorder.open("run")
+    recorder.span("chat", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 9}, root)
+    tool = recorder.open(
+        "execute_tool f", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "f"}, root
+    )
+    recorder.close(tool)
+    recorder.close(root)
+    skipped = Skipped()
+    [found] = read_otlp(recorder.document(), skipped=skipped)
+    assert [m.usage for m in answers(found.messages)] == [None]
+    assert skipped.counts == {
+        "usage of an LLM span that captured no messages (no message to carry it)": 1
+    }
+
+
+def test_openinference_usage_of_an_llm_span_without_messages_is_counted() -> None:
+    recorder = Recorder()
+    root = recorder.open("run")
+    _openinference_run(recorder, root)
+    recorder.span("bare call", {KIND: "LLM", "llm.token_count.prompt": 5}, root)
+    recorder.close(root)
+    skipped = Skipped()
+    [found] = read_otlp(recorder.document(), "openinference", skipped=skipped)
+    assert sum(m.usage.input_tokens or 0 for m in answers(found.messages) if m.usage) == 277
+    assert skipped.counts == {
+        "usage of an LLM span that captured no messages (no message to carry it)": 1
+    }

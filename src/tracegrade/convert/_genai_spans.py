@@ -30,7 +30,7 @@ from ._base import (
 from ._genai_messages import message_list, parts, read_json
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
-from ._span_facts import first_of, span_outcome, span_timing, text_of_first
+from ._span_facts import UNCARRIED, first_of, span_outcome, span_timing, text_of_first
 from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 from .openai_chat import tool_calls as openai_tool_calls
@@ -388,6 +388,14 @@ def _usage(span: Span) -> TokenUsage | None:
     )
 
 
+def _counted(span: Span) -> bool:
+    """Whether a model call's span with no messages carries counts (content capture off)."""
+    names = [name for names in _COUNTS.values() for name in names]
+    return span.attributes.get(OPERATION) in _INFERENCE and any(
+        name in span.attributes for name in names
+    )
+
+
 def _model_timing(span: Span) -> Timing | None:
     """A model call's start and end, and ``gen_ai.response.time_to_first_chunk`` (seconds
     from the request to the first chunk of a streamed answer)."""
@@ -458,7 +466,10 @@ def read_step(span: Span, options: Options) -> Step | None:
     attributes, details = _content(span, options)
     inputs, outputs, used = _events(span, options)
     if not used and not any(key in attributes for key in (INPUT, OUTPUT, SYSTEM)):
-        return _legacy_step(span, options)
+        step = _legacy_step(span, options)
+        if step is None and _counted(span):
+            options.skipped.add(UNCARRIED)
+        return step
     if INPUT in attributes:
         inputs = message_list(attributes[INPUT], span.at(INPUT), options)
     if OUTPUT in attributes:

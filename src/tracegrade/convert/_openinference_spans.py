@@ -29,7 +29,7 @@ from ._base import (
 from ._genai_messages import in_genai_form, message_list
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
-from ._span_facts import first_of, span_outcome, span_timing, text_of_first
+from ._span_facts import UNCARRIED, first_of, span_outcome, span_timing, text_of_first
 from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 
@@ -380,7 +380,10 @@ def read_step(span: Span, options: Options) -> Step | None:
         return _tool_step(span)
     if kind is None:
         return None
-    return _model_step(span, kind, options)
+    step = _model_step(span, kind, options)
+    if step is None and kind == "LLM" and any(key in span.attributes for key in _COUNTS.values()):
+        options.skipped.add(UNCARRIED)
+    return step
 
 
 # The convention names no handoff and no agent called as a tool: neither is read.

@@ -22,6 +22,10 @@ from ._steps import moment, outcome, timing
 
 T = TypeVar("T")
 
+UNCARRIED = "usage of an LLM span that captured no messages (no message to carry it)"
+"""What is counted for a model call's span that gives counts but no step (content
+capture off): its usage reaches no message."""
+
 ERROR_TYPE = "error.type"
 # The trace specification's exception event, and the GenAI conventions' own for a tool.
 _EXCEPTIONS = ("exception", "gen_ai.execute_tool.exception")
