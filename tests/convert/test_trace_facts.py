@@ -704,3 +704,29 @@ def test_openinference_usage_of_an_llm_span_without_messages_is_counted() -> Non
     assert skipped.counts == {
         "usage of an LLM span that captured no messages (no message to carry it)": 1
     }
+
+
+@pytest.mark.parametrize(
+    ("attributes", "agent"),
+    [
+        ({"agent.name": "Triage", "graph.node.name": "node-1"}, "Triage"),
+        ({"graph.node.name": "Triage"}, "Triage"),
+        ({"graph.node.id": "Triage"}, None),  # an id is not a name
+    ],
+)
+def test_openinference_agent_names(attributes: dict[str, str], agent: str | None) -> None:
+    recorder = Recorder()
+    root = recorder.open("agent", {KIND: "AGENT", **attributes})
+    _openinference_run(recorder, root)
+    recorder.close(root)
+    [found] = read_otlp(recorder.document(), "openinference")
+    assert {(m.metadata or {}).get("agent") for m in answers(found.messages)} == {agent}
+
+
+def test_an_agent_name_that_is_not_text_names_the_span() -> None:
+    recorder = Recorder()
+    root = recorder.open("agent", {KIND: "AGENT", "agent.name": 7})
+    _openinference_run(recorder, root)
+    recorder.close(root)
+    with pytest.raises(ConversionError, match=r"'agent'\) attribute 'agent.name': expected text"):
+        read_otlp(recorder.document(), "openinference")

@@ -199,13 +199,17 @@ def apart(span: Span) -> str | None:
 
 
 def agent_of(span: Span) -> str | None:
-    """The agent an ``AGENT`` span names (``agent.name``)."""
+    """The agent an ``AGENT`` span names: ``agent.name``, else the name of the agent
+    graph's node it is (``graph.node.name``)."""
     if _kind(span) != "AGENT":
         return None
-    name = span.attributes.get(AGENT_NAME)
-    if name is not None and not isinstance(name, str):
-        raise ConversionError(f"{span.at(AGENT_NAME)}: expected text, got {shown(name)}")
-    return name or None
+    for key in (AGENT_NAME, "graph.node.name"):
+        name = span.attributes.get(key)
+        if name is not None and not isinstance(name, str):
+            raise ConversionError(f"{span.at(key)}: expected text, got {shown(name)}")
+        if name:
+            return name
+    return None
 
 
 # --- spans --------------------------------------------------------------------------------
