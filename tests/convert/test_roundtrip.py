@@ -24,8 +24,18 @@ run's model reports a usage for each response (the scripted 10 in, 5 out), an SD
 of the comparison (test_openai_agents and test_openai_steps check them)."""
 
 
+SAYS_SUCCESS = {"langchain", "langchain_dicts", "langchain_serialised"}
+"""Shapes with no way to leave a tool result's status unsaid: LangChain's
+``ToolMessage.status`` is ``"success"`` unless set, so each result written reads as ok.
+Their outcomes are left out of the comparison (test_langchain checks them)."""
+
+
 def _without_steps(messages: list[Any]) -> list[Any]:
     return [m.replace(usage=None, timing=None) if m.type == "ai" else m for m in messages]
+
+
+def _without_outcomes(messages: list[Any]) -> list[Any]:
+    return [m.replace(outcome=None) if m.type == "tool" else m for m in messages]
 
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -39,9 +49,10 @@ def test_to_each_source_and_back_preserves_everything(shape: str, conversation: 
     # a run adds who spoke (its own tests check that), which the conversation did not say
     named = unnamed if shape in NAMES_SPEAKERS else list
     used = _without_steps if shape in REPORTS_STEPS else list
+    ended = _without_outcomes if shape in SAYS_SUCCESS else list
 
     def seen(messages: list[Any]) -> list[Any]:
-        return used(named(messages))
+        return ended(used(named(messages)))
 
     assert seen(convert_messages(written, source=SOURCE_OF[shape])) == conversation
     if shape not in TEXT_WRITERS:
