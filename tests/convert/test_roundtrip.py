@@ -24,10 +24,11 @@ run's model reports a usage for each response (the scripted 10 in, 5 out), an SD
 of the comparison (test_openai_agents and test_openai_steps check them)."""
 
 
-SAYS_SUCCESS = {"langchain", "langchain_dicts", "langchain_serialised"}
+SAYS_SUCCESS = {"langchain", "langchain_dicts", "langchain_serialised", "llama_index_events"}
 """Shapes with no way to leave a tool result's status unsaid: LangChain's
-``ToolMessage.status`` is ``"success"`` unless set, so each result written reads as ok.
-Their outcomes are left out of the comparison (test_langchain checks them)."""
+``ToolMessage.status`` is ``"success"`` unless set, LlamaIndex's ``ToolOutput.is_error``
+``False``, so each result written reads as ok. Their outcomes are left out of the
+comparison (test_langchain and test_llama_index check them)."""
 
 
 def _without_steps(messages: list[Any]) -> list[Any]:
