@@ -21,7 +21,15 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from agents import Agent, Runner, Usage, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    GuardrailFunctionOutput,
+    Runner,
+    Usage,
+    function_tool,
+    input_guardrail,
+    set_tracing_disabled,
+)
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from openai.types.chat import ChatCompletion
@@ -398,3 +406,29 @@ def convert_items(result: Any) -> list[Any]:
     from tracegrade.convert.openai_agents import items_of
 
     return items_of(result)
+
+
+def test_a_guardrails_own_model_call_is_not_the_agents() -> None:
+    """An input guardrail that asks a checker agent runs that agent apart: its response
+    (and usage) is in the guardrail's run, not in the agent's raw_responses."""
+    model = _scripted(
+        [
+            ([_message("safe", "msg_g")], _usage(900, 0, 3, 0)),  # the checker
+            ([_message("Hi.", "msg_1")], _usage(40, 0, 3, 0)),  # the agent
+        ]
+    )
+    checker = Agent(name="Checker", instructions="Is it safe?", model=model)
+
+    @input_guardrail(run_in_parallel=False)  # before the agent: the script's order holds
+    async def safe(context: Any, agent: Any, given: Any) -> GuardrailFunctionOutput:
+        verdict = await Runner.run(checker, given, context=context.context)
+        return GuardrailFunctionOutput(output_info=verdict.final_output, tripwire_triggered=False)
+
+    agent = Agent(name="A", model=model, input_guardrails=[safe])
+    result = Runner.run_sync(agent, "hi")
+    converted = convert_messages(result, source="openai_agents")
+    assert [m.type for m in converted] == ["human", "ai"]
+    answer = converted[-1]
+    assert isinstance(answer, AIMessage) and answer.content == "Hi."
+    # the agent's own response only: 40 in, 3 out (the checker's 900 are not here)
+    assert answer.usage is not None and answer.usage.input_tokens == 40
