@@ -382,6 +382,10 @@ def test_an_agents_run_gives_each_response_its_usage_handoffs_and_agent_tools() 
     ]
     results = [m for m in converted if isinstance(m, ToolMessage)]
     assert [m.outcome for m in results] == [None, None, None]  # the SDK records no status
+    # cut before its HandoffOutputItem, the handoff call still is one, to an agent unsaid
+    (cut,) = convert_messages(result.new_items[:2], source="openai_agents")
+    assert isinstance(cut, AIMessage) and cut.tool_calls is not None
+    assert (cut.tool_calls[0].type, cut.tool_calls[0].target_agent) == (ToolCallType.HANDOFF, None)
     # a run total is never spread over messages: the run's usage is its responses' sum
     total = result.context_wrapper.usage
     assert total.input_tokens == sum(m.usage.input_tokens or 0 for m in ai if m.usage)
