@@ -404,6 +404,15 @@ def test_langgraph_supervisor_handoffs_are_read_from_their_marks() -> None:
             {"type": "ai", "content": "", "usage_metadata": [1]},
             r"^message 1 \(ai\): 'usage_metadata' must be an object",
         ),
+        (  # a handoff mark on a result whose id is not text
+            {
+                "type": "tool",
+                "content": "x",
+                "tool_call_id": [1],
+                "response_metadata": {"__handoff_destination": "a"},
+            },
+            r"^message 1: tool_call_id: fits none of the accepted forms",
+        ),
     ],
 )
 def test_wrong_usage_and_status_values_name_the_message(message: Any, error: str) -> None:

@@ -885,6 +885,16 @@ def test_a_result_without_is_error_is_unknown() -> None:
             {"tool_name": "f", "tool_id": "c1", "tool_output": {"content": "r", "is_error": "yes"}},
             r"^message 0 \(ToolCallResult\) tool_output: 'is_error' must be true or false",
         ),
+        (  # AgentWorkflow's handoff with an id that is not text
+            {
+                "tool_name": "handoff",
+                "tool_kwargs": {"to_agent": "a"},
+                "tool_id": [1],
+                "tool_output": {"content": "x"},
+                "return_direct": True,
+            },
+            r"^message 0: tool_call_id: fits none of the accepted forms",
+        ),
     ],
 )
 def test_wrong_usage_and_error_values_name_the_item(item: Any, error: str) -> None:

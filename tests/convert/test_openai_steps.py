@@ -436,3 +436,13 @@ def test_a_guardrails_own_model_call_is_not_the_agents() -> None:
     assert isinstance(answer, AIMessage) and answer.content == "Hi."
     # the agent's own response only: 40 in, 3 out (the checker's 900 are not here)
     assert answer.usage is not None and answer.usage.input_tokens == 40
+
+
+def test_a_handoff_whose_call_id_is_not_text_is_refused() -> None:
+    raw = {"type": "function_call", "call_id": [1], "name": "transfer", "arguments": "{}"}
+    items = [
+        {"type": "handoff_call_item", "raw_item": raw},
+        {"type": "handoff_output_item", "raw_item": {**raw, "type": "function_call_output"}},
+    ]
+    with pytest.raises(ConversionError, match=r"^message 0: id: fits none of the accepted"):
+        convert_messages(items, source="openai_agents")

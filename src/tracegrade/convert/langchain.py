@@ -426,8 +426,9 @@ def _message(
         builder.human(text, builder.meta(data, *_USED, extra=parts_metadata(others)))
     elif kind == "tool":
         is_handoff, target = _handoff(data, where)
-        if is_handoff:
-            handoffs[data.get("tool_call_id")] = target
+        call_id = data.get("tool_call_id")
+        if is_handoff and isinstance(call_id, str):  # another id is refused just below
+            handoffs[call_id] = target
         builder.tool(
             text,
             data.get("tool_call_id"),

@@ -584,8 +584,9 @@ class _Run:
             return
         kwargs = result.get("tool_kwargs")
         target = kwargs.get("to_agent") if isinstance(kwargs, Mapping) else None
-        if isinstance(target, str) and _id(result.get("tool_id")) is not None:
-            self.handoffs[result["tool_id"]] = target
+        call_id = _id(result.get("tool_id"))
+        if isinstance(target, str) and isinstance(call_id, str):
+            self.handoffs[call_id] = target
 
     def answer_directly(self) -> None:
         """The answer of a run that ended on a ``return_direct`` tool, when no StopEvent

@@ -168,8 +168,9 @@ def _handoff_targets(records: list[dict[str, Any]]) -> dict[Any, Any]:
     for data in records:
         if _is_record(data) and data["type"] == "handoff_output_item":
             raw = plain(data["raw_item"])
-            if isinstance(raw, Mapping):
-                targets[raw.get("call_id")] = _agent_name(data.get("target_agent"))
+            call_id = raw.get("call_id") if isinstance(raw, Mapping) else None
+            if isinstance(call_id, str):  # anything else is refused where the item is read
+                targets[call_id] = _agent_name(data.get("target_agent"))
     return targets
 
 
@@ -179,7 +180,8 @@ def _call_kind(
     """What the SDK says a run item's call is: a handoff (and to whom) or an agent used as
     a tool; ``(None, None)`` for any other item."""
     if data["type"] == "handoff_call_item":
-        target = targets.get(raw.get("call_id"))
+        call_id = raw.get("call_id")
+        target = targets.get(call_id) if isinstance(call_id, str) else None
         return ToolCallType.HANDOFF, target if isinstance(target, str) else None
     origin = data.get("tool_origin") if data["type"] == "tool_call_item" else None
     if isinstance(origin, Mapping) and origin.get("type") == "agent_as_tool":
