@@ -340,7 +340,14 @@ def _mapping(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
 
 
 def _usage(data: Mapping[str, Any], where: str) -> TokenUsage | None:
-    """An AIMessage's ``usage_metadata`` and its response's model, as the model's usage."""
+    """An AIMessage's ``usage_metadata`` and its response's model, as the model's usage.
+
+    LangChain counts as the model does, so nothing is added: langchain-core's
+    ``UsageMetadata.input_tokens`` is the "sum of all input token types", and its
+    integrations convert to it (langchain-anthropic's ``_create_usage_metadata`` adds
+    ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` to Anthropic's
+    ``input_tokens``; langchain-openai takes ``prompt_tokens``, which hold the cached ones).
+    """
     place = f"{where} usage_metadata"
     used = _mapping(data, "usage_metadata", where)
     given = _mapping(used, "input_token_details", place)
