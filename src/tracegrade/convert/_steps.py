@@ -10,6 +10,7 @@ step with no value at all has no usage or timing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -76,6 +77,25 @@ def usage(
     if not given:
         return None
     return checked(where, TokenUsage, **given)
+
+
+def cache_apart(
+    counts: Mapping[str, Any], where: str, fresh: str, read: str, written: str
+) -> dict[str, int | None]:
+    """The input counts of a source whose input count leaves the cache's tokens out
+    (Anthropic's ``input_tokens``, Bedrock's ``inputTokens``), named by its keys for the
+    uncached, cache-read and cache-written tokens: as :func:`usage`'s ``input_tokens``
+    (all three added, the convention's whole input), ``cache_read_tokens`` and
+    ``cache_write_tokens``."""
+    uncached = count(counts.get(fresh), f"{where}.{fresh}")
+    cache_read = count(counts.get(read), f"{where}.{read}")
+    cache_write = count(counts.get(written), f"{where}.{written}")
+    whole = None if uncached is None else uncached + (cache_read or 0) + (cache_write or 0)
+    return {
+        "input_tokens": whole,
+        "cache_read_tokens": cache_read,
+        "cache_write_tokens": cache_write,
+    }
 
 
 def moment(value: Any, where: str, unit: str = "auto") -> datetime | None:
