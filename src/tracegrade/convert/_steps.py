@@ -114,11 +114,14 @@ def moment(value: Any, where: str, unit: str = "auto") -> datetime | None:
             raise ConversionError(f"{where}: {shown(value)} is not a date and time") from None
     elif isinstance(value, (int, float)) and not isinstance(value, bool) and unit != "auto":
         scale = {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
-        if isinstance(value, int) and unit == "ns":
-            seconds, nanos = divmod(value, 1_000_000_000)
-            found = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
-        else:
-            found = _EPOCH + timedelta(seconds=value / scale)
+        try:
+            if isinstance(value, int) and unit == "ns":
+                seconds, nanos = divmod(value, 1_000_000_000)
+                found = _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
+            else:
+                found = _EPOCH + timedelta(seconds=value / scale)
+        except (OverflowError, ValueError):  # beyond the years 1 to 9999, or not a number
+            raise ConversionError(f"{where}: {shown(value)} is out of the range of dates") from None
     else:
         raise ConversionError(f"{where}: {shown(value)} is not a point in time")
     if found.tzinfo is None:
