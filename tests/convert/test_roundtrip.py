@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.convert.shapes import conversations, json_values
 from tests.convert.speakers import unnamed
-from tests.convert.writers import SOURCE_OF, TEXT_WRITERS, WRITERS
+from tests.convert.writers import READ_BACK, SOURCE_OF, TEXT_WRITERS, WRITERS
 
 from tracegrade import MultiTurnSample, ToolCallF1
 from tracegrade.convert import SOURCES, ConversionError, convert_messages
@@ -27,7 +27,12 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 def test_to_each_source_and_back_preserves_everything(shape: str, conversation: list[Any]) -> None:
     written = WRITERS[shape](conversation)
     # a run adds who spoke (its own tests check that), which the conversation did not say
-    seen = unnamed if shape in NAMES_SPEAKERS else list
+    named = unnamed if shape in NAMES_SPEAKERS else list
+    back = READ_BACK.get(shape, list)
+
+    def seen(messages: list[Any]) -> list[Any]:
+        return back(named(messages))
+
     assert seen(convert_messages(written, source=SOURCE_OF[shape])) == conversation
     if shape not in TEXT_WRITERS:
         assert seen(convert_messages(written)) == conversation  # auto-detected
