@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tracegrade import ToolMessage
+from tests.convert.shapes import without_ok
+
 from tracegrade.convert import to_haystack
-from tracegrade.model.steps import ToolStatus
 
 
 def as_haystack(messages: list[Any]) -> list[Any]:
@@ -28,18 +28,8 @@ WRITERS: dict[str, Callable[[list[Any]], Any]] = {
 SOURCE_OF = {"haystack": "haystack", "haystack_dicts": "haystack"}
 
 
-def read_back(messages: list[Any]) -> list[Any]:
-    """What a round trip through Haystack gives less the one thing it adds: Haystack's
-    ``error`` flag cannot say "unknown", so a result with no outcome is written
-    ``error=False`` and read back as ``ok``; that ``ok`` is taken off again (an error
-    outcome stays, so the comparison still sees every error)."""
-    for message in messages:
-        if isinstance(message, ToolMessage) and message.status is ToolStatus.OK:
-            message.outcome = None
-    return messages
-
-
 READ_BACK: dict[str, Callable[[list[Any]], list[Any]]] = {
-    "haystack": read_back,
-    "haystack_dicts": read_back,
+    # Haystack's error flag cannot say "unknown": no outcome is written error=False
+    "haystack": without_ok,
+    "haystack_dicts": without_ok,
 }

@@ -12,15 +12,41 @@ kept with ``metadata=True``); an unknown block type is an error naming it. Given
 to a message are kept with ``metadata=True``. Auto detection knows Strands messages by
 their ``tracking_id``; without it they are plain Converse messages, read as ``bedrock``
 to the same result.
+
+Outcome, usage and timing, whatever the metadata option. A ``toolResult``'s ``status``
+is its outcome (``"success"`` ok, ``"error"`` an error; none when absent). Strands puts
+on each assistant message the ``metadata`` of the model call that produced it:
+``usage`` (``inputTokens``, ``outputTokens``, ``totalTokens``, ``cacheReadInputTokens``,
+``cacheWriteInputTokens``) is that message's usage, ``metrics.latencyMs`` its duration
+and ``metrics.timeToFirstByteMs`` its time to first token. Strands fills what a model
+does not report with zeros (``extract_usage_metrics`` in strands/event_loop/streaming.py;
+most of its providers send ``latencyMs: 0`` as a placeholder), so an all-zero usage and
+a zero latency are read as absent. Its providers count input tokens two ways: the
+Anthropic and Bedrock ones leave the cached tokens out of ``inputTokens`` (Anthropic's
+writes ``totalTokens`` as the sum of all four counts), the OpenAI one keeps them in. With
+cache tokens, the message shows which: a ``totalTokens`` that holds the cache tokens
+beside input and output, or cached tokens above ``inputTokens``, mean they were left
+out, and they are added; otherwise the input and cache tokens are not read (counted in
+``options.skipped``), as either reading could be wrong. The run totals of an agent's
+``event_loop_metrics`` are not read: they add up these messages.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from . import bedrock
-from ._base import AnyMessage, ConversionError, Options
+from ..model.messages import AIMessage, ToolMessage
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
+from . import _steps, bedrock
+from ._base import AnyMessage, ConversionError, Options, plain, shown
 from ._speakers import Speaker, named, tag
+
+_STATUSES = {"success": ToolStatus.OK, "error": ToolStatus.ERROR}
+_UNSURE = (
+    "Strands usage with cache tokens that does not show whether inputTokens hold them "
+    "(its input and cache tokens not read; kept with metadata=True)"
+)
 
 
 def _is_agent(obj: Any) -> bool:
@@ -61,6 +87,7 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
         start = len(messages)
         if run:
             messages.extend(bedrock.convert(run, options))
+            _read_steps(run, messages[start:], options)
             run.clear()
         tag(messages, start, speaker)
 
@@ -72,3 +99,107 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
             run.append(item)
     flush()
     return messages
+
+
+def _read_steps(run: list[Any], converted: list[AnyMessage], options: Options) -> None:
+    """Put on the messages converted from ``run`` what Strands recorded of each step:
+    the usage and timing of each assistant message on its AIMessage, each toolResult's
+    status on its ToolMessage (bedrock makes one AIMessage per assistant message and one
+    ToolMessage per toolResult block, in order)."""
+    steps: list[tuple[TokenUsage | None, Timing | None]] = []
+    outcomes: list[ToolOutcome | None] = []
+    for index, item in enumerate(run):
+        data = plain(item)
+        where = f"message {index}"
+        if not isinstance(data, Mapping) or "role" not in data:
+            return  # a Converse request or response: bedrock's own reading applies
+        if data.get("role") == "assistant":
+            steps.append(_step(data.get("metadata"), where, options))
+        for number, raw in enumerate(data.get("content") or []):
+            block = plain(raw)
+            result = block.get("toolResult") if isinstance(block, Mapping) else None
+            if isinstance(result, Mapping):
+                outcomes.append(_outcome(result.get("status"), f"{where} block {number}"))
+    ais = [message for message in converted if isinstance(message, AIMessage)]
+    tools = [message for message in converted if isinstance(message, ToolMessage)]
+    if len(ais) != len(steps) or len(tools) != len(outcomes):
+        raise ConversionError(
+            f"Strands run of {len(run)} messages: read {len(ais)} AI turns and {len(tools)} "
+            f"tool results, but it holds {len(steps)} and {len(outcomes)}"
+        )
+    for ai, (usage, timing) in zip(ais, steps, strict=True):
+        ai.usage, ai.timing = ai.usage or usage, ai.timing or timing
+    for tool, outcome in zip(tools, outcomes, strict=True):
+        tool.outcome = tool.outcome or outcome
+
+
+def _outcome(status: Any, where: str) -> ToolOutcome | None:
+    if status is None:
+        return None
+    if status not in _STATUSES:
+        raise ConversionError(
+            f"{where}: a toolResult's status is 'success' or 'error', got {shown(status)}"
+        )
+    return _steps.outcome(_STATUSES[status], f"{where} toolResult")
+
+
+def _step(metadata: Any, where: str, options: Options) -> tuple[TokenUsage | None, Timing | None]:
+    """An assistant message's ``metadata``: its usage and its timing."""
+    if metadata is None:
+        return None, None
+    where = f"{where} metadata"
+    if not isinstance(metadata, Mapping):
+        raise ConversionError(f"{where}: expected an object, got {shown(metadata)}")
+    return _usage(metadata.get("usage"), f"{where}.usage", options), _timing(
+        metadata.get("metrics"), f"{where}.metrics"
+    )
+
+
+def _usage(raw: Any, where: str, options: Options) -> TokenUsage | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ConversionError(f"{where}: expected an object, got {shown(raw)}")
+    given = {
+        key: _steps.count(raw.get(key), f"{where}.{key}")
+        for key in (
+            "inputTokens",
+            "outputTokens",
+            "totalTokens",
+            "cacheReadInputTokens",
+            "cacheWriteInputTokens",
+        )
+    }
+    if not any(given.values()):
+        return None  # Strands' zeros for a model that reported nothing
+    inputs, outputs, total = given["inputTokens"], given["outputTokens"], given["totalTokens"]
+    read, written = given["cacheReadInputTokens"], given["cacheWriteInputTokens"]
+    cached = (read or 0) + (written or 0)
+    if cached and inputs is not None:
+        whole = (inputs or 0) + (outputs or 0) + cached
+        if total == whole or cached > inputs:
+            inputs += cached  # the cache tokens were counted apart from inputTokens
+        else:
+            options.skipped.add(_UNSURE)
+            inputs = read = written = None
+    return _steps.usage(
+        where,
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def _timing(raw: Any, where: str) -> Timing | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise ConversionError(f"{where}: expected an object, got {shown(raw)}")
+    latency = _steps.amount(raw.get("latencyMs"), f"{where}.latencyMs")
+    first = _steps.amount(raw.get("timeToFirstByteMs"), f"{where}.timeToFirstByteMs")
+    return _steps.timing(
+        where,
+        duration=latency / 1000 if latency else None,  # 0: Strands' placeholder
+        time_to_first_token=first / 1000 if first else None,
+    )
