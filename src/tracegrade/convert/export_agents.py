@@ -47,7 +47,16 @@ def to_strands(messages: Iterable[HumanMessage | AIMessage | ToolMessage]) -> li
 
 def to_agno(messages: Iterable[HumanMessage | AIMessage | ToolMessage]) -> list[Any]:
     """agno ``Message`` objects for ``messages`` (needs the ``agno`` package): calls in
-    agno's OpenAI-shaped ``tool_calls``, results as ``role: tool`` with ``tool_call_id``."""
+    agno's OpenAI-shaped ``tool_calls``, results as ``role: tool`` with ``tool_call_id``
+    and an outcome's status as ``tool_call_error`` (left unset with no outcome or an
+    unknown one). Usage, timing and call types are not written."""
     from agno.models.message import Message
 
-    return [Message(**entry) for entry in to_openai(messages)]
+    listed = list(messages)
+    entries = to_openai(listed)
+    results = [message for message in listed if isinstance(message, ToolMessage)]
+    tools = [entry for entry in entries if entry.get("role") == "tool"]
+    for entry, result in zip(tools, results, strict=True):
+        if result.status is not ToolStatus.UNKNOWN:
+            entry["tool_call_error"] = result.status is ToolStatus.ERROR
+    return [Message(**entry) for entry in entries]
