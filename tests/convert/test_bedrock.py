@@ -15,6 +15,7 @@ from tests.convert.test_roundtrip import FAST
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.model.steps import ToolOutcome, ToolStatus
 
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
@@ -216,7 +217,11 @@ def test_a_request_keeps_system_and_settings_aside() -> None:
     expected = [
         HumanMessage(content="Weather in Oslo?"),
         AIMessage(content="Let me check.", tool_calls=[CALL]),
-        ToolMessage(content='{"temp":-3}\nwindy', tool_call_id="tooluse_1"),
+        ToolMessage(
+            content='{"temp":-3}\nwindy',
+            tool_call_id="tooluse_1",
+            outcome=ToolOutcome(status=ToolStatus.OK),  # status "success"
+        ),
     ]
     assert bedrock(REQUEST) == expected
     with_metadata = bedrock(REQUEST, metadata=True)
@@ -263,7 +268,12 @@ def test_tool_result_status_and_media() -> None:
     )
     image = {"image": {"format": "png", "source": {"bytes": "iVBORw0K"}}}  # base64 of png
     assert bedrock(messages)[2:] == [
-        ToolMessage(content="rendered", tool_call_id="t1", metadata={"content_parts": [image]}),
+        ToolMessage(
+            content="rendered",
+            tool_call_id="t1",
+            metadata={"content_parts": [image]},
+            outcome=ToolOutcome(status=ToolStatus.ERROR),
+        ),
         HumanMessage(content="and?"),
     ]
     assert bedrock(messages, metadata=True)[2].metadata == {

@@ -343,11 +343,6 @@ def test_a_wrong_step_value_is_an_error_naming_the_message(metadata: Any, proble
 
 def test_a_wrong_status_is_an_error_naming_the_block() -> None:
     result = {"toolResult": {"toolUseId": "t1", "content": [], "status": "maybe"}}
-    with pytest.raises(ConversionError, match=r"message 1 block 0: .*status.*'maybe'"):
-        convert_messages(
-            [
-                {"role": "assistant", "content": [use("t1", "Paris")]},
-                {"role": "user", "content": [result]},
-            ],
-            source="strands",
-        )
+    named = r"message 1 \(role 'user'\) block 0: .*status.*'maybe'"
+    with pytest.raises(ConversionError, match=named):
+        convert_messages(answered(result), source="strands")

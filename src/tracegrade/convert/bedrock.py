@@ -13,6 +13,8 @@ message). ``guardContent`` and ``citationsContent`` text is text too. Media bloc
 (image, document, video, audio, searchResult) go to ``metadata["content_parts"]``, with
 their bytes as base64 text. With ``metadata=True``, ``reasoningContent`` is kept in
 ``metadata["thinking"]``, and cache points, citations and guardrail content in metadata.
+A ``toolResult``'s ``status`` is its outcome, whatever the metadata option (``success``
+ok, ``error`` an error, none when absent).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import ToolCall
-from . import bedrock_agents
+from ..model.steps import ToolOutcome, ToolStatus
+from . import _steps, bedrock_agents
 from ._base import (
     AnyMessage,
     Builder,
@@ -247,7 +250,21 @@ class _Reader:
         call_id = string(result.get("toolUseId"), where, "a toolResult's toolUseId")
         text, media = _result_content(result.get("content") or [], where)
         meta = self.builder.meta(result, "toolUseId", "content", extra=parts_metadata(media))
-        self.builder.tool(text, call_id, meta)
+        self.builder.tool(text, call_id, meta, outcome=_outcome(result.get("status"), where))
+
+
+_STATUSES = {"success": ToolStatus.OK, "error": ToolStatus.ERROR}
+
+
+def _outcome(status: Any, where: str) -> ToolOutcome | None:
+    """A toolResult's ``status`` as its outcome (``None`` when it has none)."""
+    if status is None:
+        return None
+    if status not in _STATUSES:
+        raise ConversionError(
+            f"{where}: a toolResult's status is 'success' or 'error', got {shown(status)}"
+        )
+    return _steps.outcome(_STATUSES[status], where)
 
 
 def items_of(obj: Any) -> list[Any]:

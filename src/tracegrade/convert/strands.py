@@ -14,7 +14,8 @@ their ``tracking_id``; without it they are plain Converse messages, read as ``be
 to the same result.
 
 Outcome, usage and timing, whatever the metadata option. A ``toolResult``'s ``status``
-is its outcome (``"success"`` ok, ``"error"`` an error; none when absent). Strands puts
+is its outcome, as :mod:`.bedrock` reads it (``"success"`` ok, ``"error"`` an error;
+none when absent). Strands puts
 on each assistant message the ``metadata`` of the model call that produced it:
 ``usage`` (``inputTokens``, ``outputTokens``, ``totalTokens``, ``cacheReadInputTokens``,
 ``cacheWriteInputTokens``) is that message's usage, ``metrics.latencyMs`` its duration
@@ -36,13 +37,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model.messages import AIMessage, ToolMessage
-from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
+from ..model.messages import AIMessage
+from ..model.steps import Timing, TokenUsage
 from . import _steps, bedrock
 from ._base import AnyMessage, ConversionError, Options, plain, shown
 from ._speakers import Speaker, named, tag
 
-_STATUSES = {"success": ToolStatus.OK, "error": ToolStatus.ERROR}
 _UNSURE = (
     "Strands usage with cache tokens that does not show whether inputTokens hold them "
     "(its input and cache tokens not read; kept with metadata=True)"
@@ -102,45 +102,24 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
 
 
 def _read_steps(run: list[Any], converted: list[AnyMessage], options: Options) -> None:
-    """Put on the messages converted from ``run`` what Strands recorded of each step:
-    the usage and timing of each assistant message on its AIMessage, each toolResult's
-    status on its ToolMessage (bedrock makes one AIMessage per assistant message and one
-    ToolMessage per toolResult block, in order)."""
+    """Put on the AIMessages converted from ``run`` the usage and timing Strands recorded
+    on each assistant message (bedrock makes one AIMessage per assistant message, in
+    order; it reads the toolResults' status itself)."""
     steps: list[tuple[TokenUsage | None, Timing | None]] = []
-    outcomes: list[ToolOutcome | None] = []
     for index, item in enumerate(run):
         data = plain(item)
-        where = f"message {index}"
         if not isinstance(data, Mapping) or "role" not in data:
             return  # a Converse request or response: bedrock's own reading applies
         if data.get("role") == "assistant":
-            steps.append(_step(data.get("metadata"), where, options))
-        for number, raw in enumerate(data.get("content") or []):
-            block = plain(raw)
-            result = block.get("toolResult") if isinstance(block, Mapping) else None
-            if isinstance(result, Mapping):
-                outcomes.append(_outcome(result.get("status"), f"{where} block {number}"))
+            steps.append(_step(data.get("metadata"), f"message {index}", options))
     ais = [message for message in converted if isinstance(message, AIMessage)]
-    tools = [message for message in converted if isinstance(message, ToolMessage)]
-    if len(ais) != len(steps) or len(tools) != len(outcomes):
+    if len(ais) != len(steps):
         raise ConversionError(
-            f"Strands run of {len(run)} messages: read {len(ais)} AI turns and {len(tools)} "
-            f"tool results, but it holds {len(steps)} and {len(outcomes)}"
+            f"Strands run of {len(run)} messages: read {len(ais)} AI turns, "
+            f"but it holds {len(steps)} assistant messages"
         )
     for ai, (usage, timing) in zip(ais, steps, strict=True):
         ai.usage, ai.timing = ai.usage or usage, ai.timing or timing
-    for tool, outcome in zip(tools, outcomes, strict=True):
-        tool.outcome = tool.outcome or outcome
-
-
-def _outcome(status: Any, where: str) -> ToolOutcome | None:
-    if status is None:
-        return None
-    if status not in _STATUSES:
-        raise ConversionError(
-            f"{where}: a toolResult's status is 'success' or 'error', got {shown(status)}"
-        )
-    return _steps.outcome(_STATUSES[status], f"{where} toolResult")
 
 
 def _step(metadata: Any, where: str, options: Options) -> tuple[TokenUsage | None, Timing | None]:
