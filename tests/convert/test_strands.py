@@ -346,3 +346,22 @@ def test_a_wrong_status_is_an_error_naming_the_block() -> None:
     named = r"message 1 \(role 'user'\) block 0: .*status.*'maybe'"
     with pytest.raises(ConversionError, match=named):
         convert_messages(answered(result), source="strands")
+
+
+def test_an_agents_model_says_how_its_usage_counts_the_cache() -> None:
+    """Strands' OpenAI provider writes OpenAI's ``prompt_tokens`` (cached tokens inside)
+    as ``inputTokens`` (strands/models/openai.py): given the Agent, that is known, and the
+    usage that messages alone leave unread is read as given."""
+    from strands.models.openai import OpenAIModel
+
+    usage = {"inputTokens": 2048, "outputTokens": 120, "totalTokens": 2168}
+    usage["cacheReadInputTokens"] = 1536
+    history: list[Any] = [
+        {"role": "user", "content": [{"text": "Hi."}]},
+        {"role": "assistant", "content": [{"text": "Hello."}], "metadata": {"usage": usage}},
+    ]
+    model = OpenAIModel(client_args={"api_key": "unused"}, model_id="gpt-5-mini")
+    agent = Agent(model=model, messages=history, callback_handler=None)
+    _, ai = convert_messages(agent)
+    assert isinstance(ai, AIMessage)
+    assert ai.usage == TokenUsage(input_tokens=2048, output_tokens=120, cache_read_tokens=1536)

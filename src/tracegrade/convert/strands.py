@@ -25,16 +25,18 @@ most of its providers send ``latencyMs: 0`` as a placeholder), so an all-zero us
 a zero latency are read as absent. Its providers count input tokens two ways: the
 Anthropic and Bedrock ones leave the cached tokens out of ``inputTokens`` (Anthropic's
 writes ``totalTokens`` as the sum of all four counts), the OpenAI one keeps them in. With
-cache tokens, the message shows which: a ``totalTokens`` that holds the cache tokens
-beside input and output, or cached tokens above ``inputTokens``, mean they were left
-out, and they are added; otherwise the input and cache tokens are not read (counted in
-``options.skipped``), as either reading could be wrong. The run totals of an agent's
+cache tokens, an Agent's model class says which (``_CACHE_INSIDE``); for messages
+alone, a ``totalTokens`` that holds the cache tokens beside input and output, or cached
+tokens above ``inputTokens``, mean they were left out, and they are added; otherwise the
+input and cache tokens are not read (counted in ``options.skipped``), as either reading
+could be wrong. The run totals of an agent's
 ``event_loop_metrics`` are not read: they add up these messages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..model.messages import AIMessage
@@ -42,6 +44,27 @@ from ..model.steps import Timing, TokenUsage
 from . import _steps, bedrock
 from ._base import AnyMessage, ConversionError, Options, plain, shown
 from ._speakers import Speaker, named, tag
+
+_CACHE_INSIDE = {
+    "strands.models.openai": True,
+    "strands.models.openai_responses": True,
+    "strands.models.litellm": True,
+    "strands.models.gemini": True,
+    "strands.models.anthropic": False,
+    "strands.models.bedrock": False,
+}
+"""Whether each Strands provider's ``inputTokens`` hold the cached tokens (its
+``format_chunk``: OpenAI's ``prompt_tokens`` and Gemini's ``prompt_token_count`` do,
+Anthropic's ``input_tokens`` and Bedrock's ``inputTokens`` do not)."""
+
+
+@dataclass(frozen=True)
+class _Counting:
+    """How the agent's model counts input tokens, put after its Speaker by ``items_of``:
+    ``cache_inside`` when its ``inputTokens`` hold the cached tokens."""
+
+    cache_inside: bool
+
 
 _UNSURE = (
     "Strands usage with cache tokens that does not show whether inputTokens hold them "
@@ -57,6 +80,9 @@ def _is_agent(obj: Any) -> bool:
 
 def _agent_items(agent: Any) -> list[Any]:
     items: list[Any] = [Speaker(named(getattr(agent, "name", None)))]
+    inside = _CACHE_INSIDE.get(type(getattr(agent, "model", None)).__module__)
+    if inside is not None:
+        items.append(_Counting(inside))
     prompt = getattr(agent, "system_prompt", None)
     if isinstance(prompt, str) and prompt:
         items.append({"role": "system", "content": [{"text": prompt}]})
@@ -81,27 +107,32 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert Strands messages, each agent's run read as one Converse conversation."""
     messages: list[AnyMessage] = []
     speaker: str | None = None
+    counting: _Counting | None = None
     run: list[Any] = []
 
     def flush() -> None:
         start = len(messages)
         if run:
             messages.extend(bedrock.convert(run, options))
-            _read_steps(run, messages[start:], options)
+            _read_steps(run, messages[start:], options, counting)
             run.clear()
         tag(messages, start, speaker)
 
     for item in items:
         if isinstance(item, Speaker):
             flush()
-            speaker = item.name
+            speaker, counting = item.name, None
+        elif isinstance(item, _Counting):
+            counting = item
         else:
             run.append(item)
     flush()
     return messages
 
 
-def _read_steps(run: list[Any], converted: list[AnyMessage], options: Options) -> None:
+def _read_steps(
+    run: list[Any], converted: list[AnyMessage], options: Options, counting: _Counting | None
+) -> None:
     """Put on the AIMessages converted from ``run`` the usage and timing Strands recorded
     on each assistant message (bedrock makes one AIMessage per assistant message, in
     order; it reads the toolResults' status itself)."""
@@ -111,7 +142,7 @@ def _read_steps(run: list[Any], converted: list[AnyMessage], options: Options) -
         if not isinstance(data, Mapping) or "role" not in data:
             return  # a Converse request or response: bedrock's own reading applies
         if data.get("role") == "assistant":
-            steps.append(_step(data.get("metadata"), f"message {index}", options))
+            steps.append(_step(data.get("metadata"), f"message {index}", options, counting))
     ais = [message for message in converted if isinstance(message, AIMessage)]
     if len(ais) != len(steps):
         raise ConversionError(
@@ -122,19 +153,21 @@ def _read_steps(run: list[Any], converted: list[AnyMessage], options: Options) -
         ai.usage, ai.timing = ai.usage or usage, ai.timing or timing
 
 
-def _step(metadata: Any, where: str, options: Options) -> tuple[TokenUsage | None, Timing | None]:
+def _step(
+    metadata: Any, where: str, options: Options, counting: _Counting | None
+) -> tuple[TokenUsage | None, Timing | None]:
     """An assistant message's ``metadata``: its usage and its timing."""
     if metadata is None:
         return None, None
     where = f"{where} metadata"
     if not isinstance(metadata, Mapping):
         raise ConversionError(f"{where}: expected an object, got {shown(metadata)}")
-    return _usage(metadata.get("usage"), f"{where}.usage", options), _timing(
+    return _usage(metadata.get("usage"), f"{where}.usage", options, counting), _timing(
         metadata.get("metrics"), f"{where}.metrics"
     )
 
 
-def _usage(raw: Any, where: str, options: Options) -> TokenUsage | None:
+def _usage(raw: Any, where: str, options: Options, counting: _Counting | None) -> TokenUsage | None:
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -156,7 +189,11 @@ def _usage(raw: Any, where: str, options: Options) -> TokenUsage | None:
     cached = (read or 0) + (written or 0)
     if cached and inputs is not None:
         whole = (inputs or 0) + (outputs or 0) + cached
-        if total == whole or cached > inputs:
+        if counting is not None and counting.cache_inside and cached <= inputs:
+            pass  # the agent's model counts them inside inputTokens
+        elif (counting is not None and not counting.cache_inside) or (
+            total == whole or cached > inputs
+        ):
             inputs += cached  # the cache tokens were counted apart from inputTokens
         else:
             options.skipped.add(_UNSURE)
