@@ -24,6 +24,7 @@ from tracegrade import (
 from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_strands
 from tracegrade.errors import ConversionWarning
+from tracegrade.model.messages import ToolCallType
 from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 OK, ERROR = ToolStatus.OK, ToolStatus.ERROR
@@ -365,3 +366,40 @@ def test_an_agents_model_says_how_its_usage_counts_the_cache() -> None:
     _, ai = convert_messages(agent)
     assert isinstance(ai, AIMessage)
     assert ai.usage == TokenUsage(input_tokens=2048, output_tokens=120, cache_read_tokens=1536)
+
+
+def test_a_swarms_handoff_tool_is_a_handoff() -> None:
+    """A real Strands Swarm of two agents on scripted models: triage hands off to
+    billing with the ``handoff_to_agent`` tool the Swarm gives its agents, and billing
+    answers."""
+    from strands.multiagent import Swarm
+
+    handoff = {
+        "toolUse": {
+            "toolUseId": "h1",
+            "name": "handoff_to_agent",
+            "input": {"agent_name": "billing", "message": "A refund."},
+        }
+    }
+    triage = Agent(
+        name="triage",
+        model=Scripted([[handoff], [{"text": "Over to billing."}]]),
+        callback_handler=None,
+    )
+    billing = Agent(
+        name="billing", model=Scripted([[{"text": "Refunded."}]]), callback_handler=None
+    )
+    Swarm([triage, billing])("I want a refund.")
+    converted = convert_messages([triage, billing])
+    made = [call for m in converted if isinstance(m, AIMessage) for call in m.tool_calls or []]
+    assert [(c.name, c.type, c.target_agent) for c in made] == [
+        ("handoff_to_agent", ToolCallType.HANDOFF, "billing")
+    ]
+    assert [m.content for m in converted if (m.metadata or {}).get("agent") == "billing"] == [
+        "Refunded."
+    ]
+    # the messages alone do not say which tool the Swarm made: no type from a name
+    alone = convert_messages(triage.messages, source="strands")
+    assert all(
+        c.type is None for m in alone if isinstance(m, AIMessage) for c in m.tool_calls or []
+    )

@@ -30,7 +30,11 @@ alone, a ``totalTokens`` that holds the cache tokens beside input and output, or
 tokens above ``inputTokens``, mean they were left out, and they are added; otherwise the
 input and cache tokens are not read (counted in ``options.skipped``), as either reading
 could be wrong. The run totals of an agent's
-``event_loop_metrics`` are not read: they add up these messages.
+``event_loop_metrics`` are not read: they add up these messages. Given the agents of a
+``Swarm``, a call of the ``handoff_to_agent`` tool the Swarm gave them (known by the
+tool's own module, ``strands.multiagent.swarm``, not by its name) is a
+``ToolCallType.HANDOFF`` to its ``agent_name``; messages alone do not say which tool that
+is, and a tool of the same name is not guessed to be one.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..model.messages import AIMessage
+from ..model.messages import AIMessage, ToolCallType
 from ..model.steps import Timing, TokenUsage
 from . import _steps, bedrock
 from ._base import AnyMessage, ConversionError, Options, plain, shown
@@ -66,6 +70,15 @@ class _Counting:
     cache_inside: bool
 
 
+@dataclass(frozen=True)
+class _Handoffs:
+    """The names of the agent's tools that a Strands Swarm injected to hand control to
+    another of its agents (``handoff_to_agent``), put after its Speaker by ``items_of``."""
+
+    names: frozenset[str]
+
+
+_SWARM = "strands.multiagent.swarm"
 _UNSURE = (
     "Strands usage with cache tokens that does not show whether inputTokens hold them "
     "(its input and cache tokens not read; kept with metadata=True)"
@@ -83,6 +96,14 @@ def _agent_items(agent: Any) -> list[Any]:
     inside = _CACHE_INSIDE.get(type(getattr(agent, "model", None)).__module__)
     if inside is not None:
         items.append(_Counting(inside))
+    registry = getattr(getattr(agent, "tool_registry", None), "registry", None)
+    handoffs = frozenset(
+        name
+        for name, found in (registry.items() if isinstance(registry, dict) else ())
+        if getattr(getattr(found, "__wrapped__", None), "__module__", None) == _SWARM
+    )
+    if handoffs:
+        items.append(_Handoffs(handoffs))
     prompt = getattr(agent, "system_prompt", None)
     if isinstance(prompt, str) and prompt:
         items.append({"role": "system", "content": [{"text": prompt}]})
@@ -108,6 +129,7 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     messages: list[AnyMessage] = []
     speaker: str | None = None
     counting: _Counting | None = None
+    handoffs: frozenset[str] = frozenset()
     run: list[Any] = []
 
     def flush() -> None:
@@ -115,19 +137,34 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
         if run:
             messages.extend(bedrock.convert(run, options))
             _read_steps(run, messages[start:], options, counting)
+            _hand_off(messages[start:], handoffs)
             run.clear()
         tag(messages, start, speaker)
 
     for item in items:
         if isinstance(item, Speaker):
             flush()
-            speaker, counting = item.name, None
+            speaker, counting, handoffs = item.name, None, frozenset()
         elif isinstance(item, _Counting):
             counting = item
+        elif isinstance(item, _Handoffs):
+            handoffs = item.names
         else:
             run.append(item)
     flush()
     return messages
+
+
+def _hand_off(converted: list[AnyMessage], handoffs: frozenset[str]) -> None:
+    """Mark the calls of a Swarm's handoff tool as handoffs to their ``agent_name``."""
+    for message in converted:
+        if not isinstance(message, AIMessage) or not handoffs:
+            continue
+        for call in message.tool_calls or []:
+            if call.name in handoffs:
+                target = call.args.get("agent_name")
+                call.type = ToolCallType.HANDOFF
+                call.target_agent = target if isinstance(target, str) and target else None
 
 
 def _read_steps(
