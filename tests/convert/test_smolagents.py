@@ -406,3 +406,35 @@ def test_a_wrong_step_value_is_an_error_naming_the_step(
     steps = [{"task": "Go"}, {"step_number": 1, "model_output": "hi", field: value}]
     with pytest.raises(ConversionError, match=rf"step 1 {problem}"):
         convert_messages(steps, source="smolagents")
+
+
+def test_a_planning_steps_usage_is_its_own() -> None:
+    """A PlanningStep records the usage of its planning call; smolagents' run total
+    (``RunResult.token_usage``) adds it to the action steps' and is not read."""
+    plan = PlanningStep(
+        model_input_messages=[],
+        model_output_message=ChatMessage(role="assistant", content="1. look"),
+        plan="1. look",
+        timing=Timing(start_time=60.0, end_time=62.5),
+        token_usage=TokenUsage(input_tokens=310, output_tokens=42),
+    )
+    for form in (plan, plan.dict()):
+        (planned,) = convert_messages([form], source="smolagents")
+        assert isinstance(planned, AIMessage)
+        assert planned.usage == ModelUsage(input_tokens=310, output_tokens=42)
+        assert planned.timing is not None and planned.timing.seconds == 2.5  # 62.5 - 60.0
+
+
+def test_code_that_raised_is_an_error_of_its_class() -> None:
+    reply = ChatMessage(role="assistant", content="<code>\n1/0\n</code>")
+    agent = CodeAgent(tools=[], model=Scripted([reply]), max_steps=1, verbosity_level=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent.run("Divide.")
+    result = convert_messages(agent)[2]
+    assert isinstance(result, ToolMessage) and result.outcome is not None
+    assert result.outcome.error_type == "AgentExecutionError"
+    assert (
+        result.outcome.error_message is not None
+        and "ZeroDivisionError" in result.outcome.error_message
+    )
