@@ -4,6 +4,7 @@ name on its messages), failing tools, system prompts and unknown parts."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -374,3 +375,31 @@ def test_a_result_without_tool_call_error_has_no_outcome() -> None:
 def test_a_wrong_value_is_an_error_naming_the_message(message: Any, problem: str) -> None:
     with pytest.raises(ConversionError, match=problem):
         convert_messages([message], source="agno")
+
+
+def test_a_tools_times_come_from_its_runs_tool_executions() -> None:
+    """agno keeps a tool call's times on the run's ``ToolExecution`` (its
+    ``ToolCallMetrics``: epoch seconds), not on the tool message."""
+    from agno.metrics import ToolCallMetrics
+    from agno.models.response import ToolExecution
+
+    ran = ToolExecution(
+        tool_call_id="c1",
+        tool_name="get_weather",
+        result="sunny",
+        metrics=ToolCallMetrics(start_time=1700000000.5, end_time=1700000001.25, duration=0.75),
+    )
+    run = RunOutput(run_id="r1", agent_name="weather", messages=weather_messages(), tools=[ran])
+    for form in (run, run.to_dict()):
+        converted = convert_messages(form)
+        sunny, failed = [m for m in converted if isinstance(m, ToolMessage)]
+        # 1700000000.5 s = 2023-11-14 22:13:20.5 UTC; 0.75 s later is 22:13:21.25
+        assert sunny.timing == Timing(
+            started_at=datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=timezone.utc),
+            ended_at=datetime(2023, 11, 14, 22, 13, 21, 250000, tzinfo=timezone.utc),
+        )
+        assert failed.timing is None  # no execution recorded for c2
+    bad = RunOutput(run_id="r1", messages=weather_messages(), tools=[ran])
+    bad.tools[0].metrics = ToolCallMetrics(start_time=20.0, end_time=10.0)  # type: ignore[index]
+    with pytest.raises(ConversionError, match=r"message 3 \(its run's tools\) metrics: ended_at"):
+        convert_messages(bad)

@@ -32,13 +32,16 @@ leader's call of agno's ``delegate_task_to_member`` tool is ``ToolCallType.AGENT
 its ``member_id`` as ``target_agent``, or ``ToolCallType.HANDOFF`` where its result is
 marked ``stop_after_tool_call`` (agno sets it when the team ``respond_directly``: the
 member's answer is the team's); ``delegate_task_to_members`` (every member) is
-``AGENT`` with no single target.
+``AGENT`` with no single target. A run's ``tools`` (its ``ToolExecution``s) give each
+tool result's timing, matched by call id: ``metrics.start_time`` and ``end_time`` (epoch
+seconds), or ``duration`` without them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 from ..model.messages import ToolCall, ToolCallType
@@ -68,14 +71,16 @@ _AS_GIVEN = frozenset({"OpenAI"})
 _DELEGATE, _DELEGATE_ALL = "delegate_task_to_member", "delegate_task_to_members"
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Run:
-    """What a run says of the messages after it: its model and provider, and whether it
-    is a team's (whose leader delegates with agno's own tools)."""
+    """What a run says of the messages after it: its model and provider, whether it is a
+    team's (whose leader delegates with agno's own tools), and its tool executions'
+    ``metrics`` by call id (agno keeps a tool's times there, not on its message)."""
 
     model: str | None = None
     provider: str | None = None
     team: bool = False
+    tool_metrics: dict[str, Any] = dataclass_field(default_factory=dict)
 
 
 @dataclass
@@ -117,7 +122,12 @@ def _run_items(run: Any, out: list[Any]) -> None:
         raise ConversionError(f"a run's 'messages' must be a list, got {type(messages).__name__}")
     team = not field("agent_id") and bool(field("team_id") or field("team_name"))
     out.append(Speaker(name))
-    out.append(_Run(named(field("model")), named(field("model_provider")), team))
+    run_marker = _Run(named(field("model")), named(field("model_provider")), team)
+    for execution in field("tools") or []:
+        done = _dump(execution)
+        if isinstance(done, Mapping) and isinstance(done.get("tool_call_id"), str):
+            run_marker.tool_metrics[done["tool_call_id"]] = done.get("metrics")
+    out.append(run_marker)
     out.extend(messages)
     members = field("member_responses") or []
     for member in members if isinstance(members, (list, tuple)) else []:
@@ -156,7 +166,10 @@ def _message(index: int, data: Mapping[str, Any], builder: Builder, context: _Co
     if role == "tool":
         text = text_of(content if content is not None else "", where)
         outcome = _outcome(data.get("tool_call_error"), where)
-        builder.tool(text, data.get("tool_call_id"), meta, outcome=outcome)
+        call_id = data.get("tool_call_id")
+        ran = context.run.tool_metrics.get(call_id) if isinstance(call_id, str) else None
+        took = _tool_timing(ran, where)
+        builder.tool(text, call_id, meta, outcome=outcome, timing=took)
         return
     text, others = flatten_text(content, where)
     if others:
@@ -182,13 +195,15 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     speaker: str | None = None
     dumped = [_dump(item) for item in items]
     context = _Context(_Run(), _handed(dumped))
-    for index, (item, data) in enumerate(zip(items, dumped, strict=True)):
+    index = -1  # messages are numbered as given, the run markers between them not counted
+    for item, data in zip(items, dumped, strict=True):
         if isinstance(data, Speaker):
             speaker = data.name
             continue
         if isinstance(data, _Run):
             context.run = data
             continue
+        index += 1
         if not isinstance(data, Mapping):
             raise ConversionError(
                 f"message {index}: expected a message object, got {type(item).__name__}"
@@ -284,6 +299,24 @@ def _metrics(
         ),
     )
     return usage, timing
+
+
+def _tool_timing(raw: Any, where: str) -> Timing | None:
+    """A tool execution's ``metrics`` (agno's ``ToolCallMetrics``: ``start_time`` and
+    ``end_time`` in seconds since the epoch, ``duration`` in seconds) as its result's
+    timing; the duration only where the times are not given."""
+    metrics = plain(raw)
+    if metrics is None:
+        return None
+    where = f"{where} (its run's tools) metrics"
+    if not isinstance(metrics, Mapping):
+        raise ConversionError(f"{where}: expected an object, got {shown(raw)}")
+    started = _steps.moment(metrics.get("start_time"), f"{where}.start_time", "s")
+    ended = _steps.moment(metrics.get("end_time"), f"{where}.end_time", "s")
+    duration = None
+    if started is None or ended is None:
+        duration = _steps.amount(metrics.get("duration"), f"{where}.duration")
+    return _steps.timing(where, started_at=started, ended_at=ended, duration=duration)
 
 
 def _unsure(counts: str, provider: str | None) -> str:
