@@ -438,3 +438,15 @@ def test_code_that_raised_is_an_error_of_its_class() -> None:
         result.outcome.error_message is not None
         and "ZeroDivisionError" in result.outcome.error_message
     )
+
+
+def test_the_agents_model_is_the_model_of_its_steps_usage() -> None:
+    model = Scripted([used("", (120, 8), ("c1", "final_answer", {"answer": "ok"}))])
+    agent = ToolCallingAgent(tools=[], model=model, verbosity_level=-1)
+    agent.run("Answer.")
+    (ai,) = [m for m in convert_messages(agent) if isinstance(m, AIMessage)]
+    assert ai.usage == ModelUsage(input_tokens=120, output_tokens=8, model="scripted")
+    (bare_ai,) = [
+        m for m in convert_messages(agent.memory.get_full_steps()) if isinstance(m, AIMessage)
+    ]
+    assert bare_ai.usage == ModelUsage(input_tokens=120, output_tokens=8)  # steps name no model

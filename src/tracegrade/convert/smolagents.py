@@ -26,7 +26,8 @@ observations' outcome is an error whose ``error_type`` is the step error's class
 ``error_message`` its message; ``ok`` when the step records no error (``error: None``);
 none (unknown) when a step's dict has no ``error`` key. Given an agent, a call of one of
 its ``managed_agents`` is ``ToolCallType.AGENT`` with the managed agent as
-``target_agent``: smolagents runs it as a tool and hands its answer back.
+``target_agent``: smolagents runs it as a tool and hands its answer back; and its
+model's ``model_id`` is the model of each step's usage.
 
 Code actions: a ``CodeAgent`` records its code as a call of ``python_interpreter`` whose
 arguments are the code text. tracegrade reads it as a call of a tool named ``python``
@@ -68,15 +69,17 @@ _STEPS = frozenset(
 
 
 @dataclass(frozen=True)
-class _Managed:
-    """The names of an agent's managed agents, put before its steps by ``items_of``."""
+class _Agent:
+    """What an agent says of its steps, put before them by ``items_of``: the names of its
+    managed agents and the id of its model (the model of every step's usage)."""
 
-    names: frozenset[str]
+    managed: frozenset[str] = frozenset()
+    model: str | None = None
 
 
 def _dump(item: Any, where: str) -> Any:
     """A step object as its own ``dict()`` (an unknown smolagents class is an error)."""
-    if isinstance(item, (Mapping, Speaker, _Managed)):
+    if isinstance(item, (Mapping, Speaker, _Agent)):
         return item
     kind = type(item).__name__
     if type(item).__module__.startswith("smolagents"):
@@ -101,8 +104,9 @@ def items_of(obj: Any) -> list[Any]:
     system = getattr(memory, "system_prompt", None)
     head = [system] if system is not None else []
     managed = getattr(obj, "managed_agents", None)
-    names = frozenset(name for name in managed if isinstance(name, str)) if managed else None
-    marks = [_Managed(names)] if names else []
+    names = frozenset(name for name in managed if isinstance(name, str)) if managed else frozenset()
+    model = named(getattr(getattr(obj, "model", None), "model_id", None))
+    marks = [_Agent(names, model)] if names or model else []
     return [Speaker(named(getattr(obj, "name", None))), *marks, *head, *steps]
 
 
@@ -152,7 +156,7 @@ def _object(raw: Any, where: str) -> Mapping[str, Any] | None:
     return found
 
 
-def _usage(data: Mapping[str, Any], where: str) -> TokenUsage | None:
+def _usage(data: Mapping[str, Any], where: str, model: str | None) -> TokenUsage | None:
     """A step's ``token_usage``, read as it is: smolagents' API models take
     ``input_tokens`` and ``output_tokens`` from the provider's prompt and completion
     counts (smolagents/models.py: ``OpenAIModel``, ``LiteLLMModel`` and
@@ -169,6 +173,7 @@ def _usage(data: Mapping[str, Any], where: str) -> TokenUsage | None:
         where,
         input_tokens=_steps.count(found.get("input_tokens"), f"{where}.input_tokens"),
         output_tokens=_steps.count(found.get("output_tokens"), f"{where}.output_tokens"),
+        model=model,
     )
 
 
@@ -200,7 +205,7 @@ def _outcome(data: Mapping[str, Any], detail: dict[str, Any], where: str) -> Too
     )
 
 
-def _action(data: Mapping[str, Any], where: str, builder: Builder, managed: frozenset[str]) -> None:
+def _action(data: Mapping[str, Any], where: str, builder: Builder, agent: _Agent) -> None:
     options = builder.options
     raw_calls = data.get("tool_calls") or []
     output = data.get("model_output_message")
@@ -209,7 +214,8 @@ def _action(data: Mapping[str, Any], where: str, builder: Builder, managed: froz
     if not isinstance(raw_calls, list):
         raise ConversionError(f"{where}: 'tool_calls' must be a list")
     calls = [
-        _call(raw, f"{where} tool_calls[{k}]", options, managed) for k, raw in enumerate(raw_calls)
+        _call(raw, f"{where} tool_calls[{k}]", options, agent.managed)
+        for k, raw in enumerate(raw_calls)
     ]
     error = data.get("error")
     line, detail = _error(error, where) if error is not None else ("", {})
@@ -220,7 +226,7 @@ def _action(data: Mapping[str, Any], where: str, builder: Builder, managed: froz
         text,
         calls,
         builder.meta(data, *used, extra=extra),
-        usage=_usage(data, where),
+        usage=_usage(data, where, agent.model),
         timing=_timing(data, where),
     )
     observations = data.get("observations")
@@ -235,10 +241,10 @@ def _action(data: Mapping[str, Any], where: str, builder: Builder, managed: froz
     builder.tool(text, calls[0].id, kept or None, outcome=_outcome(data, detail, where))
 
 
-def _step(data: Mapping[str, Any], where: str, builder: Builder, managed: frozenset[str]) -> None:
+def _step(data: Mapping[str, Any], where: str, builder: Builder, agent: _Agent) -> None:
     keys = set(data)
     if "step_number" in keys or "observations" in keys:
-        _action(data, where, builder, managed)
+        _action(data, where, builder, agent)
     elif "system_prompt" in keys:
         builder.add_system("system", _text(data["system_prompt"], where), [])
     elif "task" in keys:
@@ -248,7 +254,8 @@ def _step(data: Mapping[str, Any], where: str, builder: Builder, managed: frozen
     elif "plan" in keys:
         meta = builder.meta(data, "plan", "model_input_messages", extra={"step": "planning"})
         text = _text(data["plan"], where)
-        builder.ai(text, None, meta, usage=_usage(data, where), timing=_timing(data, where))
+        usage = _usage(data, where, agent.model)
+        builder.ai(text, None, meta, usage=usage, timing=_timing(data, where))
     elif keys == {"output"}:
         builder.ai(_text(data["output"], where), None, None)
     else:
@@ -259,19 +266,19 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert smolagents memory steps (objects or their dicts), in order."""
     builder = Builder(options)
     speaker: str | None = None
-    managed: frozenset[str] = frozenset()
+    agent = _Agent()
     for index, item in enumerate(items):
         where = f"step {index}"
         data = _dump(item, where)
         if isinstance(data, Speaker):
-            speaker, managed = data.name, frozenset()
+            speaker, agent = data.name, _Agent()
             continue
-        if isinstance(data, _Managed):
-            managed = data.names
+        if isinstance(data, _Agent):
+            agent = data
             continue
         if not isinstance(data, Mapping):
             raise ConversionError(f"{where}: expected a memory step, got {type(item).__name__}")
         start = len(builder.messages)
-        checked(where, _step, data, where, builder, managed)
+        checked(where, _step, data, where, builder, agent)
         tag(builder.messages, start, speaker)
     return builder.finish()
