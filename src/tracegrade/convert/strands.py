@@ -13,28 +13,27 @@ to a message are kept with ``metadata=True``. Auto detection knows Strands messa
 their ``tracking_id``; without it they are plain Converse messages, read as ``bedrock``
 to the same result.
 
-Outcome, usage and timing, whatever the metadata option. A ``toolResult``'s ``status``
-is its outcome, as :mod:`.bedrock` reads it (``"success"`` ok, ``"error"`` an error;
-none when absent). Strands puts
-on each assistant message the ``metadata`` of the model call that produced it:
-``usage`` (``inputTokens``, ``outputTokens``, ``totalTokens``, ``cacheReadInputTokens``,
-``cacheWriteInputTokens``) is that message's usage, ``metrics.latencyMs`` its duration
-and ``metrics.timeToFirstByteMs`` its time to first token. Strands fills what a model
-does not report with zeros (``extract_usage_metrics`` in strands/event_loop/streaming.py;
-most of its providers send ``latencyMs: 0`` as a placeholder), so an all-zero usage and
-a zero latency are read as absent. Its providers count input tokens two ways: the
-Anthropic and Bedrock ones leave the cached tokens out of ``inputTokens`` (Anthropic's
-writes ``totalTokens`` as the sum of all four counts), the OpenAI one keeps them in. With
-cache tokens, an Agent's model class says which (``_CACHE_INSIDE``); for messages
-alone, a ``totalTokens`` that holds the cache tokens beside input and output, or cached
-tokens above ``inputTokens``, mean they were left out, and they are added; otherwise the
-input and cache tokens are not read (counted in ``options.skipped``), as either reading
-could be wrong. The run totals of an agent's
-``event_loop_metrics`` are not read: they add up these messages. Given the agents of a
-``Swarm``, a call of the ``handoff_to_agent`` tool the Swarm gave them (known by the
-tool's own module, ``strands.multiagent.swarm``, not by its name) is a
-``ToolCallType.HANDOFF`` to its ``agent_name``; messages alone do not say which tool that
-is, and a tool of the same name is not guessed to be one.
+Outcome, usage, timing and handoffs, whatever the metadata option. A ``toolResult``'s
+``status`` is its outcome, as :mod:`.bedrock` reads it (``"success"`` ok, ``"error"`` an
+error, none when absent). Strands puts on each assistant message the ``metadata`` of the
+model call that produced it: ``usage`` (``inputTokens``, ``outputTokens``,
+``totalTokens``, ``cacheReadInputTokens``, ``cacheWriteInputTokens``) is that message's
+usage, ``metrics.latencyMs`` its duration and ``metrics.timeToFirstByteMs`` its time to
+first token. Strands fills what a model does not report with zeros
+(``extract_usage_metrics`` in strands/event_loop/streaming.py; most of its providers send
+``latencyMs: 0`` as a placeholder), so an all-zero usage and a zero latency are read as
+absent. Its providers count input tokens two ways: the Anthropic and Bedrock ones leave
+the cached tokens out of ``inputTokens`` (Anthropic's writes ``totalTokens`` as the sum
+of all four counts), the OpenAI, LiteLLM and Gemini ones keep them in. With cache
+tokens, an Agent's model class says which (``_CACHE_INSIDE``); for messages alone, a
+``totalTokens`` that holds the cache tokens beside input and output, or cached tokens
+above ``inputTokens``, mean they were left out, and they are added; otherwise the input
+and cache tokens are not read (counted in ``options.skipped``), as either reading could
+be wrong. The run totals of an agent's ``event_loop_metrics`` are not read: they add up
+these messages. Given the agents of a ``Swarm``, a call of the ``handoff_to_agent`` tool
+the Swarm gave them (known by the tool's own module, ``strands.multiagent.swarm``, not
+by its name) is a ``ToolCallType.HANDOFF`` to its ``agent_name``; messages alone do not
+say which tool that is, and a tool of the same name is not guessed to be one.
 """
 
 from __future__ import annotations
@@ -205,6 +204,7 @@ def _step(
 
 
 def _usage(raw: Any, where: str, options: Options, counting: _Counting | None) -> TokenUsage | None:
+    """An assistant message's ``metadata.usage`` on the model's convention."""
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
@@ -225,14 +225,15 @@ def _usage(raw: Any, where: str, options: Options, counting: _Counting | None) -
     read, written = given["cacheReadInputTokens"], given["cacheWriteInputTokens"]
     cached = (read or 0) + (written or 0)
     if cached and inputs is not None:
-        whole = (inputs or 0) + (outputs or 0) + cached
-        if counting is not None and counting.cache_inside and cached <= inputs:
-            pass  # the agent's model counts them inside inputTokens
-        elif (counting is not None and not counting.cache_inside) or (
-            total == whole or cached > inputs
-        ):
-            inputs += cached  # the cache tokens were counted apart from inputTokens
+        # cached tokens above the input cannot be inside it; else the agent's model says,
+        # or a total that holds the cache beside input and output shows them apart
+        if counting is not None:
+            apart = cached > inputs or not counting.cache_inside
         else:
+            apart = cached > inputs or total == inputs + (outputs or 0) + cached
+        if apart:
+            inputs += cached
+        elif counting is None:
             options.skipped.add(_UNSURE)
             inputs = read = written = None
     return _steps.usage(
@@ -245,6 +246,7 @@ def _usage(raw: Any, where: str, options: Options, counting: _Counting | None) -
 
 
 def _timing(raw: Any, where: str) -> Timing | None:
+    """An assistant message's ``metadata.metrics``, from milliseconds to seconds."""
     if raw is None:
         return None
     if not isinstance(raw, Mapping):
