@@ -54,7 +54,9 @@ from ._base import (
     Options,
     checked,
     flatten_text,
+    listed,
     plain,
+    record,
     shown,
     text_of,
 )
@@ -123,9 +125,9 @@ def _run_items(run: Any, out: list[Any]) -> None:
     team = not field("agent_id") and bool(field("team_id") or field("team_name"))
     out.append(Speaker(name))
     run_marker = _Run(named(field("model")), named(field("model_provider")), team)
-    for execution in field("tools") or []:
-        done = _dump(execution)
-        if isinstance(done, Mapping) and isinstance(done.get("tool_call_id"), str):
+    for number, execution in enumerate(listed(field("tools"), "a run's tools")):
+        done = record(_dump(execution), f"a run's tools[{number}]")
+        if isinstance(done.get("tool_call_id"), str):
             run_marker.tool_metrics[done["tool_call_id"]] = done.get("metrics")
     out.append(run_marker)
     out.extend(messages)
