@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.convert.shapes import conversations, json_values
 from tests.convert.speakers import unnamed
 from tests.convert.step_facts import bare
-from tests.convert.writers import SOURCE_OF, TEXT_WRITERS, WRITERS
+from tests.convert.writers import READ_BACK, SOURCE_OF, TEXT_WRITERS, WRITERS
 
 from tracegrade import MultiTurnSample, ToolCallF1
 from tracegrade.convert import SOURCES, ConversionError, convert_messages
@@ -81,9 +81,10 @@ def test_to_each_source_and_back_preserves_everything(shape: str, conversation: 
     stamped = unstamped if shape in STAMPED else list
     # a trace adds its spans' times and counts (test_trace_facts.py checks them)
     facts = bare if SOURCE_OF[shape] in ("otel", "openinference") else list
+    back = READ_BACK.get(shape, list)
 
     def seen(messages: list[Any]) -> list[Any]:
-        return stamped(metered(ended(used(named(facts(messages))))))
+        return back(stamped(metered(ended(used(named(facts(messages)))))))
 
     assert seen(convert_messages(written, source=SOURCE_OF[shape])) == conversation
     if shape not in TEXT_WRITERS:
