@@ -1,5 +1,6 @@
 """What ``tracegrade evaluate`` prints: the per-sample table, the summary per metric,
-pass@k over repeated trials, how the records ended, and what went wrong where."""
+pass@k over repeated trials, how the records ended, what the agent spent (when the
+conversations record it) and what the judge spent, and what went wrong where."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rich.table import Table
 
 from ..convert._base import describe_left_out
 from ..model.results import SampleResult, Usage
+from ..run.agent_usage import AgentUsageSummary, UsageTotal
 from ..run.results import MetricSummary, SummaryAccumulator
 
 
@@ -84,8 +86,8 @@ def print_summary(
     console: Console, summary: SummaryAccumulator, left_out: Mapping[str, int] | None = None
 ) -> None:
     """The per-metric aggregates, pass@k when samples carry task ids, the record counts,
-    what the input's converters left out (``left_out``, reason → count), and the
-    judge's usage."""
+    what the input's converters left out (``left_out``, reason → count), the agent's
+    usage when some conversation recorded any, and the judge's usage."""
     counts = summary.counts
     table = Table(
         title=f"Summary over {_records(counts.records)}", box=box.SIMPLE_HEAVY, pad_edge=False
@@ -115,6 +117,9 @@ def print_summary(
     if left_out:
         text = escape(describe_left_out(left_out))
         console.print(f"left out while reading: {text}", highlight=False, soft_wrap=True)
+    agent_usage = summary.agent_usage
+    if agent_usage is not None:
+        print_agent_usage(console, agent_usage)
     if summary.usage is not None:
         console.print(describe_usage(summary.usage), highlight=False, soft_wrap=True)
 
@@ -137,6 +142,65 @@ def _print_trials(console: Console, found: list[MetricSummary]) -> None:
             cells += [_fmt(at.value if at else None), _fmt(hat.value if hat else None)]
             tasks = max(tasks, at.tasks if at else 0)
         table.add_row(*cells, str(tasks))
+    console.print(table)
+
+
+_AGENT_ROWS = (
+    ("input tokens", "input_tokens"),
+    ("  cache read", "cache_read_tokens"),
+    ("  cache write", "cache_write_tokens"),
+    ("output tokens", "output_tokens"),
+    ("  reasoning", "reasoning_tokens"),
+    ("cost (stated)", "cost"),
+    ("LLM steps", "llm_steps"),
+    ("duration", "duration"),
+    ("time in LLM steps", "llm_seconds"),
+    ("time in tools", "tool_seconds"),
+)
+"""The rows of the agent usage table: label, and the kind of AgentUsageSummary shown."""
+
+
+def _agent_amount(kind: str, value: float) -> str:
+    if kind == "cost":
+        return f"${value:,.6f}"
+    if kind in ("duration", "llm_seconds", "tool_seconds"):
+        return f"{value:,.2f} s"
+    return f"{value:,.0f}" if isinstance(value, int) else f"{value:,.1f}"
+
+
+def _conversations(count: int, total: int) -> str:
+    return f"{count:,} of {total:,}"
+
+
+def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
+    """The agent's usage as its conversations record it: each kind's total, mean and
+    largest per conversation, and over how many of the run's conversations it was
+    stated; the tool results by outcome. Kinds no conversation stated are left out."""
+    table = Table(
+        title="Agent usage (from the conversations; the judge's is apart)",
+        box=box.SIMPLE_HEAVY,
+        pad_edge=False,
+    )
+    table.add_column("", no_wrap=True)
+    for column in ("total", "mean", "max", "conversations"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for label, kind in _AGENT_ROWS:
+        found: UsageTotal | None = getattr(usage, kind)
+        if found is None:
+            continue
+        table.add_row(
+            label,
+            _agent_amount(kind, found.total),
+            _agent_amount(kind, found.mean),
+            _agent_amount(kind, found.largest),
+            _conversations(found.conversations, usage.conversations),
+        )
+    tools = usage.tool_results
+    if tools is not None:
+        carried = _conversations(tools.conversations, usage.conversations)
+        table.add_row("tool results ok", f"{tools.ok:,}", "", "", carried)
+        table.add_row("  error", f"{tools.error:,}", "", "", carried)
+        table.add_row("  unknown", f"{tools.unknown:,}", "", "", carried)
     console.print(table)
 
 
