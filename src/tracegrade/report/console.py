@@ -13,8 +13,9 @@ from rich.table import Table
 
 from ..convert._base import describe_left_out
 from ..model.results import SampleResult, Usage
-from ..run.agent_usage import AgentUsageSummary, UsageTotal
+from ..run.agent_usage import AgentUsageSummary
 from ..run.results import MetricSummary, SummaryAccumulator
+from .agent_usage import TITLE, usage_lines
 
 
 def _records(count: int) -> str:
@@ -145,62 +146,16 @@ def _print_trials(console: Console, found: list[MetricSummary]) -> None:
     console.print(table)
 
 
-_AGENT_ROWS = (
-    ("input tokens", "input_tokens"),
-    ("  cache read", "cache_read_tokens"),
-    ("  cache write", "cache_write_tokens"),
-    ("output tokens", "output_tokens"),
-    ("  reasoning", "reasoning_tokens"),
-    ("cost (stated)", "cost"),
-    ("LLM steps", "llm_steps"),
-    ("duration", "duration"),
-    ("time in LLM steps", "llm_seconds"),
-    ("time in tools", "tool_seconds"),
-)
-"""The rows of the agent usage table: label, and the kind of AgentUsageSummary shown."""
-
-
-def _agent_amount(kind: str, value: float) -> str:
-    if kind == "cost":
-        return f"${value:,.6f}"
-    if kind in ("duration", "llm_seconds", "tool_seconds"):
-        return f"{value:,.2f} s"
-    return f"{value:,.0f}" if isinstance(value, int) else f"{value:,.1f}"
-
-
-def _conversations(count: int, total: int) -> str:
-    return f"{count:,} of {total:,}"
-
-
 def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
     """The agent's usage as its conversations record it: each kind's total, mean and
     largest per conversation, and over how many of the run's conversations it was
     stated; the tool results by outcome. Kinds no conversation stated are left out."""
-    table = Table(
-        title="Agent usage (from the conversations; the judge's is apart)",
-        box=box.SIMPLE_HEAVY,
-        pad_edge=False,
-    )
+    table = Table(title=TITLE, box=box.SIMPLE_HEAVY, pad_edge=False)
     table.add_column("", no_wrap=True)
     for column in ("total", "mean", "max", "conversations"):
         table.add_column(column, justify="right", no_wrap=True)
-    for label, kind in _AGENT_ROWS:
-        found: UsageTotal | None = getattr(usage, kind)
-        if found is None:
-            continue
-        table.add_row(
-            label,
-            _agent_amount(kind, found.total),
-            _agent_amount(kind, found.mean),
-            _agent_amount(kind, found.largest),
-            _conversations(found.conversations, usage.conversations),
-        )
-    tools = usage.tool_results
-    if tools is not None:
-        carried = _conversations(tools.conversations, usage.conversations)
-        table.add_row("tool results ok", f"{tools.ok:,}", "", "", carried)
-        table.add_row("  error", f"{tools.error:,}", "", "", carried)
-        table.add_row("  unknown", f"{tools.unknown:,}", "", "", carried)
+    for line in usage_lines(usage):
+        table.add_row(line.label, line.total, line.mean, line.largest, line.carried)
     console.print(table)
 
 
