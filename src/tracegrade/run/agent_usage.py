@@ -19,7 +19,6 @@ from ..model.agent_usage import AgentUsage
 
 _COUNTED = tuple(field.name for field in fields(AgentUsage) if not field.name.startswith("tools_"))
 """The fields of AgentUsage summed as they are (the tool results are counted together)."""
-_TOOL_STATUSES = ("tools_ok", "tools_error", "tools_unknown")
 
 
 @dataclass(frozen=True, slots=True)
