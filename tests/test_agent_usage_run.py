@@ -13,15 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.metrics.judges import USAGE, ScriptedJudge
 from tests.records import messy_file
 
 # autouse: each test in a fresh working directory, with wide plain output
 from tests.test_cli_run import workdir  # noqa: F401
 from tests.usage_records import usage_file
 
-from tracegrade import ToolCallF1, ToolCorrectnessMetric, evaluate
+from tracegrade import (
+    AgentGoalAccuracyWithoutReference,
+    ToolCallF1,
+    ToolCorrectnessMetric,
+    evaluate,
+)
 from tracegrade.cli import main
 from tracegrade.io.store import run_record_path
+from tracegrade.judge import Usage
 from tracegrade.model.agent_usage import AgentUsage
 from tracegrade.run.agent_usage import (
     AgentUsageSummary,
@@ -163,6 +170,20 @@ def test_costs_add_up_exactly_whatever_the_grouping() -> None:
         assert summary is not None and summary.cost is not None
         assert summary.cost.total == math.fsum(costs)
         assert summary.cost.largest == 0.3 and summary.cost.conversations == len(costs)
+
+
+def test_a_judged_run_keeps_the_agents_usage_apart_from_the_judges(tmp_path: Path) -> None:
+    data = usage_file(tmp_path / "data.jsonl", 40)
+    plain = evaluate(str(data), METRICS, progress=False)
+    answer = {"user_goal": "g", "end_state": "e", "reason": "r", "achieved": True}
+    judge = ScriptedJudge(responder=lambda request: answer)
+    judged = evaluate(
+        str(data), [AgentGoalAccuracyWithoutReference(llm=judge)], concurrency=4, progress=False
+    )
+    assert judged.agent_usage == plain.agent_usage and judged.agent_usage is not None
+    assert judged.usage == sum([USAGE] * len(judge.requests), Usage())  # the judge's own
+    assert judged.agent_usage.output_tokens is not None
+    assert judged.agent_usage.output_tokens.total != judged.usage.output_tokens
 
 
 def _folded(path: Path, span_bytes: int) -> SummaryAccumulator:
