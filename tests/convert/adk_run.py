@@ -36,21 +36,52 @@ def say_hello(name: str) -> str:
     return f"Hello, {name}!"
 
 
-def _scripted(name: str, replies: list[Any]) -> Any:
-    """A BaseLlm that answers each request with the next scripted Content."""
+USAGE = [
+    # the usage Gemini reports with the root agent's three replies, in its own fields
+    # (promptTokenCount includes cachedContentTokenCount; thoughtsTokenCount is not in
+    # candidatesTokenCount; toolUsePromptTokenCount is input apart from the prompt's)
+    {
+        "prompt_token_count": 1150,
+        "cached_content_token_count": 1024,
+        "candidates_token_count": 40,
+        "thoughts_token_count": 120,
+        "total_token_count": 1310,
+    },
+    {
+        "prompt_token_count": 1290,
+        "tool_use_prompt_token_count": 60,
+        "candidates_token_count": 18,
+        "total_token_count": 1368,
+    },
+    {"prompt_token_count": 1330, "candidates_token_count": 9, "total_token_count": 1339},
+]
+MODEL_VERSION = "gemini-2.5-flash"
+
+
+def _scripted(name: str, replies: list[Any], usage: list[Any] | None = None) -> Any:
+    """A BaseLlm that answers each request with the next scripted Content (and, where
+    given, the usage Gemini would report with it)."""
     from google.adk.models.base_llm import BaseLlm
     from google.adk.models.llm_response import LlmResponse
+    from google.genai import types
     from pydantic import Field
 
     class Scripted(BaseLlm):
         replies: list[Any] = Field(default_factory=list)
+        usage: list[Any] = Field(default_factory=list)
 
         async def generate_content_async(
             self, llm_request: Any, stream: bool = False
         ) -> AsyncGenerator[LlmResponse, None]:
-            yield LlmResponse(content=self.replies.pop(0))
+            if not self.usage:
+                yield LlmResponse(content=self.replies.pop(0))
+                return
+            used = types.GenerateContentResponseUsageMetadata(**self.usage.pop(0))
+            yield LlmResponse(
+                content=self.replies.pop(0), usage_metadata=used, model_version=MODEL_VERSION
+            )
 
-    return Scripted(model=name, replies=replies)
+    return Scripted(model=name, replies=replies, usage=list(usage or []))
 
 
 def _call(tool: str, **args: Any) -> Any:
@@ -94,7 +125,7 @@ def run() -> tuple[Any, list[Any]]:
     )
     root = LlmAgent(
         name="weather_agent",
-        model=_scripted("scripted-weather", root_replies),
+        model=_scripted("scripted-weather", root_replies, USAGE),
         instruction=INSTRUCTION,
         tools=[get_weather],
         sub_agents=[greeter],
@@ -119,6 +150,38 @@ def run() -> tuple[Any, list[Any]]:
     return asyncio.run(go()), requests
 
 
+def run_refused() -> Any:
+    """One agent whose model calls ``get_weather`` without its ``city``: ADK's
+    FunctionTool refuses the call (``{"error": ...}``) and the model answers."""
+    from google.adk.agents import LlmAgent
+    from google.adk.runners import InMemoryRunner
+    from google.genai import types
+
+    replies = [
+        types.Content(role="model", parts=[_call("get_weather")]),
+        types.Content(role="model", parts=[types.Part(text="Which city?")]),
+    ]
+    agent = LlmAgent(
+        name="weather_agent",
+        model=_scripted("scripted-weather", replies),
+        instruction=INSTRUCTION,
+        tools=[get_weather],
+    )
+    runner = InMemoryRunner(agent=agent, app_name="weather_app")
+
+    async def go() -> Any:
+        service = runner.session_service
+        session = await service.create_session(app_name="weather_app", user_id="u1")
+        message = types.Content(role="user", parts=[types.Part(text="What is the weather?")])
+        async for _ in runner.run_async(user_id="u1", session_id=session.id, new_message=message):
+            pass
+        return await service.get_session(
+            app_name="weather_app", user_id="u1", session_id=session.id
+        )
+
+    return asyncio.run(go())
+
+
 def main() -> None:
     session, requests = run()
     FIXTURES.mkdir(parents=True, exist_ok=True)
@@ -126,6 +189,7 @@ def main() -> None:
         "session.json": session.model_dump(mode="json"),
         "session_api.json": session.model_dump(mode="json", by_alias=True, exclude_none=True),
         "request.json": requests[0].model_dump(mode="json", exclude_none=True),
+        "refused.json": run_refused().model_dump(mode="json"),
     }
     for name, data in dumps.items():
         (FIXTURES / name).write_text(json.dumps(data, indent=1) + "\n")

@@ -116,6 +116,45 @@ def run() -> tuple[Any, list[Any]]:
     return crew.kickoff(), steps
 
 
+EDITOR = "Editor"
+
+
+def run_delegating() -> Any:
+    """A crew whose editor (allowed to delegate) hands the research to the researcher
+    through CrewAI's own ``Delegate work to coworker`` tool, called natively, then
+    answers; its CrewOutput."""
+    for name in ("CREWAI_DISABLE_TELEMETRY", "OTEL_SDK_DISABLED"):
+        os.environ[name] = "true"
+    os.environ["CREWAI_TRACING_ENABLED"] = "false"
+    from crewai import Agent, Crew, Process, Task
+
+    researcher = Agent(
+        role=RESEARCHER,
+        goal="Find the current weather in the cities asked about",
+        backstory="You read weather stations' data.",
+        llm=_llm(["Rome: sunny, 24 degrees Celsius."], native=True),
+    )
+    delegate = _call(
+        "call_delegate",
+        "delegate_work_to_coworker",
+        task="Find the weather in Rome.",
+        context="For today's paper.",
+        coworker=RESEARCHER,
+    )
+    editor = Agent(
+        role=EDITOR,
+        goal="Publish short weather notes",
+        backstory="You edit the weather page.",
+        allow_delegation=True,
+        llm=_llm([[delegate], "Rome is sunny today."], native=True),
+    )
+    note = Task(
+        description="Publish a note on Rome's weather.", expected_output="One line.", agent=editor
+    )
+    crew = Crew(agents=[editor, researcher], tasks=[note], process=Process.sequential)
+    return crew.kickoff()
+
+
 def _step(step: Any) -> dict[str, Any]:
     data = dataclasses.asdict(step) if dataclasses.is_dataclass(step) else step.model_dump()
     return {key: value for key, value in data.items()}
@@ -127,6 +166,7 @@ def main() -> None:
     dumps = {
         "crew_output.json": output.model_dump(mode="json"),
         "steps.json": [_step(step) for step in steps],
+        "delegation.json": run_delegating().model_dump(mode="json"),
     }
     for name, data in dumps.items():
         (FIXTURES / name).write_text(json.dumps(data, indent=1) + "\n")

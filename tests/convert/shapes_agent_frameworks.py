@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tests.convert.shapes import without_ok
+
 from tracegrade.convert import to_agno, to_strands
 
 
@@ -35,3 +37,9 @@ WRITERS: dict[str, Callable[[list[Any]], Any]] = {
     "agno_dicts": as_agno_dicts,
 }
 SOURCE_OF = {"strands": "strands", "agno": "agno", "agno_dicts": "agno"}
+
+
+READ_BACK: dict[str, Callable[[list[Any]], list[Any]]] = {
+    # a Strands toolResult must have a status: no outcome is written "success"
+    "strands": without_ok,
+}

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tests.convert.shapes import without_ok
+
 from tracegrade.convert import to_haystack
 
 
@@ -24,3 +26,10 @@ WRITERS: dict[str, Callable[[list[Any]], Any]] = {
     "haystack_dicts": as_haystack_dicts,
 }
 SOURCE_OF = {"haystack": "haystack", "haystack_dicts": "haystack"}
+
+
+READ_BACK: dict[str, Callable[[list[Any]], list[Any]]] = {
+    # Haystack's error flag cannot say "unknown": no outcome is written error=False
+    "haystack": without_ok,
+    "haystack_dicts": without_ok,
+}

@@ -8,21 +8,24 @@ import copy
 import json
 import os
 import warnings
+from datetime import datetime, timezone
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
-from tests.convert.adk_run import FIXTURES, INSTRUCTION
+from tests.convert.adk_run import FIXTURES, INSTRUCTION, MODEL_VERSION
 from tests.convert.shapes import conversations
-from tests.convert.test_roundtrip import FAST
+from tests.convert.test_roundtrip import FAST, unstamped
 
 from tracegrade import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolCallF1, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.adk import to_events
 from tracegrade.errors import ConversionWarning
 from tracegrade.metrics.trajectory import TrajectoryMatch
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 needs_adk = pytest.mark.skipif(
     find_spec("google.adk") is None and os.environ.get("TRACEGRADE_SIDE_ENV") != "adk",
@@ -45,11 +48,43 @@ def call_ids(session: dict[str, Any]) -> list[str]:
     ]
 
 
-def expected(ids: list[str]) -> list[Any]:
-    """What the recorded two-agent run reads as."""
+def stamps(session: Any) -> list[datetime]:
+    """The run's event times (ADK's ``timestamp``, seconds since the epoch), in order."""
+    events = session["events"] if isinstance(session, dict) else session.events
+    return [
+        datetime.fromtimestamp(e["timestamp"] if isinstance(e, dict) else e.timestamp, timezone.utc)
+        for e in events
+    ]
+
+
+# The usage the root agent's model reported (adk_run.USAGE) on the convention: input =
+# promptTokenCount (cached tokens inside) + toolUsePromptTokenCount, output =
+# candidatesTokenCount + thoughtsTokenCount.
+ASKED = TokenUsage(  # 1150 input, 40 + 120 = 160 output, 1024 of the input cached
+    input_tokens=1150,
+    output_tokens=160,
+    cache_read_tokens=1024,
+    reasoning_tokens=120,
+    model=MODEL_VERSION,
+)
+ANSWERED = TokenUsage(input_tokens=1290 + 60, output_tokens=18, model=MODEL_VERSION)
+TRANSFERRED = TokenUsage(input_tokens=1330, output_tokens=9, model=MODEL_VERSION)
+
+
+def expected(ids: list[str], times: list[datetime]) -> list[Any]:
+    """What the recorded two-agent run reads as: ``times`` are its events' timestamps, a
+    model turn's its start, a response event's answering one call that call's end (the
+    two parallel weather results share one event: no time)."""
     weather = {"agent": "weather_agent"}
     greeter = {"agent": "greeter"}
     ny, paris, transfer, hello = ids
+
+    def began(event: int) -> Timing:
+        return Timing(started_at=times[event])
+
+    def ended(event: int) -> Timing:
+        return Timing(ended_at=times[event])
+
     return [
         HumanMessage(content="What is the weather in New York and in Paris?"),
         AIMessage(
@@ -59,6 +94,8 @@ def expected(ids: list[str]) -> list[Any]:
                 ToolCall(name="get_weather", args={"city": "Paris"}, id=paris),
             ],
             metadata=weather,
+            usage=ASKED,
+            timing=began(1),
         ),
         ToolMessage(
             content='{"status":"success","report":"Sunny in New York, 25 degrees Celsius."}',
@@ -73,23 +110,34 @@ def expected(ids: list[str]) -> list[Any]:
         AIMessage(
             content="New York is sunny at 25 degrees; I have no report for Paris.",
             metadata=weather,
+            usage=ANSWERED,
+            timing=began(3),
         ),
         HumanMessage(content="Hi, I'm Alice."),
         AIMessage(
             content="",
             tool_calls=[
-                ToolCall(name="transfer_to_agent", args={"agent_name": "greeter"}, id=transfer)
+                ToolCall(
+                    name="transfer_to_agent",
+                    args={"agent_name": "greeter"},
+                    id=transfer,
+                    type=ToolCallType.HANDOFF,
+                    target_agent="greeter",
+                )
             ],
             metadata=weather,
+            usage=TRANSFERRED,
+            timing=began(5),
         ),
-        ToolMessage(content="", tool_call_id=transfer, metadata=weather),
+        ToolMessage(content="", tool_call_id=transfer, metadata=weather, timing=ended(6)),
         AIMessage(
             content="",
             tool_calls=[ToolCall(name="say_hello", args={"name": "Alice"}, id=hello)],
             metadata=greeter,
+            timing=began(7),
         ),
-        ToolMessage(content="Hello, Alice!", tool_call_id=hello, metadata=greeter),
-        AIMessage(content="Hello, Alice!", metadata=greeter),
+        ToolMessage(content="Hello, Alice!", tool_call_id=hello, metadata=greeter, timing=ended(8)),
+        AIMessage(content="Hello, Alice!", metadata=greeter, timing=began(9)),
     ]
 
 
@@ -103,9 +151,10 @@ def test_dumped_session_reads_as_the_run(name: str) -> None:
     assert len(ids) == 4 and all(i.startswith("adk-") for i in ids)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConversionWarning)  # nothing of this run is left out
-        assert convert_messages(session, source="adk") == expected(ids)
-        assert convert_messages(session) == expected(ids)  # auto-detected
-        assert convert_messages(session["events"]) == expected(ids)
+        want = expected(ids, stamps(session))
+        assert convert_messages(session, source="adk") == want
+        assert convert_messages(session) == want  # auto-detected
+        assert convert_messages(session["events"]) == want
 
 
 def test_every_message_an_agent_produced_names_it() -> None:
@@ -186,6 +235,78 @@ def test_malformed_events_raise_conversion_errors() -> None:
         convert_messages([{"role": "user", "content": "hi"}], source="adk")
 
 
+# --- usage, times, outcomes and the handoff, worked out by hand from the dumps -------------
+
+
+def test_the_run_usage_times_and_handoff_by_hand() -> None:
+    session = load("session.json")
+    messages = convert_messages(session)
+    asked = messages[1]
+    assert isinstance(asked, AIMessage) and asked.usage is not None
+    # 1150 prompt (1024 cached) + 40 candidates + 120 thoughts: Gemini's totalTokenCount
+    assert (
+        asked.usage.total_tokens
+        == 1150 + 160
+        == session["events"][1]["usage_metadata"]["total_token_count"]
+    )
+    # event 1's timestamp 1795856391.4197347 s: ADK stamped it before calling the model
+    assert asked.timing == Timing(
+        started_at=datetime(2026, 11, 28, 8, 59, 51, 419735, tzinfo=timezone.utc)
+    )
+    transfer = messages[6].tool_calls[0]  # type: ignore[union-attr]
+    assert (transfer.type, transfer.target_agent) == (ToolCallType.HANDOFF, "greeter")
+    # the weather tool's own {"status": "error"} is its data: ADK marks no outcome there
+    assert [m.status for m in messages if isinstance(m, ToolMessage)] == [ToolStatus.UNKNOWN] * 4
+
+
+def test_a_call_adk_refuses_is_an_error() -> None:
+    session = load("refused.json")
+    _, ask, refused, answer = convert_messages(session)
+    assert refused == ToolMessage(
+        content=json.dumps(
+            session["events"][2]["content"]["parts"][0]["function_response"]["response"],
+            separators=(",", ":"),
+        ),
+        tool_call_id=ask.tool_calls[0].id,  # type: ignore[union-attr]
+        metadata={"agent": "weather_agent"},
+        outcome=ToolOutcome(
+            status=ToolStatus.ERROR,
+            error_message="Invoking `get_weather()` failed as the following mandatory input "
+            "parameters are not present:\ncity\nYou could retry calling this tool, but it is "
+            "IMPORTANT for you to provide all the mandatory parameters.",
+        ),
+        timing=Timing(ended_at=stamps(session)[2]),
+    )
+    assert answer.content == "Which city?" and ask.usage is None  # no usage reported
+
+
+def test_wrong_usage_and_times_name_the_event() -> None:
+    events = load("session.json")["events"][:2]
+    for wrong in (-1, "many"):
+        bad = copy.deepcopy(events)
+        bad[1]["usage_metadata"]["prompt_token_count"] = wrong
+        with pytest.raises(ConversionError, match=r"event 1 .*prompt_token_count: a token count"):
+            convert_messages(bad, source="adk")
+    bad = copy.deepcopy(events)
+    bad[1]["timestamp"] = "yesterday"
+    with pytest.raises(ConversionError, match=r"event 1 timestamp: 'yesterday' is not a point"):
+        convert_messages(bad, source="adk")
+    bad = copy.deepcopy(load("session.json")["events"])
+    bad[6]["actions"]["transfer_to_agent"] = 7
+    with pytest.raises(ConversionError, match=r"event 6 actions: 'transfer_to_agent' must be"):
+        convert_messages(bad, source="adk")
+
+
+@needs_adk
+def test_a_real_refused_call_reads_as_its_dump() -> None:
+    from tests.convert.adk_run import run_refused
+
+    session = run_refused()
+    converted = convert_messages(session)
+    assert converted[2].status is ToolStatus.ERROR  # type: ignore[union-attr]
+    assert converted == convert_messages(session.model_dump(mode="json"))
+
+
 # --- the real example scores ----------------------------------------------------------
 
 
@@ -231,9 +352,11 @@ def test_export_to_real_events_and_back(conversation: list[Any]) -> None:
     from google.adk.events import Event
 
     events = [Event.model_validate(item) for item in to_events(conversation, agent="helper")]
-    assert convert_messages(events) == with_agent(conversation, "helper")
+    # ADK stamps each Event with the time it was made: the times are left out (to_events
+    # exports none)
+    assert unstamped(convert_messages(events)) == with_agent(conversation, "helper")
     dumped = [item.model_dump(mode="json", by_alias=True) for item in events]
-    assert convert_messages(dumped) == with_agent(conversation, "helper")
+    assert unstamped(convert_messages(dumped)) == with_agent(conversation, "helper")
 
 
 # --- the real package's objects -------------------------------------------------------
@@ -245,9 +368,11 @@ def test_real_session_objects_read_as_their_dumps() -> None:
 
     session, requests = run()
     ids = [call.id for e in session.events for call in e.get_function_calls()]
-    assert convert_messages(session) == expected(ids)  # the Session, auto-detected
-    assert convert_messages(session.events, source="adk") == expected(ids)
-    assert convert_messages(session.events[1]) == expected(ids)[1:2]  # one Event
+    want = expected(ids, stamps(session))
+    assert convert_messages(session) == want  # the Session, auto-detected
+    assert convert_messages(session.events, source="adk") == want
+    # one Event alone: no transfer follows to mark a call
+    assert convert_messages(session.events[1]) == want[1:2]
     dumped = [e.model_dump(mode="json") for e in session.events]
     assert convert_messages(dumped, metadata=True) == convert_messages(
         session.events, metadata=True

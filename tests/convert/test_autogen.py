@@ -54,6 +54,8 @@ from tracegrade import (
 )
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_autogen
 from tracegrade.errors import ConversionWarning
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 CALLS = [
     FunctionCall(id="c1", name="weather", arguments='{"city": "Oslo"}'),
@@ -75,6 +77,8 @@ TEAM = [
     TextMessage(source="writer", content="Oslo is cold; Bergen is unknown."),
 ]
 FORECASTER = {"agent": "forecaster"}
+OK = ToolOutcome(status=ToolStatus.OK)  # is_error=False: AutoGen says the call succeeded
+FAILED = ToolOutcome(status=ToolStatus.ERROR)
 EXPECTED = [
     HumanMessage(content="Weather in Oslo and Bergen?"),
     AIMessage(
@@ -85,8 +89,13 @@ EXPECTED = [
         ],
         metadata=FORECASTER,
     ),
-    ToolMessage(content="cold", tool_call_id="c1", metadata=FORECASTER),
-    ToolMessage(content="no station", tool_call_id="c2", metadata={**FORECASTER, "is_error": True}),
+    ToolMessage(content="cold", tool_call_id="c1", metadata=FORECASTER, outcome=OK),
+    ToolMessage(
+        content="no station",
+        tool_call_id="c2",
+        metadata={**FORECASTER, "is_error": True},
+        outcome=FAILED,
+    ),
     AIMessage(content="cold\nno station", metadata=FORECASTER),
     AIMessage(content="Over to you.", metadata=FORECASTER),
     AIMessage(content="Oslo is cold; Bergen is unknown.", metadata={"agent": "writer"}),
@@ -137,7 +146,9 @@ def test_model_context_messages_with_a_system_prompt() -> None:
             "system": [{"role": "system", "content": "You forecast weather."}],
         }
         assert ai.content == "Checking." and ai.metadata == FORECASTER
-        assert tool == ToolMessage(content="cold", tool_call_id="c1", metadata={"name": "weather"})
+        assert tool == ToolMessage(
+            content="cold", tool_call_id="c1", metadata={"name": "weather"}, outcome=OK
+        )
         assert answer == AIMessage(content="Cold.", metadata=FORECASTER)
     assert convert_messages(context)[0].metadata is None
 
@@ -355,3 +366,115 @@ def test_malformed_autogen_items_raise_only_conversion_errors(junk: list[Any]) -
     with contextlib.suppress(ConversionError), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         convert_messages(junk, source="autogen")
+
+
+# --- outcome, usage, timing and handoffs of real runs -----------------------------------
+
+
+def test_a_team_run_gives_each_model_call_its_usage_and_end() -> None:
+    result = _team_run()
+    converted = convert_messages(result)
+    request = result.messages[2]  # the ToolCallRequestEvent of the replayed CreateResult
+    assert isinstance(request, ToolCallRequestEvent)
+    calls = converted[1]
+    # RequestUsage(prompt_tokens=10, completion_tokens=5) of the scripted CreateResult
+    assert calls.usage == TokenUsage(input_tokens=10, output_tokens=5)  # type: ignore[union-attr]
+    assert calls.timing == Timing(ended_at=request.created_at)  # type: ignore[union-attr]
+    # the replay client counts the tokens of its plain replies itself: AutoGen's numbers
+    reviewer = result.messages[5]
+    assert isinstance(reviewer, TextMessage) and reviewer.models_usage is not None
+    assert converted[5].usage == TokenUsage(  # type: ignore[union-attr]
+        input_tokens=reviewer.models_usage.prompt_tokens,
+        output_tokens=reviewer.models_usage.completion_tokens,
+    )
+    assert converted[5].timing == Timing(ended_at=reviewer.created_at)  # type: ignore[union-attr]
+    # _pass_function returned, _fail_function raised: AutoGen's is_error False / True
+    assert [m.outcome for m in converted if isinstance(m, ToolMessage)] == [OK, FAILED]
+    # the summary of the calls is no model call: no usage, no times
+    assert converted[4].usage is None and converted[4].timing is None  # type: ignore[union-attr]
+    assert converted[0].metadata is None  # the task
+
+
+def _lookup(city: str) -> str:
+    return f"cold in {city}"
+
+
+def _swarm_run() -> TaskResult:
+    """A real Swarm team (written here, set up as AutoGen's Swarm guide sets one: agents
+    with ``handoffs``): a planner that looks a city up and hands off to a writer in one
+    reply, on AutoGen's replay client."""
+    from autogen_agentchat.teams import Swarm
+
+    planner = AssistantAgent(
+        "planner",
+        model_client=ReplayChatCompletionClient(
+            [
+                CreateResult(
+                    finish_reason="function_calls",
+                    content=[
+                        FunctionCall(id="l1", name="_lookup", arguments='{"city": "Oslo"}'),
+                        FunctionCall(id="h1", name="transfer_to_writer", arguments="{}"),
+                    ],
+                    usage=RequestUsage(prompt_tokens=120, completion_tokens=8),
+                    cached=False,
+                )
+            ],
+            model_info=MODEL_INFO,
+        ),
+        handoffs=["writer"],
+        tools=[_lookup],
+    )
+    writer = AssistantAgent(
+        "writer", model_client=ReplayChatCompletionClient(["Oslo is cold."], model_info=MODEL_INFO)
+    )
+    team = Swarm([planner, writer], termination_condition=MaxMessageTermination(3))
+    return asyncio.run(team.run(task="Write about Oslo's weather."))
+
+
+def test_a_swarm_handoff_marks_the_transfer_call() -> None:
+    result = _swarm_run()
+    assert [type(m).__name__ for m in result.messages][1:4] == [
+        "ToolCallRequestEvent",
+        "ToolCallExecutionEvent",
+        "HandoffMessage",
+    ]
+    with pytest.warns(ConversionWarning, match="1x AutoGen HandoffMessage context"):
+        human, asked, looked, transferred, handed, written = convert_messages(result)
+    lookup, transfer = asked.tool_calls  # type: ignore[union-attr,misc]
+    # the HandoffMessage (target "writer") reports the transfer call; the lookup beside it
+    # stays a function call (AutoGen passes it on in the handoff's context)
+    assert transfer == ToolCall(
+        name="transfer_to_writer",
+        args={},
+        id="h1",
+        type=ToolCallType.HANDOFF,
+        target_agent="writer",
+    )
+    assert lookup == ToolCall(name="_lookup", args={"city": "Oslo"}, id="l1")
+    assert asked.usage == TokenUsage(input_tokens=120, output_tokens=8)  # type: ignore[union-attr]
+    assert looked.outcome == OK and transferred.outcome == OK  # type: ignore[union-attr]
+    assert handed.content == transferred.content  # AutoGen's handoff message is the result
+    assert (handed.metadata, written.metadata) == ({"agent": "planner"}, {"agent": "writer"})
+    # the export has no place for a call's kind: it comes back a plain call
+    back = convert_messages(to_autogen([human, asked, looked, transferred]))
+    assert back[1].tool_calls[1].type is None  # type: ignore[union-attr,index]
+    assert back[2].outcome == OK  # type: ignore[union-attr]  # written back as is_error=False
+
+
+def test_a_result_without_is_error_has_no_outcome_and_bad_counts_are_named() -> None:
+    unsaid = FunctionExecutionResult(call_id="c1", name="weather", content="cold")
+    (tool,) = convert_messages([ToolCallExecutionEvent(source="a", content=[unsaid])])
+    assert tool.outcome is None and tool.status is ToolStatus.UNKNOWN  # type: ignore[union-attr]
+    event = ToolCallRequestEvent(
+        source="a",
+        content=CALLS[:1],
+        models_usage=RequestUsage(prompt_tokens=1, completion_tokens=1),
+    ).dump()
+    for wrong, said in ((-3, "a token count must be"), ("many", "a token count must be")):
+        event["models_usage"]["prompt_tokens"] = wrong
+        with pytest.raises(ConversionError, match=rf"message 1 \(ToolCallRequestEvent\).*{said}"):
+            convert_messages([TEAM[0], event])
+    bad = TEAM[3].dump()
+    bad["content"][0]["is_error"] = "no"
+    with pytest.raises(ConversionError, match=r"message 0 .*result 0: 'is_error' must be"):
+        convert_messages([bad])

@@ -15,6 +15,7 @@ from tests.convert.test_roundtrip import FAST
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 
@@ -166,11 +167,18 @@ def test_the_fixtures_fit_botocores_converse_shapes() -> None:
 
 
 def test_a_response_is_its_message_with_the_rest_as_metadata() -> None:
-    assert bedrock(RESPONSE) == [AIMessage(content="Let me check.", tool_calls=[CALL])]
+    # usage and latency are read whatever the metadata option
+    used = TokenUsage(input_tokens=375, output_tokens=82)
+    took = Timing(duration=1.417)  # 1,417 ms
+    assert bedrock(RESPONSE) == [
+        AIMessage(content="Let me check.", tool_calls=[CALL], usage=used, timing=took)
+    ]
     assert bedrock([RESPONSE], metadata=True) == [
         AIMessage(
             content="Let me check.",
             tool_calls=[CALL],
+            usage=used,
+            timing=took,
             metadata={
                 "ResponseMetadata": RESPONSE["ResponseMetadata"],
                 "stopReason": "tool_use",
@@ -216,7 +224,11 @@ def test_a_request_keeps_system_and_settings_aside() -> None:
     expected = [
         HumanMessage(content="Weather in Oslo?"),
         AIMessage(content="Let me check.", tool_calls=[CALL]),
-        ToolMessage(content='{"temp":-3}\nwindy', tool_call_id="tooluse_1"),
+        ToolMessage(
+            content='{"temp":-3}\nwindy',
+            tool_call_id="tooluse_1",
+            outcome=ToolOutcome(status=ToolStatus.OK),  # status "success"
+        ),
     ]
     assert bedrock(REQUEST) == expected
     with_metadata = bedrock(REQUEST, metadata=True)
@@ -263,7 +275,12 @@ def test_tool_result_status_and_media() -> None:
     )
     image = {"image": {"format": "png", "source": {"bytes": "iVBORw0K"}}}  # base64 of png
     assert bedrock(messages)[2:] == [
-        ToolMessage(content="rendered", tool_call_id="t1", metadata={"content_parts": [image]}),
+        ToolMessage(
+            content="rendered",
+            tool_call_id="t1",
+            metadata={"content_parts": [image]},
+            outcome=ToolOutcome(status=ToolStatus.ERROR),
+        ),
         HumanMessage(content="and?"),
     ]
     assert bedrock(messages, metadata=True)[2].metadata == {
@@ -412,3 +429,85 @@ def test_invalid_arguments_raise_or_are_kept() -> None:
 def test_errors_name_the_position_and_what_was_found(items: list[Any], message: str) -> None:
     with pytest.raises(ConversionError, match=message):
         bedrock(items)
+
+
+# --- usage, timing and outcomes ---------------------------------------------------------
+
+
+def _cached_response() -> dict[str, Any]:
+    """RESPONSE on a prompt-cache hit: its usage with the cache's counts, which botocore's
+    bedrock-runtime model (TokenUsage) gives as cacheReadInputTokens and
+    cacheWriteInputTokens; the values are made up."""
+    usage = {
+        "inputTokens": 24,
+        "outputTokens": 82,
+        "totalTokens": 1330,
+        "cacheReadInputTokens": 1024,
+        "cacheWriteInputTokens": 200,
+    }
+    return {**RESPONSE, "usage": usage, "metrics": {"latencyMs": 850}}
+
+
+def test_cache_tokens_land_in_the_convention_fields() -> None:
+    response = _cached_response()
+    check_response(response)
+    (ai,) = bedrock(response)
+    assert ai.usage == TokenUsage(
+        input_tokens=1248,  # 24 processed anew + 1,024 read from the cache + 200 written
+        output_tokens=82,
+        cache_read_tokens=1024,
+        cache_write_tokens=200,
+    )
+    assert ai.usage.total_tokens == 1330  # as Bedrock's own totalTokens says
+    assert ai.timing == Timing(duration=0.85)  # latencyMs 850
+
+
+@pytest.mark.parametrize(
+    ("fresh", "read", "output", "total"),
+    [(10, 5848, 4, 5862), (2, 6450, 5, 6457), (8, 23284, 35, 23327)],
+)
+def test_bedrocks_own_total_counts_the_cache_apart_from_input_tokens(
+    fresh: int, read: int, output: int, total: int
+) -> None:
+    # usage counts captured from live Converse responses, as a public test suite quotes
+    # them (found through the code search; its file names no repository): in each,
+    # totalTokens = inputTokens + cacheReadInputTokens + outputTokens, so inputTokens leave
+    # the cached tokens out and the whole input is their sum
+    counts = {"inputTokens": fresh, "outputTokens": output, "totalTokens": total}
+    response = {**RESPONSE, "usage": {**counts, "cacheReadInputTokens": read}}
+    check_response(response)
+    (ai,) = bedrock(response)
+    assert ai.usage is not None and ai.usage.input_tokens == fresh + read
+    assert ai.usage.total_tokens == total
+
+
+def test_a_tool_result_without_status_has_no_outcome() -> None:
+    messages = checked(
+        [
+            user({"text": "Weather?"}),
+            assistant({"toolUse": {"toolUseId": "t1", "name": "w", "input": {}}}),
+            user({"toolResult": {"toolUseId": "t1", "content": [{"text": "sunny"}]}}),
+        ]
+    )
+    result = bedrock(messages)[2]
+    assert isinstance(result, ToolMessage) and result.outcome is None
+    assert result.status is ToolStatus.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"usage": {"inputTokens": -1, "outputTokens": 2}}, "usage.inputTokens"),
+        ({"usage": {"inputTokens": 1, "outputTokens": "2"}}, "usage.outputTokens"),
+        ({"metrics": {"latencyMs": "fast"}}, "metrics.latencyMs"),
+    ],
+)
+def test_a_wrong_value_names_the_response(change: dict[str, Any], field: str) -> None:
+    with pytest.raises(ConversionError, match=rf"^message 0 {field}: "):
+        bedrock({**RESPONSE, **change})
+
+
+def test_an_unknown_status_names_the_result() -> None:
+    result = {"toolResult": {"toolUseId": "t1", "content": [], "status": "done"}}
+    with pytest.raises(ConversionError, match=r"^message 0 .*block 0: a toolResult's status"):
+        bedrock([user(result)])

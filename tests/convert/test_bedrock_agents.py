@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import warnings
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,8 @@ from tracegrade.convert import ConversionError, convert_messages, detect_source
 from tracegrade.convert._base import Options
 from tracegrade.convert.bedrock import convert
 from tracegrade.convert.bedrock_agents import TRACE_KINDS
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "bedrock_agents"
 STEP = "37901850-e166-4283-bb79-dc573285869d-0"
@@ -58,14 +61,41 @@ def skipped(obj: Any) -> dict[str, int]:
 
 # --- real recorded traces --------------------------------------------------------------
 
+SONNET = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+
+
+def at(clock: str) -> datetime:
+    """A time of 2025-05-21 (UTC), the day the fixtures were recorded."""
+    return datetime.fromisoformat(f"2025-05-21T{clock}+00:00")
+
+
+# Read from the fixture by hand: each step's modelInvocationOutput.metadata (usage,
+# startTime, endTime, totalTimeMs) and its modelInvocationInput.foundationModel; the
+# action group output's metadata times. No result states a status.
 ADD = [
     HumanMessage(content="Find the sum of 10 and 20"),
     AIMessage(
         content="",
         tool_calls=[ToolCall(name="add_two_numbers", args={"n1": 10, "n2": 20}, id=STEP)],
+        usage=TokenUsage(input_tokens=728, output_tokens=165, model=SONNET),
+        timing=Timing(
+            started_at=at("09:50:19.483612"), ended_at=at("09:50:23.107114"), duration=3.624
+        ),
     ),
-    ToolMessage(content="The result of adding 10 and 20 is 30", tool_call_id=STEP),
-    AIMessage(content="The sum of 10 and 20 is 30."),
+    ToolMessage(
+        content="The result of adding 10 and 20 is 30",
+        tool_call_id=STEP,
+        timing=Timing(
+            started_at=at("09:50:23.111079"), ended_at=at("09:50:23.451272"), duration=0.34
+        ),
+    ),
+    AIMessage(
+        content="The sum of 10 and 20 is 30.",
+        usage=TokenUsage(input_tokens=915, output_tokens=56, model=SONNET),
+        timing=Timing(
+            started_at=at("09:50:23.454642"), ended_at=at("09:50:25.560265"), duration=2.106
+        ),
+    ),
 ]
 
 
@@ -155,10 +185,24 @@ def test_a_real_multi_agent_trace_reads_the_supervisors_turns() -> None:
                 "and 10."
             },
             id=step,
+            type=ToolCallType.AGENT,  # an agentCollaboratorInvocationInput: an agent called
+            target_agent="SimpleSupervisor",
         )
     ]
     assert result.tool_call_id == step
     assert answer.content == result.content
+    # only the supervisor's own two model invocations (events 1 and 31), never those of
+    # the collaborators it called (callerChain deeper: 9 invocations, set aside with them)
+    haiku = "anthropic.claude-3-haiku-20240307-v1:0"
+    assert call.usage == TokenUsage(input_tokens=922, output_tokens=144, model=haiku)
+    assert answer.usage == TokenUsage(input_tokens=1156, output_tokens=45, model=haiku)
+    assert answer.timing == Timing(
+        started_at=at("09:49:17.324400"), ended_at=at("09:49:17.790381"), duration=0.466
+    )
+    # the collaborator's run as its call's result: 09:49:03.625897 to 09:49:17.315764
+    assert result.timing.seconds == pytest.approx(13.689867)
+    assert result.timing.duration == 13.69  # totalTimeMs 13,690
+    assert result.outcome is None  # a collaborator's output states no status
     assert skipped(record) == {
         "Bedrock Agents trace event of a collaborator agent (its caller's call and result "
         "are read)": 25
@@ -340,6 +384,7 @@ def test_a_failing_action_answers_its_call_with_the_failure() -> None:
         content="Lambda timed out",
         tool_call_id="t-1",
         metadata={"failure": {"traceId": "t-1", "failureCode": 424}},
+        outcome=ToolOutcome(status=ToolStatus.ERROR, error_type="424"),
     )
 
 
@@ -487,3 +532,76 @@ records = st.fixed_dictionaries(
 def test_malformed_traces_raise_only_conversion_errors(items: list[Any]) -> None:
     with contextlib.suppress(ConversionError):
         agents(items, metadata=True)
+
+
+# --- outcome, usage and timing ----------------------------------------------------------
+
+
+def test_a_knowledge_base_result_states_no_status() -> None:
+    _, _, lookup, answer = agents(fixture("knowledge_base_results"))
+    assert isinstance(lookup, ToolMessage) and lookup.outcome is None
+    assert lookup.status is ToolStatus.UNKNOWN
+    # the lookup ran 09:23:23.566899 to 09:23:24.685109 (totalTimeMs 1,119); the answer's
+    # model invocation used 2,068 tokens in and 385 out, its input naming no model
+    assert lookup.timing is not None and lookup.timing.duration == 1.119
+    assert answer.usage == TokenUsage(input_tokens=2068, output_tokens=385)
+
+
+def _code(trace_id: str, **result: Any) -> list[dict[str, Any]]:
+    call = {"code": "print(1/0)"}
+    return [
+        step(
+            invocationInput={
+                "invocationType": "ACTION_GROUP_CODE_INTERPRETER",
+                "traceId": trace_id,
+                "codeInterpreterInvocationInput": call,
+            }
+        ),
+        step(
+            observation={
+                "type": "ACTION_GROUP_CODE_INTERPRETER",
+                "traceId": trace_id,
+                "codeInterpreterInvocationOutput": result,
+            }
+        ),
+    ]
+
+
+def test_a_code_interpreters_error_or_timeout_is_an_error() -> None:
+    raised = agents(invocation(*_code("t-1", executionError="ZeroDivisionError")))[2]
+    assert raised.outcome == ToolOutcome(status=ToolStatus.ERROR)
+    late = agents(invocation(*_code("t-1", executionTimeout=True)))[2]
+    assert late.outcome == ToolOutcome(status=ToolStatus.ERROR, error_type="executionTimeout")
+    fine = agents(invocation(*_code("t-1", executionOutput="1")))[2]
+    assert fine.outcome is None
+
+
+def _model_output(**metadata: Any) -> dict[str, Any]:
+    """A model invocation's output with a wrong value (which botocore's check refuses too)."""
+    body = {"modelInvocationOutput": {"traceId": "t-1", "metadata": metadata}}
+    return {"trace": {**AGENT, "trace": {"orchestrationTrace": body}}}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"usage": {"inputTokens": -5, "outputTokens": 1}}, r"metadata\.usage\.inputTokens"),
+        ({"usage": {"inputTokens": 5, "outputTokens": "1"}}, r"metadata\.usage\.outputTokens"),
+        ({"startTime": "yesterday"}, r"metadata\.startTime"),
+    ],
+)
+def test_a_wrong_model_invocation_value_names_its_event(metadata: Any, field: str) -> None:
+    events = invocation(_model_output(**metadata), final("Booked."))
+    with pytest.raises(
+        ConversionError, match=rf"^invocation 0 event 0 .*modelInvocationOutput.*{field}"
+    ):
+        agents(events)
+
+
+def test_a_model_invocation_that_made_no_message_is_counted() -> None:
+    metadata = {"usage": {"inputTokens": 5, "outputTokens": 1}}
+    events = invocation(step(modelInvocationOutput={"traceId": "t-1", "metadata": metadata}))
+    assert skipped(events) == {
+        "Bedrock Agents model invocation that produced no message (its usage and timing are "
+        "not on any message)": 1
+    }

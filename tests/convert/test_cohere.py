@@ -20,6 +20,7 @@ from tracegrade import (
 )
 from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_cohere
+from tracegrade.model.steps import TokenUsage, ToolStatus
 
 
 def _call(call_id: str, city: str) -> cohere.ToolCallV2:
@@ -214,3 +215,44 @@ def test_cli_converts_the_dicts(tmp_path: Path, source: str) -> None:
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert [m["type"] for m in record["user_input"]] == [m.type for m in EXPECTED]
     assert record["user_input"][1]["tool_calls"][1]["id"] == EXPECTED[1].tool_calls[1].id  # type: ignore[union-attr]
+
+
+# --- usage ------------------------------------------------------------------------------
+
+
+def test_usage_is_the_tokens_the_model_read_and_wrote_not_the_billed_units() -> None:
+    # the cohere SDK's own V2ChatResponse, its Usage fields as the SDK documents them
+    # (tokens: "used as input to the model" / "produced by the model"; billed_units: what is
+    # billed; cached_tokens: "prompt tokens that hit the inference cache"); values made up
+    response = cohere.V2ChatResponse(
+        id="c14c80c3",
+        finish_reason="COMPLETE",
+        message=cohere.AssistantMessageResponse(
+            content=[cohere.TextAssistantMessageResponseContentItem(text="It's 20°C.")]
+        ),
+        usage=cohere.Usage(
+            billed_units=cohere.UsageBilledUnits(input_tokens=17, output_tokens=12),
+            tokens=cohere.UsageTokens(input_tokens=215.0, output_tokens=12.0),
+            cached_tokens=128.0,
+        ),
+    )
+    (ai,) = convert_messages(response, source="cohere")
+    # 215 tokens read (128 of them from the cache), 12 written; the 17 billed input tokens
+    # are what Cohere bills, not what the model read, so they stay in metadata only
+    assert ai.usage == TokenUsage(input_tokens=215, output_tokens=12, cache_read_tokens=128)
+    assert ai.content == "It's 20°C."
+
+
+def test_a_tool_result_has_no_outcome_and_a_wrong_count_names_the_message() -> None:
+    converted = convert_messages(
+        [{"role": "tool", "tool_call_id": "c1", "content": "20C"}], source="cohere"
+    )
+    assert converted[0].status is ToolStatus.UNKNOWN  # type: ignore[union-attr]
+    wrong = {
+        "id": "r",
+        "finish_reason": "COMPLETE",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
+        "usage": {"tokens": {"input_tokens": -3, "output_tokens": 1}},
+    }
+    with pytest.raises(ConversionError, match=r"^message 0 usage\.tokens\.input_tokens"):
+        convert_messages([wrong], source="cohere")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from tests.convert.crewai_run import ANALYST, FIXTURES, RESEARCHER
+from tests.convert.crewai_run import ANALYST, EDITOR, FIXTURES, RESEARCHER
 from tests.convert.shapes import conversations
 from tests.convert.test_roundtrip import FAST
 
@@ -22,6 +22,8 @@ from tracegrade import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolC
 from tracegrade.convert import ConversionError, convert_messages, to_openai
 from tracegrade.errors import ConversionWarning
 from tracegrade.metrics.trajectory import TrajectoryMatch
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import ToolOutcome, ToolStatus
 
 needs_crewai = pytest.mark.skipif(
     find_spec("crewai") is None and os.environ.get("TRACEGRADE_SIDE_ENV") != "crewai",
@@ -60,6 +62,13 @@ def expected_turns() -> list[Any]:
             content="Error executing tool: no station data for Paris",
             tool_call_id="call_paris",
             metadata=researcher,
+            # the task's tool_failures[0]: get_weather({"city": "Paris"}) raised
+            # ValueError("no station data for Paris")
+            outcome=ToolOutcome(
+                status=ToolStatus.ERROR,
+                error_type="ValueError",
+                error_message="no station data for Paris",
+            ),
         ),
         AIMessage(content="Rome: sunny, 24 degrees Celsius. Paris: no data.", metadata=researcher),
         AIMessage(
@@ -148,6 +157,70 @@ def test_invalid_action_input_raises_or_is_kept() -> None:
     assert kept[0].tool_calls[0].unparsed_args == "not json"  # type: ignore[union-attr]
 
 
+# --- outcomes and delegation ---------------------------------------------------------
+
+
+def test_results_crewai_records_no_failure_for_have_no_outcome() -> None:
+    messages = agent_turns(convert_messages(load("crew_output.json")))
+    rome, word_count = messages[1], messages[5]
+    assert isinstance(rome, ToolMessage) and isinstance(word_count, ToolMessage)
+    assert rome.outcome is None and rome.status is ToolStatus.UNKNOWN
+    assert word_count.outcome is None  # text mode: no id, and no failure recorded
+
+
+def test_a_delegation_is_an_agent_called_as_a_tool() -> None:
+    crew = load("delegation.json")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConversionWarning)  # its token_usage is all 0
+        messages = agent_turns(convert_messages(crew))
+    assert messages[0] == AIMessage(
+        content="",
+        tool_calls=[
+            ToolCall(
+                name="delegate_work_to_coworker",
+                args={
+                    "task": "Find the weather in Rome.",
+                    "context": "For today's paper.",
+                    "coworker": RESEARCHER,
+                },
+                id="call_delegate",
+                type=ToolCallType.AGENT,
+                target_agent=RESEARCHER,
+            )
+        ],
+        metadata={"agent": EDITOR},
+    )
+    # the coworker's answer is the call's result; the editor keeps the conversation
+    assert messages[1].content == "Rome: sunny, 24 degrees Celsius."
+    assert messages[2] == AIMessage(content="Rome is sunny today.", metadata={"agent": EDITOR})
+
+
+def test_failures_and_run_totals_that_name_no_call_are_counted() -> None:
+    crew = load("crew_output.json")
+    task = copy.deepcopy(crew["tasks_output"][0])
+    task["tool_failures"][0]["tool_args"] = '{"city": "Paris"}'  # as the model wrote them
+    paris = [m for m in convert_messages([task], source="crewai") if isinstance(m, ToolMessage)]
+    assert paris[1].status is ToolStatus.ERROR
+    task["tool_failures"][0]["tool_args"] = {"city": "Oslo"}  # no such call
+    with pytest.warns(ConversionWarning, match="1x CrewAI tool failure naming no call"):
+        messages = convert_messages([task], source="crewai")
+    assert all(m.outcome is None for m in messages if isinstance(m, ToolMessage))
+    crew["token_usage"]["prompt_tokens"] = 812
+    with pytest.warns(ConversionWarning, match="1x CrewAI crew token_usage .the run's total"):
+        read = convert_messages(crew)
+    assert all(getattr(m, "usage", None) is None for m in read)  # not spread over messages
+
+
+def test_malformed_failures_name_the_task() -> None:
+    task = copy.deepcopy(load("crew_output.json")["tasks_output"][0])
+    task["tool_failures"][0]["failure"]["message"] = 42
+    with pytest.raises(ConversionError, match=r"item 0 tool_failures\[0\]: the error message"):
+        convert_messages([task], source="crewai")
+    task["tool_failures"] = {"tool_name": "get_weather"}
+    with pytest.raises(ConversionError, match="item 0: 'tool_failures' must be a list"):
+        convert_messages([task], source="crewai")
+
+
 # --- the real example scores ----------------------------------------------------------
 
 
@@ -220,6 +293,17 @@ def test_real_crew_objects_read_as_their_dumps() -> None:
         output.tasks_output[1].model_dump(mode="json")
     )
     assert convert_messages(steps) == convert_messages(load("steps.json"))
+
+
+@needs_crewai
+def test_real_delegating_crew_reads_as_its_dump() -> None:
+    from tests.convert.crewai_run import run_delegating
+
+    output = run_delegating()
+    messages = convert_messages(output)
+    assert messages == convert_messages(load("delegation.json"))
+    call = agent_turns(messages)[0].tool_calls[0]  # type: ignore[union-attr]
+    assert (call.type, call.target_agent) == (ToolCallType.AGENT, RESEARCHER)
 
 
 @pytest.mark.parametrize("source", ["crewai", "auto"])

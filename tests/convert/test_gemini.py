@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from tests.convert.test_roundtrip import FAST
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.gemini import CODE_EXECUTION
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 
 def gemini(obj: Any, **options: Any) -> list[Any]:
@@ -168,6 +170,8 @@ REST_RESPONSE: dict[str, Any] = {
 }
 SDK_RESPONSE = types.GenerateContentResponse.model_validate(REST_RESPONSE)
 WEATHER_CALL = ToolCall(name="get_weather", args={"city": "Oslo"})
+# read whatever the metadata option: 31 prompt tokens in; 12 answer + 40 thought tokens out
+USED = TokenUsage(input_tokens=31, output_tokens=52, reasoning_tokens=40, model="gemini-2.5-flash")
 
 
 def test_the_sdk_accepts_the_rest_fixture() -> None:
@@ -180,6 +184,7 @@ def test_rest_response_keeps_usage_model_and_thoughts_as_metadata() -> None:
     assert ai == AIMessage(
         content="Let me check.",
         tool_calls=[WEATHER_CALL],
+        usage=USED,
         metadata={
             "usageMetadata": REST_RESPONSE["usageMetadata"],
             "modelVersion": "gemini-2.5-flash",
@@ -190,7 +195,9 @@ def test_rest_response_keeps_usage_model_and_thoughts_as_metadata() -> None:
             "part_fields": [{"part": 2, "thoughtSignature": "c2lnbmF0dXJl"}],
         },
     )
-    assert gemini(REST_RESPONSE) == [AIMessage(content="Let me check.", tool_calls=[WEATHER_CALL])]
+    assert gemini(REST_RESPONSE) == [
+        AIMessage(content="Let me check.", tool_calls=[WEATHER_CALL], usage=USED)
+    ]
 
 
 def test_sdk_response_object_metadata_in_the_sdks_spelling() -> None:
@@ -211,7 +218,9 @@ def test_sdk_response_object_metadata_in_the_sdks_spelling() -> None:
     assert ai.metadata["thinking"] == [{"text": "The user wants the weather.", "thought": True}]
     # the SDK holds the signature as bytes and writes them as URL-safe base64, as here
     assert ai.metadata["part_fields"] == [{"part": 2, "thought_signature": "c2lnbmF0dXJl"}]
-    assert gemini(SDK_RESPONSE) == [AIMessage(content="Let me check.", tool_calls=[WEATHER_CALL])]
+    assert gemini(SDK_RESPONSE) == [
+        AIMessage(content="Let me check.", tool_calls=[WEATHER_CALL], usage=USED)
+    ]
 
 
 def test_a_response_with_several_candidates_asks_which() -> None:
@@ -224,7 +233,7 @@ def test_a_blocked_prompt_is_an_empty_answer_with_its_feedback() -> None:
     blocked = types.GenerateContentResponse.model_validate(
         {"promptFeedback": {"blockReason": "SAFETY"}, "modelVersion": "gemini-2.5-flash"}
     )
-    assert gemini(blocked) == [AIMessage(content="")]
+    assert gemini(blocked) == [AIMessage(content="", usage=TokenUsage(model="gemini-2.5-flash"))]
     assert gemini(blocked, metadata=True)[0].metadata == {
         "prompt_feedback": {"block_reason": "SAFETY"},
         "model_version": "gemini-2.5-flash",
@@ -394,7 +403,11 @@ def test_function_response_output_error_and_media() -> None:
             "content_parts": [{"inline_data": {"data": "cG5n", "mime_type": "image/png"}}],
         },
     )
-    assert second == ToolMessage(content='{"error":"too big"}', tool_call_id="b")
+    assert second == ToolMessage(
+        content='{"error":"too big"}',
+        tool_call_id="b",
+        outcome=ToolOutcome(status=ToolStatus.ERROR, error_message="too big"),
+    )
 
 
 def test_hosted_code_execution_is_a_call_and_its_result() -> None:
@@ -529,3 +542,61 @@ def test_invalid_arguments_raise_or_are_kept() -> None:
 def test_errors_name_the_position_and_what_was_found(items: list[Any], message: str) -> None:
     with pytest.raises(ConversionError, match=message):
         gemini(items)
+
+
+# --- usage and outcomes -----------------------------------------------------------------
+
+
+def test_cache_thought_and_tool_use_tokens_land_in_the_convention_fields() -> None:
+    # REST_RESPONSE on a cache hit after a grounded search: the google-genai SDK's own
+    # GenerateContentResponse, whose usage fields are documented in its types.py
+    # (GenerateContentResponseUsageMetadata); the values are made up
+    metadata = {
+        "promptTokenCount": 1200,
+        "cachedContentTokenCount": 1024,
+        "toolUsePromptTokenCount": 60,
+        "candidatesTokenCount": 12,
+        "thoughtsTokenCount": 40,
+        "totalTokenCount": 1312,
+    }
+    response = types.GenerateContentResponse.model_validate(
+        {**REST_RESPONSE, "usageMetadata": metadata}
+    )
+    [ai] = gemini(response)
+    assert ai.usage == TokenUsage(
+        input_tokens=1260,  # 1,200 prompt (1,024 of them cached) + 60 of tool results
+        output_tokens=52,  # 12 answer + 40 thought tokens, which the candidates leave out
+        cache_read_tokens=1024,
+        reasoning_tokens=40,
+        model="gemini-2.5-flash",
+    )
+    assert ai.usage.total_tokens == 1312  # the response's own totalTokenCount
+
+
+def test_a_function_response_without_an_error_has_no_outcome() -> None:
+    answer = types.Content(
+        role="user",
+        parts=[types.Part.from_function_response(name="get_weather", response={"output": "-3"})],
+    )
+    [result] = gemini([answer])
+    assert isinstance(result, ToolMessage) and result.outcome is None
+    assert result.status is ToolStatus.UNKNOWN
+
+
+@pytest.mark.parametrize("wrong", [-1, "12", 1.5])
+def test_a_wrong_count_names_the_response(wrong: Any) -> None:
+    response = {**REST_RESPONSE, "usageMetadata": {"promptTokenCount": wrong}}
+    with pytest.raises(ConversionError, match=r"^message 0 usage_metadata\.prompt_token_count"):
+        gemini(response)
+
+
+def test_vertex_create_time_is_when_the_step_started() -> None:
+    # the SDK's GenerateContentResponse as Vertex AI serves it, with createTime ("Timestamp
+    # when the request is made to the server"); the value is made up
+    response = types.GenerateContentResponse.model_validate(
+        {**REST_RESPONSE, "createTime": "2025-06-01T10:00:00.250Z"}
+    )
+    [ai] = gemini(response)
+    assert ai.timing == Timing(started_at=datetime(2025, 6, 1, 10, 0, 0, 250000, timezone.utc))
+    with pytest.raises(ConversionError, match=r"^message 0 create_time: 'noon' is not a date"):
+        gemini({**REST_RESPONSE, "createTime": "noon"})

@@ -19,7 +19,7 @@ from haystack.dataclasses import ToolCall as HaystackCall
 from haystack.tools import Tool
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.convert.shapes import conversations, json_values
+from tests.convert.shapes import conversations, json_values, without_ok
 
 from tracegrade import (
     AIMessage,
@@ -32,6 +32,7 @@ from tracegrade import (
 )
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_haystack
 from tracegrade.errors import ConversionWarning
+from tracegrade.model.steps import TokenUsage, ToolOutcome, ToolStatus
 
 BERLIN = HaystackCall(tool_name="weather", arguments={"city": "Berlin"}, id="c1")
 PARIS = HaystackCall(tool_name="weather", arguments={"city": "Paris"}, id="c2")
@@ -51,10 +52,15 @@ EXPECTED = [
             ToolCall(name="weather", args={"city": "Berlin"}, id="c1"),
             ToolCall(name="weather", args={"city": "Paris"}, id="c2"),
         ],
+        usage=TokenUsage(model="m1"),  # meta["model"]
     ),
-    ToolMessage(content="20 degrees", tool_call_id="c1"),
+    # from_tool's error flag: False is ok, True an error
+    ToolMessage(content="20 degrees", tool_call_id="c1", outcome=ToolOutcome(status=ToolStatus.OK)),
     ToolMessage(
-        content="ValueError: station offline", tool_call_id="c2", metadata={"is_error": True}
+        content="ValueError: station offline",
+        tool_call_id="c2",
+        metadata={"is_error": True},
+        outcome=ToolOutcome(status=ToolStatus.ERROR),
     ),
     AIMessage(content="Berlin is at 20 degrees; Paris is unknown."),
 ]
@@ -140,9 +146,9 @@ def test_invalid_arguments_are_errors_or_kept() -> None:
 def test_to_haystack_and_back(conversation: list[Any]) -> None:
     exported = to_haystack(conversation)
     assert all(isinstance(message, ChatMessage) for message in exported)
-    assert convert_messages(exported) == conversation
+    assert without_ok(convert_messages(exported)) == conversation
     again = [ChatMessage.from_dict(message.to_dict()) for message in exported]
-    assert convert_messages(again) == conversation
+    assert without_ok(convert_messages(again)) == conversation
 
 
 # --- a real example ---------------------------------------------------------------------
@@ -250,3 +256,143 @@ def test_malformed_haystack_messages_raise_only_conversion_errors(junk: list[Any
     with contextlib.suppress(ConversionError), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         convert_messages(junk, source="haystack")
+
+
+# --- usage and outcome --------------------------------------------------------------------
+
+
+def test_usage_of_a_reply_haystacks_openai_generator_built() -> None:
+    """An OpenAI chat completion (the openai SDK's own object) turned into a ChatMessage
+    by Haystack's OpenAIChatGenerator code, which writes the completion's usage into
+    ``meta["usage"]`` as it is: OpenAI counts cached tokens inside ``prompt_tokens`` and
+    reasoning tokens inside ``completion_tokens``, the model's convention."""
+    from haystack.components.generators.chat.openai import (
+        _convert_chat_completion_to_chat_message,
+    )
+    from openai.types.chat import ChatCompletion
+
+    completion = ChatCompletion.model_validate(
+        {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1764316800,
+            "model": "gpt-5-mini-2025-08-07",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": "Berlin is at 20 degrees."},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": 1200,
+                "completion_tokens": 90,
+                "total_tokens": 1290,
+                "prompt_tokens_details": {"cached_tokens": 1024, "audio_tokens": 0},
+                "completion_tokens_details": {"reasoning_tokens": 64, "audio_tokens": 0},
+            },
+        }
+    )
+    reply = _convert_chat_completion_to_chat_message(completion, completion.choices[0])
+    for form in (reply, reply.to_dict()):
+        (ai,) = convert_messages([form], source="haystack")
+        assert isinstance(ai, AIMessage)
+        # as given: 1200 input holding 1024 cached, 90 output holding 64 reasoning
+        assert ai.usage == TokenUsage(
+            input_tokens=1200,
+            output_tokens=90,
+            cache_read_tokens=1024,
+            reasoning_tokens=64,
+            model="gpt-5-mini-2025-08-07",
+        )
+        assert ai.usage.total_tokens == 1290
+
+
+def test_the_documented_openai_generator_reply() -> None:
+    """The reply in the docstring of Haystack's OpenAIChatGenerator
+    (haystack/components/generators/chat/openai.py): ``meta={'model': 'gpt-5-mini',
+    'index': 0, 'finish_reason': 'stop', 'usage': {'prompt_tokens': 15,
+    'completion_tokens': 36, 'total_tokens': 51}}``."""
+    meta = {
+        "model": "gpt-5-mini",
+        "index": 0,
+        "finish_reason": "stop",
+        "usage": {"prompt_tokens": 15, "completion_tokens": 36, "total_tokens": 51},
+    }
+    (ai,) = convert_messages([ChatMessage.from_assistant("NLP is ...", meta=meta)])
+    assert ai.usage == TokenUsage(input_tokens=15, output_tokens=36, model="gpt-5-mini")
+
+
+def test_the_anthropic_integrations_usage_adds_the_cache_to_the_input() -> None:
+    """haystack-core-integrations' AnthropicChatGenerator writes Anthropic's usage with
+    ``input_tokens`` renamed ``prompt_tokens`` and ``output_tokens`` renamed
+    ``completion_tokens`` (``_get_openai_compatible_usage`` in
+    integrations/anthropic/.../chat/utils.py), the cache counts kept under Anthropic's
+    names; Anthropic counts them apart from its input tokens."""
+    usage = {
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "cache_creation_input_tokens": 128,
+        "cache_read_input_tokens": 64,
+        "service_tier": "standard",
+    }
+    meta = {"model": "claude-sonnet-4-5", "index": 0, "finish_reason": "stop", "usage": usage}
+    (ai,) = convert_messages([ChatMessage.from_assistant("Hi.", meta=meta)])
+    # input: 10 uncached + 128 written + 64 read = 202
+    assert ai.usage == TokenUsage(
+        input_tokens=202,
+        output_tokens=5,
+        cache_read_tokens=64,
+        cache_write_tokens=128,
+        model="claude-sonnet-4-5",
+    )
+
+
+def test_a_real_agent_runs_tool_results_are_ok_or_errors() -> None:
+    converted = convert_messages(_agent_run())
+    assert [m.status for m in converted if isinstance(m, ToolMessage)] == [
+        ToolStatus.OK,
+        ToolStatus.OK,
+    ]
+
+
+def test_a_result_without_an_error_flag_has_no_outcome() -> None:
+    result = CHAT[3].to_dict()
+    del result["content"][0]["tool_call_result"]["error"]
+    (tool,) = convert_messages([result], source="haystack")
+    assert isinstance(tool, ToolMessage)
+    assert tool.outcome is None and tool.status is ToolStatus.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("usage", "problem"),
+    [
+        ({"prompt_tokens": -1}, r"message 0 \(role 'assistant'\) meta\.usage\.prompt_tokens"),
+        ({"completion_tokens": "36"}, r"meta\.usage\.completion_tokens"),
+        (
+            {"prompt_tokens": 5, "prompt_tokens_details": {"cached_tokens": 9}},
+            r"message 0 \(role 'assistant'\) meta\.usage: cache_read_tokens",
+        ),
+        ("many", r"meta\.usage: expected an object"),
+    ],
+)
+def test_a_wrong_usage_is_an_error_naming_the_message(usage: Any, problem: str) -> None:
+    reply = {"role": "assistant", "meta": {"usage": usage}, "content": [{"text": "hi"}]}
+    with pytest.raises(ConversionError, match=problem):
+        convert_messages([reply], source="haystack")
+
+
+def test_a_result_whose_error_is_not_a_flag_is_an_error() -> None:
+    result = CHAT[3].to_dict()
+    result["content"][0]["tool_call_result"]["error"] = "yes"
+    with pytest.raises(ConversionError, match=r"message 0 \(role 'tool'\) part 0: .* error"):
+        convert_messages([result], source="haystack")
+
+
+def test_an_error_outcome_is_exported_as_haystacks_error_flag() -> None:
+    failed = ToolMessage(
+        content="timed out", tool_call_id="c1", outcome=ToolOutcome(status=ToolStatus.ERROR)
+    )
+    call = AIMessage(content="", tool_calls=[ToolCall(name="weather", args={}, id="c1")])
+    exported = to_haystack([call, failed])
+    assert exported[1].tool_call_results[0].error is True

@@ -27,9 +27,12 @@ from typing import Any
 import pytest
 from langchain_core import messages as lc
 from langchain_core.load import dumpd, load
+from langchain_core.tools import StructuredTool, ToolException
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages, detect_source
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import TokenUsage, ToolOutcome, ToolStatus
 
 FIXTURES = Path(__file__).parent / "fixtures" / "langchain"
 
@@ -96,20 +99,32 @@ def test_serialised_langgraph_state_from_a_real_run() -> None:
         "chatcmpl-tool-4ccc4f90101d4f1fa39dce72fb4c6ddb",
         ("chatcmpl-tool-59cdf61e95744cafb3d92d03f51c6992"),
     )
+    model = "meta-llama/llama-3-1-70b-instruct"  # each AIMessage's response_metadata.model_name
+
+    def used(given: int, made: int) -> TokenUsage:  # its usage_metadata, no details given
+        return TokenUsage(input_tokens=given, output_tokens=made, model=model)
+
+    ok = ToolOutcome(status=ToolStatus.OK)  # each ToolMessage's status: "success"
     assert convert_messages(state) == [
         HumanMessage(
             content="What is the total sum of the numbers 11, 13, and 20? Remember to always "
             "return the final result using the last tool message."
         ),
         AIMessage(
-            content="", tool_calls=[ToolCall(name="add", args={"a": "11", "b": "13"}, id=first)]
+            content="",
+            tool_calls=[ToolCall(name="add", args={"a": "11", "b": "13"}, id=first)],
+            usage=used(574, 23),
         ),
-        ToolMessage(content="24.0", tool_call_id=first),
+        ToolMessage(content="24.0", tool_call_id=first, outcome=ok),
         AIMessage(
-            content="", tool_calls=[ToolCall(name="add", args={"a": "24", "b": "20"}, id=second)]
+            content="",
+            tool_calls=[ToolCall(name="add", args={"a": "24", "b": "20"}, id=second)],
+            usage=used(614, 23),
         ),
-        ToolMessage(content="44.0", tool_call_id=second),
-        AIMessage(content="The total sum of the numbers 11, 13, and 20 is 44."),
+        ToolMessage(content="44.0", tool_call_id=second, outcome=ok),
+        AIMessage(
+            content="The total sum of the numbers 11, 13, and 20 is 44.", usage=used(654, 20)
+        ),
     ]
     assert convert_messages(_loaded(state)) == convert_messages(state)
 
@@ -136,6 +151,8 @@ def test_openinference_values_of_a_real_chat_model_span() -> None:
         id="call_hYPpXiyNNLiRRytLlJdNFpGN",
     )
     assert isinstance(answer, AIMessage) and answer.tool_calls == [call]
+    # usage_metadata 145 in, 20 out; response_metadata.model_name gpt-4o-mini
+    assert answer.usage == TokenUsage(input_tokens=145, output_tokens=20, model="gpt-4o-mini")
     assert answer.metadata is not None
     assert answer.metadata["generation"]["generation_info"] == {"finish_reason": "tool_calls"}
     assert answer.metadata["generation"]["llm_output"]["model"] == "gpt-4o-mini"
@@ -144,7 +161,7 @@ def test_openinference_values_of_a_real_chat_model_span() -> None:
     assert detect_source(run) == "langchain"
     assert convert_messages(run) == [
         HumanMessage(content=prompt["messages"][0][1]["kwargs"]["content"]),
-        AIMessage(content="", tool_calls=[call]),
+        AIMessage(content="", tool_calls=[call], usage=answer.usage),
     ]
 
 
@@ -248,3 +265,156 @@ def test_batches_of_several_prompts_and_answers_are_refused() -> None:
     human_answer = {"type": "ChatGeneration", "message": human}
     with pytest.raises(ConversionError, match="holds the model's answer, not a human"):
         convert_messages([human_answer], "langchain")
+
+
+# --- usage, outcomes and handoffs -----------------------------------------------------
+
+DOCUMENTED_USAGE = {
+    "input_tokens": 350,
+    "output_tokens": 240,
+    "total_tokens": 590,
+    "input_token_details": {"audio": 10, "cache_creation": 200, "cache_read": 100},
+    "output_token_details": {"audio": 10, "reasoning": 200},
+}
+"""The example in langchain-core's own ``UsageMetadata`` docstring
+(langchain_core/messages/ai.py, langchain-core 1.8.3 as installed)."""
+
+
+def test_usage_metadata_is_read_on_langchains_own_convention() -> None:
+    answer = lc.AIMessage(
+        content="done",
+        usage_metadata=DOCUMENTED_USAGE,  # type: ignore[arg-type]
+        response_metadata={"model_name": "claude-sonnet-4-5"},  # (a model name of ours)
+    )
+    # input_tokens is already the "sum of all input token types": 100 cache reads and 200
+    # cache writes are inside the 350 (and 50 other); the 200 reasoning inside the 240
+    want = TokenUsage(
+        input_tokens=350,
+        output_tokens=240,
+        cache_read_tokens=100,
+        cache_write_tokens=200,
+        reasoning_tokens=200,
+        model="claude-sonnet-4-5",
+    )
+    for form in (answer, answer.model_dump(), _serialised(answer)):
+        (converted,) = convert_messages([form], "langchain")
+        assert isinstance(converted, AIMessage) and converted.usage == want
+        assert converted.usage.total_tokens == 590  # the usage's own total_tokens
+
+
+def test_a_tool_that_failed_says_so_and_one_without_status_is_unknown() -> None:
+    def divide(a: int, b: int) -> float:
+        """Divide a by b."""
+        if b == 0:
+            raise ToolException("cannot divide by zero")
+        return a / b
+
+    tool = StructuredTool.from_function(divide, handle_tool_error=True)
+
+    def run(b: int, call_id: str) -> Any:
+        given = {"type": "tool_call", "name": "divide", "args": {"a": 1, "b": b}, "id": call_id}
+        return tool.invoke(given)
+
+    failed, fine = run(0, "c9"), run(2, "c8")
+    call = lc.AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "divide", "args": {"a": 1, "b": 0}, "id": "c9"},
+            {"name": "divide", "args": {"a": 1, "b": 2}, "id": "c8"},
+        ],
+    )
+    bare = {"type": "tool", "content": "0.5", "tool_call_id": "c8"}  # a dict without status
+    for form in (failed, _serialised(failed)):
+        *_, first, second, third = convert_messages([call, form, fine, bare], "langchain")
+        # ToolNode's and handle_tool_error's status="error", the error's text the content
+        assert first.outcome == ToolOutcome(status=ToolStatus.ERROR)
+        assert first.content == "cannot divide by zero"
+        assert second.outcome == ToolOutcome(status=ToolStatus.OK)  # status="success"
+        assert isinstance(third, ToolMessage)
+        assert third.outcome is None and third.status is ToolStatus.UNKNOWN
+
+
+def test_langgraph_supervisor_handoffs_are_read_from_their_marks() -> None:
+    """The messages langgraph-supervisor's handoff tools add (langchain-ai/
+    langgraph-supervisor-py, langgraph_supervisor/handoff.py at commit
+    00aab9eb8a0911c165900aec6a48fa88237a73c5: create_handoff_tool's ToolMessage and
+    create_handoff_back_messages' pair), built here with langchain-core."""
+    routing = lc.AIMessage(
+        content="",
+        name="supervisor",
+        tool_calls=[
+            {"name": "transfer_to_math_expert", "args": {}, "id": "h1"},
+            {"name": "transfer_to_nowhere", "args": {}, "id": "h2"},
+        ],
+    )
+    handed = lc.ToolMessage(
+        content="Successfully transferred to math_expert",
+        name="transfer_to_math_expert",
+        tool_call_id="h1",
+        response_metadata={"__handoff_destination": "math_expert"},
+    )
+    unmarked = lc.ToolMessage(content="ok", name="transfer_to_nowhere", tool_call_id="h2")
+    back = lc.AIMessage(
+        content="Transferring back to supervisor",
+        name="math_expert",
+        tool_calls=[{"name": "transfer_back_to_supervisor", "args": {}, "id": "b1"}],
+        response_metadata={"__is_handoff_back": True},
+    )
+    returned = lc.ToolMessage(
+        content="Successfully transferred back to supervisor",
+        name="transfer_back_to_supervisor",
+        tool_call_id="b1",
+        response_metadata={"__is_handoff_back": True},
+    )
+    messages = [routing, handed, unmarked, back, returned]
+    for forms in (messages, [_serialised(m) for m in messages]):
+        converted = convert_messages(forms, "langchain")
+        calls = [c for m in converted if isinstance(m, AIMessage) for c in m.tool_calls or []]
+        assert [(c.name, c.type, c.target_agent) for c in calls] == [
+            ("transfer_to_math_expert", ToolCallType.HANDOFF, "math_expert"),
+            ("transfer_to_nowhere", None, None),  # a name alone says nothing
+            ("transfer_back_to_supervisor", ToolCallType.HANDOFF, None),  # the mark names none
+        ]
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        (
+            {"type": "ai", "content": "", "usage_metadata": {"input_tokens": -1}},
+            r"^message 1 \(ai\) usage_metadata\.input_tokens: a token count",
+        ),
+        (
+            {"type": "ai", "content": "", "usage_metadata": {"output_tokens": "20"}},
+            r"^message 1 \(ai\) usage_metadata\.output_tokens: a token count",
+        ),
+        (
+            {
+                "type": "ai",
+                "content": "",
+                "usage_metadata": {"input_tokens": 5, "input_token_details": {"cache_read": 9}},
+            },
+            r"^message 1 \(ai\) usage_metadata: cache_read_tokens: the cached tokens \(9\)",
+        ),
+        (
+            {"type": "tool", "content": "x", "tool_call_id": "c1", "status": "failed"},
+            r"^message 1 \(tool\): a ToolMessage's status must be 'success' or 'error'",
+        ),
+        (
+            {"type": "ai", "content": "", "usage_metadata": [1]},
+            r"^message 1 \(ai\): 'usage_metadata' must be an object",
+        ),
+        (  # a handoff mark on a result whose id is not text
+            {
+                "type": "tool",
+                "content": "x",
+                "tool_call_id": [1],
+                "response_metadata": {"__handoff_destination": "a"},
+            },
+            r"^message 1: tool_call_id: fits none of the accepted forms",
+        ),
+    ],
+)
+def test_wrong_usage_and_status_values_name_the_message(message: Any, error: str) -> None:
+    with pytest.raises(ConversionError, match=error):
+        convert_messages([{"type": "human", "content": "hi"}, message], "langchain")

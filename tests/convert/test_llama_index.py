@@ -39,12 +39,15 @@ from llama_index.core.workflow import Event
 from openai.types.chat import ChatCompletionMessageToolCall
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 from tests.convert.shapes import json_scalars
+from tests.convert.test_openai_steps import O3_MINI
 from workflows.events import HumanResponseEvent, InputRequiredEvent, StartEvent, StopEvent
 
 from tracegrade import AIMessage, HumanMessage, ToolMessage
 from tracegrade import ToolCall as Call
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.errors import ConversionWarning
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import TokenUsage, ToolOutcome, ToolStatus
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -353,6 +356,9 @@ async def events_of(agent: Any, message: str, **run: Any) -> list[Any]:
     return events
 
 
+OK = ToolOutcome(status=ToolStatus.OK)  # a ToolOutput's is_error=False
+FAILED = ToolOutcome(status=ToolStatus.ERROR)  # is_error=True
+
 WEATHER_RUN = [
     HumanMessage(content="Weather in Oslo and Rome?"),
     AIMessage(
@@ -362,8 +368,8 @@ WEATHER_RUN = [
             Call(name="weather", args={"city": "Rome"}, id="c2"),
         ],
     ),
-    ToolMessage(content="cold in Oslo", tool_call_id="c1"),
-    ToolMessage(content="cold in Rome", tool_call_id="c2"),
+    ToolMessage(content="cold in Oslo", tool_call_id="c1", outcome=OK),
+    ToolMessage(content="cold in Rome", tool_call_id="c2", outcome=OK),
     AIMessage(content="Cold in both."),
     HumanMessage(content="Thanks!"),
     AIMessage(content="You're welcome."),
@@ -399,7 +405,9 @@ async def test_function_agent_runs_with_a_shared_memory(streaming: bool) -> None
     }
     assert any(isinstance(e, AgentStream) for e in events) == streaming
     assert convert(events) == WEATHER_RUN
-    assert convert(await memory.aget_all()) == WEATHER_RUN  # the memory holds the same turns
+    # the memory holds the same turns, as ChatMessages: they say nothing of how a tool ended
+    unsaid = [m.replace(outcome=None) if isinstance(m, ToolMessage) else m for m in WEATHER_RUN]
+    assert convert(await memory.aget_all()) == unsaid
     assert convert([e.model_dump() for e in events]) == WEATHER_RUN
     assert convert([e.model_dump(mode="json") for e in events]) == WEATHER_RUN
 
@@ -488,8 +496,10 @@ async def test_agent_workflow_handoff_keeps_agent_names() -> None:
         ("tool", "cold in Oslo"),
         ("ai", "Cold in Oslo."),
     ]
+    # AgentWorkflow's handoff tool, return_direct, to_agent forecaster: a handoff
+    handoff = Call(name="handoff", args={"to_agent": "forecaster", "reason": "weather"}, id="h1")
     assert converted[1].tool_calls == [
-        Call(name="handoff", args={"to_agent": "forecaster", "reason": "weather"}, id="h1")
+        handoff.replace(type=ToolCallType.HANDOFF, target_agent="forecaster")
     ]
     assert converted[2].tool_call_id == "h1" and "forecaster" in converted[2].content
     assert converted[3].tool_calls == [Call(name="weather", args={"city": "Oslo"}, id="w1")]
@@ -511,7 +521,7 @@ async def test_a_return_direct_tool_answers_through_the_stop_event() -> None:
     expected = [
         HumanMessage(content="Weather?"),
         AIMessage(content="", tool_calls=[Call(name="weather", args={"city": "Oslo"}, id="d1")]),
-        ToolMessage(content="cold in Oslo", tool_call_id="d1"),
+        ToolMessage(content="cold in Oslo", tool_call_id="d1", outcome=OK),
         AIMessage(content="cold in Oslo"),
     ]
     assert convert(events) == expected
@@ -538,7 +548,7 @@ async def test_a_return_direct_answer_without_the_stop_event_is_the_tool_output(
     expected = [
         HumanMessage(content="Weather?"),
         AIMessage(content="", tool_calls=[Call(name="weather", args={"city": "Oslo"}, id="d1")]),
-        ToolMessage(content="cold in Oslo", tool_call_id="d1"),
+        ToolMessage(content="cold in Oslo", tool_call_id="d1", outcome=OK),
         AIMessage(content="cold in Oslo"),
     ]
     assert convert(events) == expected
@@ -590,8 +600,9 @@ def _direct_result(tool: str, is_error: bool = False) -> ToolCallResult:
 
 
 def test_a_failed_or_handoff_return_direct_tool_does_not_answer() -> None:
-    for result in (_direct_result("weather", is_error=True), _direct_result("handoff")):
-        assert convert([result]) == [ToolMessage(content="out", tool_call_id="c1")]
+    failed, handoff = _direct_result("weather", is_error=True), _direct_result("handoff")
+    for result, ended in ((failed, FAILED), (handoff, OK)):
+        assert convert([result]) == [ToolMessage(content="out", tool_call_id="c1", outcome=ended)]
     assert convert([_direct_result("weather")])[-1] == AIMessage(content="out")
 
 
@@ -640,7 +651,7 @@ async def test_react_agent_calls_come_from_its_outputs() -> None:
         AIMessage(
             content=action, tool_calls=[Call(name="weather", args={"city": "Oslo"}, id=call_id)]
         ),
-        ToolMessage(content="cold in Oslo", tool_call_id=call_id),
+        ToolMessage(content="cold in Oslo", tool_call_id=call_id, outcome=OK),
         AIMessage(content="Cold."),
         HumanMessage(content="Thanks!"),
         AIMessage(content="Welcome."),
@@ -774,7 +785,12 @@ def test_a_failed_tool_with_an_image_result() -> None:
     )
     parts = [image.model_dump(mode="json")]
     assert convert([result]) == [
-        ToolMessage(content="partial", tool_call_id="c1", metadata={"content_parts": parts})
+        ToolMessage(
+            content="partial",
+            tool_call_id="c1",
+            metadata={"content_parts": parts},
+            outcome=FAILED,  # is_error=True
+        )
     ]
     assert convert([result], metadata=True)[0].metadata == {
         "tool_name": "chart",
@@ -782,3 +798,105 @@ def test_a_failed_tool_with_an_image_result() -> None:
         "is_error": True,
         "content_parts": parts,
     }
+
+
+# --- usage and outcomes ----------------------------------------------------------------
+
+
+def test_a_chat_responses_raw_completion_gives_its_usage() -> None:
+    """``raw`` is the recorded o3-mini ChatCompletion of test_openai_steps (a pydantic-ai
+    cassette); ``additional_kwargs`` the counts LlamaIndex's OpenAI LLM copies from it."""
+    counts = {"prompt_tokens": 7, "completion_tokens": 87, "total_tokens": 94}
+    text = O3_MINI["choices"][0]["message"]["content"]
+    response = ChatResponse(
+        message=ChatMessage(role="assistant", content=text),
+        raw=O3_MINI,
+        additional_kwargs=counts,
+    )
+    # raw.usage: 7 prompt, 87 completion of which 64 reasoning, none cached
+    want = TokenUsage(
+        input_tokens=7,
+        output_tokens=87,
+        cache_read_tokens=0,
+        reasoning_tokens=64,
+        model="o3-mini-2025-01-31",
+    )
+    for form in (response, response.model_dump(mode="json")):
+        (answer,) = convert([form])
+        assert isinstance(answer, AIMessage) and answer.usage == want
+    # without raw, the additional_kwargs' counts alone
+    (bare,) = convert([ChatResponse(message=response.message, additional_kwargs=counts)])
+    assert isinstance(bare, AIMessage)
+    assert bare.usage == TokenUsage(input_tokens=7, output_tokens=87)
+    output = AgentOutput(
+        response=response.message, raw=O3_MINI, current_agent_name="Agent", tool_calls=[]
+    )
+    (answered,) = convert([output])
+    assert isinstance(answered, AIMessage) and answered.usage == want
+
+
+async def test_a_tool_that_raises_in_a_run_is_an_error() -> None:
+    def divide(a: int, b: int) -> float:
+        """Divide a by b."""
+        return a / b
+
+    agent = FunctionAgent(
+        tools=[FunctionTool.from_defaults(divide)],
+        llm=scripted(
+            calling(("d1", "divide", {"a": 1, "b": 0})),
+            calling(("d2", "divide", {"a": 1, "b": 2})),
+            ChatMessage(role="assistant", content="0.5"),
+        ),
+    )
+    converted = convert(await events_of(agent, "1/0, then 1/2?"))
+    failed, fine = [m for m in converted if isinstance(m, ToolMessage)]
+    # AgentWorkflow caught the ZeroDivisionError: is_error=True, its text the content
+    assert failed.outcome == FAILED and "division by zero" in failed.content
+    assert fine.outcome == OK and fine.content == "0.5"
+    # a mock LLM gives no raw response: no usage
+    assert all(m.usage is None for m in converted if isinstance(m, AIMessage))
+
+
+def test_a_result_without_is_error_is_unknown() -> None:
+    result = {"tool_name": "f", "tool_kwargs": {}, "tool_id": "c1", "tool_output": {"content": "r"}}
+    (message,) = convert([result])
+    assert isinstance(message, ToolMessage)
+    assert message.outcome is None and message.status is ToolStatus.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("item", "error"),
+    [
+        (
+            {
+                "message": {"role": "assistant", "content": "x"},
+                "raw": {"usage": {"prompt_tokens": -1}},
+            },
+            r"^message 0 \(ChatResponse\) raw\.usage\.prompt_tokens: a token count",
+        ),
+        (
+            {
+                "message": {"role": "assistant", "content": "x"},
+                "additional_kwargs": {"prompt_tokens": "7"},
+            },
+            r"^message 0 \(ChatResponse\) additional_kwargs\.prompt_tokens: a token count",
+        ),
+        (
+            {"tool_name": "f", "tool_id": "c1", "tool_output": {"content": "r", "is_error": "yes"}},
+            r"^message 0 \(ToolCallResult\) tool_output: 'is_error' must be true or false",
+        ),
+        (  # AgentWorkflow's handoff with an id that is not text
+            {
+                "tool_name": "handoff",
+                "tool_kwargs": {"to_agent": "a"},
+                "tool_id": [1],
+                "tool_output": {"content": "x"},
+                "return_direct": True,
+            },
+            r"^message 0: tool_call_id: fits none of the accepted forms",
+        ),
+    ],
+)
+def test_wrong_usage_and_error_values_name_the_item(item: Any, error: str) -> None:
+    with pytest.raises(ConversionError, match=error):
+        convert([item])

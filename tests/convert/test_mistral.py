@@ -20,6 +20,7 @@ from tracegrade import (
 )
 from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_mistral
+from tracegrade.model.steps import TokenUsage, ToolStatus
 
 
 def _history() -> list[Any]:
@@ -175,7 +176,12 @@ def test_the_guides_payment_example_converts_and_scores() -> None:
     ]
     assert converted[2] == ToolMessage(content='{"status": "Paid"}', tool_call_id="D681PevKs")
     with_response = convert_messages([messages[0], response, *messages[2:]], source="mistral")
-    assert with_response == converted
+    # the whole response adds its usage, which the bare message does not carry:
+    # the guide's 94 prompt and 30 completion tokens (124 in all)
+    used = TokenUsage(input_tokens=94, output_tokens=30, model="mistral-large-latest")
+    assert with_response[1].usage == used and used.total_tokens == 124  # type: ignore[union-attr]
+    assert [with_response[0], with_response[1].replace(usage=None), *with_response[2:]] == converted
+    assert converted[2].status is ToolStatus.UNKNOWN  # Mistral's tool messages give none
     reference = [ToolCall(name="retrieve_payment_status", args={"transaction_id": "T1001"})]
     sample = MultiTurnSample(user_input=converted, reference_tool_calls=reference)
     assert ToolCallF1().score(sample).value == 1.0
@@ -194,3 +200,9 @@ def test_cli_converts_the_dicts(tmp_path: Path, source: str) -> None:
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert [m["type"] for m in record["user_input"]] == [m.type for m in EXPECTED]
     assert record["user_input"][1]["tool_calls"][1]["id"] == EXPECTED[1].tool_calls[1].id  # type: ignore[union-attr]
+
+
+def test_a_wrong_usage_count_names_the_response() -> None:
+    wrong = {**GUIDE_RESPONSE, "usage": {"prompt_tokens": "94", "completion_tokens": 30}}
+    with pytest.raises(ConversionError, match=r"^message 0 usage\.prompt_tokens: a token count"):
+        convert_messages([wrong], source="mistral")

@@ -30,6 +30,8 @@ from tests.convert.test_openai_responses import _items
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.openai_agents import RUN_ITEMS, items_of
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import TokenUsage
 
 FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 set_tracing_disabled(True)
@@ -141,11 +143,37 @@ EXPECTED = [
 ]
 
 
+SCRIPTED = TokenUsage(
+    input_tokens=10, output_tokens=5, cache_read_tokens=0, cache_write_tokens=0, reasoning_tokens=0
+)
+"""What scripted_model's Usage(requests=1, input_tokens=10, output_tokens=5) reads as: the
+SDK fills the details with zeros."""
+
+
+def _as_run(expected: list[Any]) -> list[Any]:
+    """EXPECTED as the run items say it: each model response's usage on its AIMessage, the
+    transfer call a handoff to Weather (the input list, plain Responses items, says neither)."""
+    out = []
+    for message in expected:
+        if isinstance(message, AIMessage):
+            calls = [
+                call.replace(type=ToolCallType.HANDOFF, target_agent="Weather")
+                if call.id == "c0"
+                else call
+                for call in message.tool_calls or []
+            ]
+            message = message.replace(tool_calls=calls or None, usage=SCRIPTED)
+        out.append(message)
+    return out
+
+
 def test_run_result_and_its_input_list_convert_alike() -> None:
     result = run_with_handoff()
-    assert unnamed(agents(result)) == EXPECTED
+    assert unnamed(agents(result)) == _as_run(EXPECTED)
     assert agents(result.to_input_list()) == EXPECTED  # (the input list names no agent)
-    assert unnamed(agents(result.new_items)) == EXPECTED[1:]  # the items, without the input
+    # the items, without the input, and without the responses that say each one's usage
+    no_usage = [m.replace(usage=None) if isinstance(m, AIMessage) else m for m in _as_run(EXPECTED)]
+    assert unnamed(agents(result.new_items)) == no_usage[1:]
     # each AIMessage of the run names the agent that spoke, even without metadata=True
     assert speakers(agents(result)) == ["Triage", "Weather", "Weather"]
 
@@ -162,7 +190,7 @@ USAGE = {
 
 def test_metadata_keeps_agents_handoffs_responses_and_reasoning() -> None:
     converted = agents(run_with_handoff(), metadata=True)
-    assert [m.replace(metadata=None) for m in converted] == EXPECTED
+    assert [m.replace(metadata=None) for m in converted] == _as_run(EXPECTED)
     human, routing, handoff, checking, oslo, _, final = converted
     assert human.metadata is None
     assert routing.metadata is not None

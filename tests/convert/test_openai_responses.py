@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
@@ -49,6 +50,7 @@ from tests.convert.shapes import json_values
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
 from tracegrade.convert.openai_responses import HOSTED, NOTES, RESULTS, items_of
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -214,13 +216,33 @@ WEATHER = [
 ]
 
 
+def bare(messages: list[Any]) -> list[Any]:
+    """``messages`` less each AIMessage's usage and timing (for tests of items alone)."""
+    return [m.replace(usage=None, timing=None) if isinstance(m, AIMessage) else m for m in messages]
+
+
+# each Response's USAGE, taken as it is (OpenAI counts as the model does), and its created_at
+# 1700000000 s = 2023-11-14T22:13:20Z as the start
+STEP = {
+    "usage": TokenUsage(
+        input_tokens=12,
+        output_tokens=9,
+        cache_read_tokens=0,
+        cache_write_tokens=0,
+        reasoning_tokens=4,
+        model="gpt-4.1",
+    ),
+    "timing": Timing(started_at=datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)),
+}
+
+
 def test_conversation_log_of_input_items_and_responses() -> None:
     assert responses(conversation()) == [
         HumanMessage(content="Weather in Oslo and Bergen?"),
-        AIMessage(content="Checking both.", tool_calls=WEATHER),
+        AIMessage(content="Checking both.", tool_calls=WEATHER, **STEP),
         ToolMessage(content="-3 C", tool_call_id="c1"),
         ToolMessage(content="4 C", tool_call_id="c2"),
-        AIMessage(content="Cold in Oslo, mild in Bergen."),
+        AIMessage(content="Cold in Oslo, mild in Bergen.", **STEP),
     ]
 
 
@@ -251,8 +273,8 @@ def test_metadata_keeps_response_fields_items_reasoning_and_system() -> None:
 def test_a_whole_response_is_read_by_items_of() -> None:
     one = response(text_message("Hi."))
     assert items_of(one) == [one.model_dump()]
-    assert responses(one) == [AIMessage(content="Hi.")]
-    assert responses(one.model_dump()) == [AIMessage(content="Hi.")]
+    assert bare(responses(one)) == [AIMessage(content="Hi.")]
+    assert bare(responses(one.model_dump())) == [AIMessage(content="Hi.")]
     with pytest.raises(ConversionError, match="expected a list of Responses items or a Response"):
         responses(42)
 
@@ -351,7 +373,7 @@ def test_invalid_arguments_raise_or_are_kept() -> None:
         ConversionError, match=r"message 1 output 0 \(search\): .*not valid JSON.*invalid_arguments"
     ):
         responses(items)
-    kept = responses(items, invalid_arguments="keep")[1]
+    kept = bare(responses(items, invalid_arguments="keep"))[1]
     assert kept == AIMessage(
         content="", tool_calls=[ToolCall(name="search", args={}, id="c1", unparsed_args='{"q": ')]
     )
@@ -405,7 +427,7 @@ def test_one_turns_message_and_calls_make_one_ai_message() -> None:
 
 
 def test_each_response_is_its_own_turn_even_when_empty() -> None:
-    assert responses([response(text_message("a")), response(id="resp_2")]) == [
+    assert bare(responses([response(text_message("a")), response(id="resp_2")])) == [
         AIMessage(content="a"),
         AIMessage(content=""),
     ]
@@ -790,6 +812,12 @@ def _hosted_cases() -> list[tuple[str, list[Any], list[Any]]]:
                     content='{"code":502,"message":"bad gateway","type":"http_error"}',
                     tool_call_id="mcp_1",
                     metadata={"result_type": "mcp_call"},
+                    # the item's error object: its type and message
+                    outcome=ToolOutcome(
+                        status=ToolStatus.ERROR,
+                        error_type="http_error",
+                        error_message="bad gateway",
+                    ),
                 ),
             ],
         ),

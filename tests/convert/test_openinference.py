@@ -27,11 +27,19 @@ from tests.convert.shapes_openinference import (
     tool_attributes,
 )
 from tests.convert.shapes_otel import Recorder, any_value, json_text
+from tests.convert.step_facts import bare_converter, bare_reader
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
-from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.convert import ConversionError
+from tracegrade.convert import convert_messages as convert_with_facts
 from tracegrade.convert._base import NothingReadError, Skipped
-from tracegrade.convert.otel import read_otlp
+from tracegrade.convert.otel import read_otlp as read_with_facts
+
+# What was said and called, compared without the step facts (usage, timing, outcome) that
+# every span adds; test_trace_facts.py tests those.
+convert_messages = bare_converter(convert_with_facts)
+read_otlp = bare_reader(read_with_facts)
+
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LLM = OpenInferenceSpanKindValues.LLM.value
@@ -391,6 +399,7 @@ def test_invalid_arguments_raise_or_are_kept() -> None:
 def test_malformed_messages_name_the_span_and_position(
     attributes: dict[str, Any], message: str
 ) -> None:
+
     recorder = Recorder()
     span = recorder.span("llm", {KIND: LLM, **attributes})
     trace_id, span_id = ids(span)

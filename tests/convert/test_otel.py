@@ -16,14 +16,23 @@ from hypothesis import strategies as st
 from opentelemetry.trace import Span
 from tests.convert.shapes import conversations, json_values, texts
 from tests.convert.shapes_otel import SOURCE_OF, WRITERS, Recorder, any_value, as_otel, json_text
+from tests.convert.step_facts import bare_converter, bare_reader
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
-from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.convert import ConversionError
+from tracegrade.convert import convert_messages as convert_with_facts
 from tracegrade.convert._base import NothingReadError, Skipped
-from tracegrade.convert.otel import TraceConversation, read_otlp
+from tracegrade.convert.otel import TraceConversation
+from tracegrade.convert.otel import read_otlp as read_with_facts
 from tracegrade.convert.records import ConversionSettings
 from tracegrade.errors import ConversionWarning, RecordError
 from tracegrade.io.conversations import convert_file
+
+# What was said and called, compared without the step facts (usage, timing, outcome) that
+# every span adds; test_trace_facts.py tests those.
+convert_messages = bare_converter(convert_with_facts)
+read_otlp = bare_reader(read_with_facts)
+
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -22,14 +22,22 @@ import orjson
 import pytest
 from tests.convert.shapes_openinference import as_openinference
 from tests.convert.shapes_otel import Recorder, as_otel, as_otel_events
+from tests.convert.step_facts import bare_converter, bare_reader
 from tests.convert.test_otel import STANDARD, agent, assistant, chat, user
 from tests.test_cli_files import one_line, run_cli
 
 from tracegrade import AIMessage, EvaluationDataset, HumanMessage, ToolCallF1, evaluate
 from tracegrade.cli import EXIT_INPUT, EXIT_OK, main
-from tracegrade.convert import ConversionError, NothingReadError, convert_messages
-from tracegrade.convert.otel import read_otlp
+from tracegrade.convert import ConversionError, NothingReadError
+from tracegrade.convert import convert_messages as convert_with_facts
+from tracegrade.convert.otel import read_otlp as read_with_facts
 from tracegrade.run.runner import count_records, read_records
+
+# What was said and called, compared without the step facts (usage, timing, outcome) that
+# every span adds; test_trace_facts.py tests those.
+convert_messages = bare_converter(convert_with_facts)
+read_otlp = bare_reader(read_with_facts)
+
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHORT = [HumanMessage(content="hi"), AIMessage(content="hello")]
@@ -299,6 +307,7 @@ def test_nothing_read_is_raised_from_python(tmp_path: Path) -> None:
 def test_arguments_that_are_not_json_name_the_command_line_flag(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+
     monkeypatch.chdir(tmp_path)
     recorder = Recorder()
     chat(recorder, None, [user("book")], [assistant("", ("c1", "book", "{not json"))])

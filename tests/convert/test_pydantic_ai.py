@@ -4,12 +4,13 @@ and a real agent run on the framework's own FunctionModel (no network)."""
 from __future__ import annotations
 
 import warnings
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from pydantic_ai import Agent, ModelMessagesTypeAdapter
+from pydantic_ai import Agent, ModelMessagesTypeAdapter, ModelRetry
 from pydantic_ai.messages import (
     ImageUrl,
     ModelMessage,
@@ -23,6 +24,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.usage import RequestUsage
 
 from tracegrade import (
     AIMessage,
@@ -36,6 +38,7 @@ from tracegrade import (
 from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_pydantic_ai
 from tracegrade.errors import ConversionWarning
+from tracegrade.model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 
 def _json(messages: list[Any]) -> list[Any]:
@@ -43,10 +46,14 @@ def _json(messages: list[Any]) -> list[Any]:
     return orjson.loads(ModelMessagesTypeAdapter.dump_json(messages))  # type: ignore[no-any-return]
 
 
+AT = datetime(2025, 5, 1, 12, 0, tzinfo=timezone.utc)
+"""When the hand-made history starts; its steps a few seconds apart."""
+
 HISTORY: list[ModelMessage] = [
     ModelRequest(
         parts=[SystemPromptPart("You answer weather questions."), UserPromptPart("Oslo and Rome?")],
         instructions="Be brief.",
+        timestamp=AT,
     ),
     ModelResponse(
         parts=[
@@ -56,14 +63,23 @@ HISTORY: list[ModelMessage] = [
             ToolCallPart("weather", '{"city": "Rome"}', "call_2"),
         ],
         model_name="test-model",
+        timestamp=AT + timedelta(seconds=2),
     ),
     ModelRequest(
         parts=[
-            ToolReturnPart("weather", {"temp": -3}, "call_1"),
-            ToolReturnPart("weather", "service down", "call_2", outcome="failed"),
+            ToolReturnPart("weather", {"temp": -3}, "call_1", timestamp=AT + timedelta(seconds=3)),
+            ToolReturnPart(
+                "weather",
+                "service down",
+                "call_2",
+                outcome="failed",
+                timestamp=AT + timedelta(seconds=4),
+            ),
         ]
     ),
-    ModelResponse(parts=[TextPart("Oslo is -3; Rome is unknown.")]),
+    ModelResponse(
+        parts=[TextPart("Oslo is -3; Rome is unknown.")], timestamp=AT + timedelta(seconds=6)
+    ),
 ]
 EXPECTED = [
     HumanMessage(content="Oslo and Rome?"),
@@ -73,10 +89,26 @@ EXPECTED = [
             ToolCall(name="weather", args={"city": "Oslo"}, id="call_1"),
             ToolCall(name="weather", args={"city": "Rome"}, id="call_2"),
         ],
+        # no counts: a RequestUsage of zeros is PydanticAI's default, nothing reported
+        usage=TokenUsage(model="test-model"),
+        timing=Timing(started_at=AT, ended_at=AT + timedelta(seconds=2)),
     ),
-    ToolMessage(content='{"temp":-3}', tool_call_id="call_1"),
-    ToolMessage(content="service down", tool_call_id="call_2"),
-    AIMessage(content="Oslo is -3; Rome is unknown."),
+    ToolMessage(
+        content='{"temp":-3}',
+        tool_call_id="call_1",
+        outcome=ToolOutcome(status=ToolStatus.OK),
+        timing=Timing(ended_at=AT + timedelta(seconds=3)),
+    ),
+    ToolMessage(
+        content="service down",
+        tool_call_id="call_2",
+        outcome=ToolOutcome(status=ToolStatus.ERROR, error_type="failed"),
+        timing=Timing(ended_at=AT + timedelta(seconds=4)),
+    ),
+    # the request before it has no timestamp (hand-made), so no start
+    AIMessage(
+        content="Oslo is -3; Rome is unknown.", timing=Timing(ended_at=AT + timedelta(seconds=6))
+    ),
 ]
 
 
@@ -137,7 +169,10 @@ def test_legacy_retry_prompt_answers_its_call() -> None:
     ]
     ai, retry = convert_messages(legacy, metadata=True)
     assert retry == ToolMessage(
-        content="bad input", tool_call_id="c1", metadata={"tool_name": "f", "outcome": "retried"}
+        content="bad input",
+        tool_call_id="c1",
+        metadata={"tool_name": "f", "outcome": "retried"},
+        outcome=ToolOutcome(status=ToolStatus.ERROR),  # a retry the model is told about
     )
     assert ai.metadata == {"system": [{"role": "retry-prompt", "content": "answer in JSON"}]}
 
@@ -172,10 +207,23 @@ def test_bookkeeping_parts_are_counted_not_dropped() -> None:
         assert convert_messages(history) == [HumanMessage(content="hi")]
 
 
+def _untimed(messages: list[Any]) -> list[Any]:
+    """``messages`` less their usage and timing, which ``to_pydantic_ai`` does not export
+    (PydanticAI stamps the messages it reads back with the time they were made)."""
+    return [
+        message.replace(usage=None, timing=None)
+        if isinstance(message, AIMessage)
+        else message.replace(timing=None)
+        if isinstance(message, ToolMessage)
+        else message
+        for message in messages
+    ]
+
+
 def test_export_round_trips_through_pydantic_ai() -> None:
     exported = ModelMessagesTypeAdapter.validate_python(to_pydantic_ai(EXPECTED))
     assert isinstance(exported[2], ModelRequest) and len(exported[2].parts) == 2
-    assert convert_messages(exported) == EXPECTED
+    assert _untimed(convert_messages(exported)) == _untimed(EXPECTED)  # outcomes kept
     with pytest.raises(ConversionError, match="answers no call"):
         to_pydantic_ai([ToolMessage(content="x", tool_call_id="nowhere")])
 
@@ -242,3 +290,144 @@ def test_cli_converts_the_json_dump(tmp_path: Path, source: str) -> None:
     (record,) = [orjson.loads(line) for line in out.read_text().splitlines()]
     assert [m["type"] for m in record["user_input"]] == [m.type for m in EXPECTED]
     assert record["user_input"][1]["tool_calls"][1]["id"] == "call_2"
+
+
+# --- outcome, usage and timing of a real run --------------------------------------------
+# A real agent run on PydanticAI's FunctionModel: the model's replies state their usage
+# (as a provider's response would, its cached and reasoning tokens inside the totals),
+# a call with a wrong argument type is retried by PydanticAI (a validation error), a
+# tool that raises ModelRetry is retried too, and the last call succeeds.
+
+
+def _usage_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    last = messages[-1].parts[-1]
+    if isinstance(last, UserPromptPart):
+        call = ToolCallPart("roll_dice", {"sides": "six"}, "c1")  # not an int: retried
+        usage = RequestUsage(
+            input_tokens=1200, cache_read_tokens=1000, output_tokens=40, output_reasoning_tokens=25
+        )
+        return ModelResponse(parts=[call], usage=usage)
+    assert isinstance(last, ToolReturnPart)
+    if last.tool_call_id == "c1":
+        call = ToolCallPart("roll_dice", {"sides": 6}, "c2")
+        usage = RequestUsage(input_tokens=1300, cache_write_tokens=300, output_tokens=12)
+        return ModelResponse(parts=[call], usage=usage)
+    if last.tool_call_id == "c2":
+        return ModelResponse(parts=[ToolCallPart("lookup", {}, "c3")])
+    return ModelResponse(parts=[TextPart("You rolled a 4.")])
+
+
+def _usage_run() -> list[ModelMessage]:
+    agent = Agent(FunctionModel(_usage_model))
+
+    @agent.tool_plain
+    def roll_dice(sides: int) -> str:
+        return "4"
+
+    @agent.tool_plain
+    def lookup() -> str:
+        raise ModelRetry("the index is rebuilding")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return agent.run_sync("Roll a die.").all_messages()
+
+
+@pytest.mark.parametrize("form", ["objects", "json"])
+def test_a_real_run_gives_each_step_its_usage_outcome_and_times(form: str) -> None:
+    history = _usage_run()
+    given_: Any = history if form == "objects" else _json(history)
+    human, ask, retried, again, rolled, look, failed, answer = convert_messages(given_)
+    # PydanticAI counts as the model does (input includes the cached tokens, output the
+    # reasoning ones): the stated numbers are taken as they are, and the counts PydanticAI
+    # gives as 0 (every RequestUsage has them) stay 0; FunctionModel names the model
+    model = "function:_usage_model:"
+
+    def used(tokens_in: int, tokens_out: int, read: int, written: int, reasoning: int) -> Any:
+        return TokenUsage(
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
+            reasoning_tokens=reasoning,
+            model=model,
+        )
+
+    assert ask.usage == used(1200, 40, 1000, 0, 25)
+    assert again.usage == used(1300, 12, 0, 300, 0)
+    assert again.usage.total_tokens == 1312  # type: ignore[union-attr]  # 1300 + 12
+    # a reply that states none gets FunctionModel's own estimate: PydanticAI's count
+    third = history[5]
+    assert isinstance(third, ModelResponse) and third.usage.input_tokens > 0
+    assert look.usage == used(third.usage.input_tokens, third.usage.output_tokens, 0, 0, 0)
+    assert retried.outcome == ToolOutcome(status=ToolStatus.ERROR, error_type="validation_error")
+    assert rolled.outcome == ToolOutcome(status=ToolStatus.OK) and rolled.content == "4"
+    assert failed.outcome == ToolOutcome(status=ToolStatus.ERROR, error_type="model_retry")
+    assert failed.content == "the index is rebuilding"
+    # each step's times are the run's own: sent (the request's timestamp) to received
+    for position, message in ((1, ask), (3, again), (5, look), (7, answer)):
+        request, response = history[position - 1], history[position]
+        assert isinstance(request, ModelRequest) and isinstance(response, ModelResponse)
+        assert message.timing == Timing(started_at=request.timestamp, ended_at=response.timestamp)
+    returned = history[2].parts[0]
+    assert isinstance(returned, ToolReturnPart)
+    assert retried.timing == Timing(ended_at=returned.timestamp)
+    assert human.type == "human"
+
+
+def test_pydantic_ai_1x_history_reasoning_in_details_and_no_outcome() -> None:
+    # the JSON PydanticAI 1.x wrote: no ``outcome`` on a tool return (nothing said of how
+    # the call ended), reasoning tokens under ``details`` as OpenAI counts them (inside
+    # the output tokens), the cost as text
+    history = [
+        {
+            "kind": "response",
+            "parts": [
+                {"part_kind": "tool-call", "tool_name": "f", "args": {}, "tool_call_id": "a"}
+            ],
+            "usage": {
+                "input_tokens": 90,
+                "output_tokens": 30,
+                "details": {"reasoning_tokens": 20},
+                "cost": "0.00125",
+            },
+            "model_name": "o4-mini",
+            "provider_name": "openai",
+            "timestamp": "2025-06-01T09:30:00.5Z",
+        },
+        {
+            "kind": "request",
+            "parts": [
+                {"part_kind": "tool-return", "tool_name": "f", "content": "x", "tool_call_id": "a"}
+            ],
+        },
+    ]
+    ai, tool = convert_messages(history, source="pydantic_ai")
+    assert ai.usage == TokenUsage(
+        input_tokens=90,
+        output_tokens=30,
+        reasoning_tokens=20,
+        model="o4-mini",
+        provider="openai",
+        cost=0.00125,
+    )
+    assert ai.timing == Timing(ended_at=datetime(2025, 6, 1, 9, 30, 0, 500000, tzinfo=timezone.utc))
+    assert tool.outcome is None and tool.status is ToolStatus.UNKNOWN  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("usage", "said"),
+    [
+        ({"input_tokens": -5, "output_tokens": 1}, "usage input_tokens: a token count"),
+        ({"input_tokens": "many", "output_tokens": 1}, "usage input_tokens: a token count"),
+        ({"input_tokens": 5, "cache_read_tokens": 9}, "cached tokens .9. exceed input_tokens"),
+        ({"input_tokens": 5, "cost": "lots"}, "usage cost: 'lots' is not a number"),
+    ],
+)
+def test_wrong_usage_values_name_the_message(usage: dict[str, Any], said: str) -> None:
+    response = {"kind": "response", "parts": [{"part_kind": "text", "content": "hi"}]}
+    with pytest.raises(ConversionError, match=rf"message 1 \('response'\).*{said}"):
+        convert_messages([HISTORY[0], {**response, "usage": usage}], source="pydantic_ai")
+    bad_outcome = {"part_kind": "tool-return", "tool_name": "f", "content": "x", "outcome": "meh"}
+    with pytest.raises(ConversionError, match=r"message 0 .*part 0.*unknown tool outcome 'meh'"):
+        convert_messages([{"kind": "request", "parts": [bad_outcome]}], source="pydantic_ai")

@@ -23,6 +23,7 @@ import io
 import json
 import random
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from tracegrade import (
 from tracegrade.cli import EXIT_INPUT, EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source
 from tracegrade.errors import RecordError
+from tracegrade.model.steps import Timing, TokenUsage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "responses_chain"
 CHAT = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
@@ -59,6 +61,11 @@ FIRST_CALL = ToolCall(
 SECOND_CALL = ToolCall(
     name="get_weather", args={"city": "NYC"}, id=WEATHER[2]["response"]["output"][0]["call_id"]
 )
+
+
+def bare(messages: list[Any]) -> list[Any]:
+    """``messages`` less each AIMessage's usage and timing (their own test reads them)."""
+    return [m.replace(usage=None, timing=None) if isinstance(m, AIMessage) else m for m in messages]
 
 
 def conversations(dataset: EvaluationDataset) -> list[MultiTurnSample]:
@@ -84,7 +91,7 @@ def test_a_files_chain_is_one_conversation_whatever_the_order(tmp_path: Path) ->
     (sample,) = samples[0]
     assert sample.id == LAST_WEATHER  # the response that continues it all
     retry = WEATHER[2]["request"]["input"][0]["output"]
-    assert sample.user_input == [
+    assert bare(sample.user_input) == [
         HumanMessage(content="Say hi in one word, no punctuation."),
         AIMessage(content="Hello"),
         HumanMessage(content="What's the weather in New York?"),
@@ -193,3 +200,34 @@ def test_sdk_response_objects_chain_too() -> None:
     (sample,) = conversations(EvaluationDataset.from_conversations([second, first]))
     assert sample.id == second.id
     assert [type(message).__name__ for message in sample.user_input] == ["AIMessage", "AIMessage"]
+
+
+def test_each_responses_usage_and_time_land_on_its_own_message(tmp_path: Path) -> None:
+    """Read from the fixture by hand: each response's ``usage`` and ``created_at``
+    (weather_retries.jsonl, gpt-4.1-2025-04-14, no cached and no reasoning tokens)."""
+    (sample,) = conversations(
+        EvaluationDataset.from_conversations(write_jsonl(tmp_path / "w.jsonl", WEATHER))
+    )
+    steps = [(m.usage, m.timing) for m in sample.user_input if isinstance(m, AIMessage)]
+
+    def step(given: int, made: int, created: int) -> tuple[TokenUsage, Timing]:
+        used = TokenUsage(
+            input_tokens=given,
+            output_tokens=made,
+            cache_read_tokens=0,
+            reasoning_tokens=0,
+            model="gpt-4.1-2025-04-14",
+        )
+        return used, Timing(started_at=datetime.fromtimestamp(created, timezone.utc))
+
+    # 1776377853 s = 2026-04-16T22:17:33Z, and so on, one second or two apart
+    assert steps == [
+        step(40, 3, 1776377853),  # "Hello"
+        step(56, 16, 1776377854),  # get_weather(New York)
+        step(110, 16, 1776377856),  # get_weather(NYC), after the retry prompt
+        step(139, 14, 1776377857),  # the answer
+    ]
+    assert steps[0][1].started_at == datetime(2026, 4, 16, 22, 17, 33, tzinfo=timezone.utc)
+    # each response counted once: 40 + 56 + 110 + 139 = 345 in, 3 + 16 + 16 + 14 = 49 out
+    assert sum(used.input_tokens or 0 for used, _ in steps) == 345
+    assert sum(used.output_tokens or 0 for used, _ in steps) == 49

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import warnings
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +14,14 @@ import pytest
 from smolagents import CodeAgent, ToolCallingAgent, tool
 from smolagents.default_tools import PythonInterpreterTool
 from smolagents.memory import ActionStep, PlanningStep, TaskStep
+from smolagents.memory import ToolCall as MemoryToolCall
 from smolagents.models import (
     ChatMessage,
     ChatMessageToolCall,
     ChatMessageToolCallFunction,
     Model,
 )
-from smolagents.monitoring import Timing
+from smolagents.monitoring import Timing, TokenUsage
 
 from tracegrade import (
     AIMessage,
@@ -32,6 +34,10 @@ from tracegrade import (
 )
 from tracegrade.cli import EXIT_OK, main
 from tracegrade.convert import ConversionError, convert_messages, detect_source
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import Timing as ModelTiming
+from tracegrade.model.steps import TokenUsage as ModelUsage
+from tracegrade.model.steps import ToolOutcome, ToolStatus
 
 
 class Scripted(Model):
@@ -114,9 +120,14 @@ EXPECTED = [
 
 
 def bare(message: Any) -> Any:
-    """``message`` less its metadata."""
+    """``message`` less its metadata and what the step recorded beside its content (usage,
+    timing and outcome: real runs take real time; the tests below check them)."""
     copied = copy.copy(message)
     copied.metadata = None
+    if isinstance(copied, AIMessage):
+        copied.usage = copied.timing = None
+    if isinstance(copied, ToolMessage):
+        copied.outcome, copied.timing = None, None
     return copied
 
 
@@ -221,8 +232,13 @@ def test_planning_and_task_steps_built_directly() -> None:
     steps = planning_steps()
     human, planned, action = convert_messages(steps)
     assert human == HumanMessage(content="Go")
-    assert planned == AIMessage(content="1. look", metadata={"step": "planning"})
-    assert action == AIMessage(content="done")
+    # the steps' Timing(0.0, 1.0): the epoch's first second
+    second = ModelTiming(
+        started_at=datetime(1970, 1, 1, tzinfo=timezone.utc),
+        ended_at=datetime(1970, 1, 1, 0, 0, 1, tzinfo=timezone.utc),
+    )
+    assert planned == AIMessage(content="1. look", metadata={"step": "planning"}, timing=second)
+    assert action == AIMessage(content="done", timing=second)
     assert convert_messages([step.dict() for step in steps]) == [human, planned, action]
 
 
@@ -275,3 +291,172 @@ def test_the_command_line_converts_smolagents_steps(tmp_path: Path) -> None:
     assert main(["convert", "--from", "smolagents", str(source), str(out)]) == EXIT_OK
     (record,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["user_input"][1]["tool_calls"][0]["id"] == "c1"
+
+
+def used(text: str, tokens: tuple[int, int], *made: tuple[str, str, dict[str, Any]]) -> ChatMessage:
+    """A scripted reply that reports the tokens it used, as smolagents' models do."""
+    reply = calls(text, *made)
+    reply.token_usage = TokenUsage(input_tokens=tokens[0], output_tokens=tokens[1])
+    return reply
+
+
+def test_a_real_run_keeps_each_steps_usage_timing_and_outcome() -> None:
+    model = Scripted(
+        [
+            used("", (812, 31), ("c1", "get_weather", {"city": "Paris"})),
+            used("", (870, 29), ("c2", "get_weather", {"city": "Atlantis"})),
+            used("", (941, 17), ("c3", "final_answer", {"answer": "sunny"})),
+        ]
+    )
+    agent = ToolCallingAgent(tools=[get_weather], model=model, verbosity_level=-1)
+    agent.run("Weather in Paris and Atlantis?")
+    steps = agent.memory.steps[1:]
+    for converted in (convert_messages(agent), convert_messages(agent.memory.get_full_steps())):
+        ais = [m for m in converted if isinstance(m, AIMessage)]
+        results = [m for m in converted if isinstance(m, ToolMessage)]
+        # each step's own TokenUsage, not the run's sum (812 + 870 + 941 input tokens)
+        assert [(m.usage.input_tokens, m.usage.output_tokens) for m in ais if m.usage] == [
+            (812, 31),
+            (870, 29),
+            (941, 17),
+        ]
+        for ai, step in zip(ais, steps, strict=True):
+            assert ai.timing is not None and ai.timing.started_at is not None
+            assert ai.timing.started_at.timestamp() == pytest.approx(step.timing.start_time)
+            assert ai.timing.ended_at is not None
+            assert ai.timing.ended_at.timestamp() == pytest.approx(step.timing.end_time)
+        assert [r.status for r in results] == [ToolStatus.OK, ToolStatus.ERROR, ToolStatus.OK]
+        failed = results[1].outcome
+        assert failed is not None and failed.error_type == "AgentToolExecutionError"
+        assert failed.error_message is not None and "no such city" in failed.error_message
+        assert all(r.timing is None for r in results)  # the step's time is the AI turn's
+
+
+def test_step_times_and_tokens_worked_out_by_hand() -> None:
+    """smolagents' own dataclasses with fixed values: 1700000000.5 s after the epoch is
+    2023-11-14 22:13:20.5 UTC (1700000000 = 19675 days of 86400 s + 80000 s, and 80000 s
+    is 22:13:20); 1.75 s later is 22:13:22.25."""
+    step = ActionStep(
+        step_number=1,
+        timing=Timing(start_time=1700000000.5, end_time=1700000002.25),
+        model_output_message=calls("", ("c1", "get_weather", {"city": "Rome"})),
+        tool_calls=[MemoryToolCall(name="get_weather", arguments={"city": "Rome"}, id="c1")],
+        observations="sunny in Rome",
+        token_usage=TokenUsage(input_tokens=1200, output_tokens=90),
+    )
+    ai, result = convert_messages([step], source="smolagents")
+    assert isinstance(ai, AIMessage) and isinstance(result, ToolMessage)
+    assert ai.usage == ModelUsage(input_tokens=1200, output_tokens=90)
+    assert ai.timing == ModelTiming(
+        started_at=datetime(2023, 11, 14, 22, 13, 20, 500000, tzinfo=timezone.utc),
+        ended_at=datetime(2023, 11, 14, 22, 13, 22, 250000, tzinfo=timezone.utc),
+    )
+    assert ai.timing.seconds == 1.75
+    assert result.outcome == ToolOutcome(status=ToolStatus.OK)
+
+
+def test_a_managed_agent_is_an_agent_called_as_a_tool() -> None:
+    researcher = ToolCallingAgent(
+        tools=[],
+        model=Scripted([calls("", ("r1", "final_answer", {"answer": "Paris is sunny"}))]),
+        name="researcher",
+        description="Looks the weather up.",
+        verbosity_level=-1,
+    )
+    manager = ToolCallingAgent(
+        tools=[get_weather],
+        model=Scripted(
+            [
+                calls("", ("m1", "researcher", {"task": "Weather in Paris?"})),
+                calls("", ("m2", "get_weather", {"city": "Oslo"})),
+                calls("", ("m3", "final_answer", {"answer": "sunny"})),
+            ]
+        ),
+        managed_agents=[researcher],
+        name="manager",
+        verbosity_level=-1,
+    )
+    manager.run("Weather in Paris and Oslo?")
+    converted = convert_messages(manager)
+    made = [call for m in converted if isinstance(m, AIMessage) for call in m.tool_calls or []]
+    assert [(c.name, c.type, c.target_agent) for c in made] == [
+        ("researcher", ToolCallType.AGENT, "researcher"),
+        ("get_weather", None, None),
+        ("final_answer", None, None),
+    ]
+    # the steps' dicts do not say which tools are agents: no type is guessed from a name
+    plain_steps = convert_messages(manager.memory.get_full_steps())
+    typed = [c for m in plain_steps if isinstance(m, AIMessage) for c in m.tool_calls or []]
+    assert len(typed) == 3 and all(c.type is None for c in typed)
+
+
+def test_a_step_without_an_error_field_has_no_outcome() -> None:
+    step = {
+        "step_number": 1,
+        "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": {}}}],
+        "observations": "done",
+    }
+    _, result = convert_messages([step], source="smolagents")
+    assert isinstance(result, ToolMessage)
+    assert result.outcome is None and result.status is ToolStatus.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("token_usage", {"input_tokens": -3, "output_tokens": 1}, r"token_usage\.input_tokens"),
+        ("token_usage", {"input_tokens": "12", "output_tokens": 1}, r"token_usage\.input_tokens"),
+        ("timing", {"start_time": 10.0, "end_time": 5.0}, r"timing: ended_at"),
+        ("timing", {"start_time": "soon"}, r"timing\.start_time"),
+    ],
+)
+def test_a_wrong_step_value_is_an_error_naming_the_step(
+    field: str, value: Any, problem: str
+) -> None:
+    steps = [{"task": "Go"}, {"step_number": 1, "model_output": "hi", field: value}]
+    with pytest.raises(ConversionError, match=rf"step 1 {problem}"):
+        convert_messages(steps, source="smolagents")
+
+
+def test_a_planning_steps_usage_is_its_own() -> None:
+    """A PlanningStep records the usage of its planning call; smolagents' run total
+    (``RunResult.token_usage``) adds it to the action steps' and is not read."""
+    plan = PlanningStep(
+        model_input_messages=[],
+        model_output_message=ChatMessage(role="assistant", content="1. look"),
+        plan="1. look",
+        timing=Timing(start_time=60.0, end_time=62.5),
+        token_usage=TokenUsage(input_tokens=310, output_tokens=42),
+    )
+    for form in (plan, plan.dict()):
+        (planned,) = convert_messages([form], source="smolagents")
+        assert isinstance(planned, AIMessage)
+        assert planned.usage == ModelUsage(input_tokens=310, output_tokens=42)
+        assert planned.timing is not None and planned.timing.seconds == 2.5  # 62.5 - 60.0
+
+
+def test_code_that_raised_is_an_error_of_its_class() -> None:
+    reply = ChatMessage(role="assistant", content="<code>\n1/0\n</code>")
+    agent = CodeAgent(tools=[], model=Scripted([reply]), max_steps=1, verbosity_level=-1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent.run("Divide.")
+    result = convert_messages(agent)[2]
+    assert isinstance(result, ToolMessage) and result.outcome is not None
+    assert result.outcome.error_type == "AgentExecutionError"
+    assert (
+        result.outcome.error_message is not None
+        and "ZeroDivisionError" in result.outcome.error_message
+    )
+
+
+def test_the_agents_model_is_the_model_of_its_steps_usage() -> None:
+    model = Scripted([used("", (120, 8), ("c1", "final_answer", {"answer": "ok"}))])
+    agent = ToolCallingAgent(tools=[], model=model, verbosity_level=-1)
+    agent.run("Answer.")
+    (ai,) = [m for m in convert_messages(agent) if isinstance(m, AIMessage)]
+    assert ai.usage == ModelUsage(input_tokens=120, output_tokens=8, model="scripted")
+    (bare_ai,) = [
+        m for m in convert_messages(agent.memory.get_full_steps()) if isinstance(m, AIMessage)
+    ]
+    assert bare_ai.usage == ModelUsage(input_tokens=120, output_tokens=8)  # steps name no model

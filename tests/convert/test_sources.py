@@ -12,6 +12,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessage
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages, detect_source, to_openai
+from tracegrade.model.steps import TokenUsage, ToolOutcome, ToolStatus
 
 # --- OpenAI Chat Completions -------------------------------------------------------
 
@@ -249,7 +250,10 @@ def test_anthropic_tool_results_inside_user_turns() -> None:
     assert converted[1].tool_calls == [ToolCall(name="lookup", args={"id": 7}, id="tu_1")]  # type: ignore[union-attr]
     assert converted[1].metadata is not None and converted[1].metadata["model"] == "claude-x"
     assert converted[2] == ToolMessage(
-        content="not found", tool_call_id="tu_1", metadata={"is_error": True}
+        content="not found",
+        tool_call_id="tu_1",
+        metadata={"is_error": True},
+        outcome=ToolOutcome(status=ToolStatus.ERROR),
     )
     assert converted[3].content == "try again"
 
@@ -348,7 +352,11 @@ def test_anthropic_container_uploads_are_content_parts() -> None:
     )
     request = {"role": "user", "content": [{"type": "text", "text": "Use it."}, upload]}
     assert convert_messages([response, request], source="anthropic") == [
-        AIMessage(content="Saved.", metadata={"content_parts": [upload]}),
+        AIMessage(
+            content="Saved.",
+            metadata={"content_parts": [upload]},
+            usage=TokenUsage(input_tokens=1, output_tokens=1, model="claude-x"),
+        ),
         HumanMessage(content="Use it.", metadata={"content_parts": [upload]}),
     ]
 

@@ -10,6 +10,8 @@ from tests.convert.shapes_swarm import assistant_turn, tool_result
 
 from tracegrade import AIMessage, HumanMessage, ToolCall, ToolMessage
 from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.model.messages import ToolCallType
+from tracegrade.model.steps import ToolStatus
 
 
 def call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -42,9 +44,16 @@ def handoff_run() -> list[dict[str, Any]]:
     ]
 
 
+TRANSFER = ToolCall(
+    name="transfer_to_sales",
+    args={},
+    id="c1",
+    type=ToolCallType.HANDOFF,  # its result is Swarm's {"assistant": ...}
+    target_agent="Sales",
+)
 EXPECTED = [
     HumanMessage(content="I want to buy a bee"),
-    AIMessage(content="", tool_calls=[ToolCall(name="transfer_to_sales", args={}, id="c1")]),
+    AIMessage(content="", tool_calls=[TRANSFER]),
     ToolMessage(content='{"assistant": "Sales"}', tool_call_id="c1"),
     AIMessage(
         content="",
@@ -103,3 +112,82 @@ def test_swarm_rejects_what_is_not_a_conversation() -> None:
         convert_messages({"agent": None}, source="swarm")
     with pytest.raises(ConversionError, match=r"message 0: unknown role 'robot'"):
         convert_messages([{"role": "robot", "content": "x"}], source="swarm")
+
+
+ROWBOAT = [
+    {"role": "user", "content": "What is my outstanding balance and how do I make the payment?"},
+    {
+        "sender": "Credit Card Hub",
+        "role": "assistant",
+        "response_type": "internal",
+        "content": None,
+        "current_turn": True,
+        "tool_calls": [
+            {
+                "function": {
+                    "name": "transfer_to_outstanding_payments",
+                    "arguments": '{"args":"","kwargs":""}',
+                },
+                "id": "call_SLyQKXt9ZMqnxSqJjo9j1fU5",
+                "type": "function",
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_name": "transfer_to_outstanding_payments",
+        "content": '{"assistant": "Outstanding Payments"}',
+        "tool_call_id": "call_SLyQKXt9ZMqnxSqJjo9j1fU5",
+    },
+    {
+        "sender": "Outstanding Payments",
+        "role": "assistant",
+        "response_type": "internal",
+        "content": None,
+        "current_turn": True,
+        "tool_calls": [
+            {
+                "function": {
+                    "name": "get_outstanding_balance",
+                    "arguments": '{"user_id":"345227"}',
+                },
+                "id": "call_MNAUg7UTszYMt5RL4n5QqUTw",
+                "type": "function",
+            }
+        ],
+    },
+    {
+        "role": "tool",
+        "tool_name": "get_outstanding_balance",
+        "content": '{"result":{"outstanding_balance":"$250.00","due_date":"2025-02-15"}}',
+        "tool_call_id": "call_MNAUg7UTszYMt5RL4n5QqUTw",
+    },
+]
+"""Swarm messages as RowBoat's API returns them (its agents run on OpenAI Swarm):
+rowboatlabs/rowboat, apps/docs/docs/using_the_api.md at commit
+b7442c63b56bfb8ad232bfa0d3a8482f68a738f5, the first turn's user message and response
+messages, then the tool result of the second example (its payment methods cut; the
+docs' comments, which are not JSON, left out)."""
+
+
+def test_a_recorded_swarm_handoff_names_its_target() -> None:
+    converted = convert_messages(ROWBOAT, source="swarm")
+    calls = [call for m in converted if isinstance(m, AIMessage) for call in m.tool_calls or []]
+    # the transfer's result is {"assistant": "Outstanding Payments"}: a handoff to it
+    assert [(c.name, c.type, c.target_agent) for c in calls] == [
+        ("transfer_to_outstanding_payments", ToolCallType.HANDOFF, "Outstanding Payments"),
+        ("get_outstanding_balance", None, None),
+    ]
+    # Swarm records no status: both results read as unknown, never as a success
+    results = [m for m in converted if isinstance(m, ToolMessage)]
+    assert [(m.outcome, m.status) for m in results] == [(None, ToolStatus.UNKNOWN)] * 2
+    assert all(m.usage is None and m.timing is None for m in converted if isinstance(m, AIMessage))
+
+
+def test_a_result_that_only_looks_like_a_handoff_is_none() -> None:
+    """Only Swarm's exact ``{"assistant": name}`` is a handoff; a tool returning other JSON
+    with an ``assistant`` key is an ordinary call."""
+    run = handoff_run()
+    run[2] = tool_result("c1", "transfer_to_sales", '{"assistant": "Sales", "note": 1}')
+    (call,) = convert_messages(run, source="swarm")[1].tool_calls or []
+    assert (call.type, call.target_agent) == (None, None)

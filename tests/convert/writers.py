@@ -42,3 +42,8 @@ SOURCE_OF: dict[str, str] = {
 }
 TEXT_WRITERS = frozenset({"otel_text"})
 """Writers whose output is JSON text: its source must be named, auto cannot read text."""
+READ_BACK: dict[str, Callable[[list[Any]], list[Any]]] = {
+    name: reader for module in _MODULES for name, reader in getattr(module, "READ_BACK", {}).items()
+}
+"""Per shape, what to take off a converted round trip before comparing it: a field the
+shape's writer adds because its format cannot leave it out (each module says why)."""

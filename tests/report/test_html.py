@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.usage_records import usage_file
 
 from tracegrade import ToolCallF1, ToolCorrectnessMetric, evaluate
 from tracegrade.cli import main
@@ -97,6 +98,24 @@ def test_the_overview_holds_the_runs_numbers(tmp_path: Path) -> None:
     for row, kept in zip(data["rows"], rows, strict=True):
         value = kept["metrics"]["tool_correctness"]["value"]
         assert row["p"][correctness] == int(value >= 0.5)
+
+
+def test_the_overview_shows_the_agents_usage_only_when_recorded(tmp_path: Path) -> None:
+    data = usage_file(tmp_path / "data.jsonl", 25)
+    out, html = tmp_path / "results.jsonl", tmp_path / "report.html"
+    assert cli_evaluate(data, out, "--html", str(html)) == 3  # bad JSON among the records
+    text = html.read_text(encoding="utf-8")
+    record = json.loads(run_record_path(out).read_text())["agent_usage"]
+    total, carried = record["output_tokens"]["total"], record["output_tokens"]["conversations"]
+    assert record["conversations"] == 25 and carried == 10
+    assert f"output tokens {total} (mean {total / carried:.1f}, " in text
+    assert "over 10 of 25 conversations" in text and "<dt>agent usage</dt>" in text
+    assert main(["report", str(out), "--html", str(tmp_path / "again.html")]) == 0
+    assert f"output tokens {total} (mean" in (tmp_path / "again.html").read_text()
+    first = json.loads(EXAMPLES.read_text().splitlines()[0])
+    plain = write_jsonl(tmp_path / "plain.jsonl", [first])
+    assert cli_evaluate(plain, tmp_path / "plain-results.jsonl", "--html", str(html)) == 0
+    assert "agent usage" not in html.read_text(encoding="utf-8")
 
 
 def test_failures_are_counted_by_kind(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from .._json import dumps_with_text
 from ..errors import InputError, ValidationError
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from ..model.steps import Timing, TokenUsage, ToolOutcome
 from ._readable import UnreadableJSON, parsed_json, problem_of
 
 AnyMessage = HumanMessage | AIMessage | ToolMessage
@@ -246,11 +247,43 @@ class Builder:
     def human(self, text: str, metadata: dict[str, Any] | None) -> None:
         self.messages.append(HumanMessage(content=text, metadata=metadata))
 
-    def ai(self, text: str, calls: list[ToolCall] | None, metadata: dict[str, Any] | None) -> None:
-        self.messages.append(AIMessage(content=text, tool_calls=calls or None, metadata=metadata))
+    def ai(
+        self,
+        text: str,
+        calls: list[ToolCall] | None,
+        metadata: dict[str, Any] | None,
+        *,
+        usage: TokenUsage | None = None,
+        timing: Timing | None = None,
+    ) -> None:
+        self.messages.append(
+            AIMessage(
+                content=text,
+                tool_calls=calls or None,
+                metadata=metadata,
+                usage=usage,
+                timing=timing,
+            )
+        )
 
-    def tool(self, text: str, call_id: str | None, metadata: dict[str, Any] | None) -> None:
-        self.messages.append(ToolMessage(content=text, tool_call_id=call_id, metadata=metadata))
+    def tool(
+        self,
+        text: str,
+        call_id: str | None,
+        metadata: dict[str, Any] | None,
+        *,
+        outcome: ToolOutcome | None = None,
+        timing: Timing | None = None,
+    ) -> None:
+        self.messages.append(
+            ToolMessage(
+                content=text,
+                tool_call_id=call_id,
+                metadata=metadata,
+                outcome=outcome,
+                timing=timing,
+            )
+        )
 
     def run(
         self, items: list[Any], handle: Callable[[int, dict[str, Any], Builder], None]

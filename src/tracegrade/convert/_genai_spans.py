@@ -8,10 +8,10 @@ list is in :mod:`tracegrade.convert.otel`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import Timing, TokenUsage
 from ._base import (
     AnyMessage,
     Builder,
@@ -22,13 +22,16 @@ from ._base import (
     make_call,
     parts_metadata,
     record,
+    shown,
     string,
-    text_of,
     without,
 )
+from ._genai_messages import message_list, parts, read_json
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
 from ._readable import parsed_json
+from ._span_facts import UNCARRIED, first_of, span_outcome, span_timing, text_of_first
+from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 from .openai_chat import tool_calls as openai_tool_calls
 
@@ -36,6 +39,7 @@ INPUT = "gen_ai.input.messages"
 OUTPUT = "gen_ai.output.messages"
 SYSTEM = "gen_ai.system_instructions"
 OPERATION = "gen_ai.operation.name"
+AGENT_NAME = "gen_ai.agent.name"
 TOOL_ATTRIBUTES = (
     "gen_ai.tool.name",
     "gen_ai.tool.call.id",
@@ -58,146 +62,18 @@ _MESSAGE_EVENTS = {
     "gen_ai.tool.message": "tool",
     "gen_ai.choice": "choice",
 }
-_MEDIA_PARTS = ("blob", "file", "uri", "file_data", "compaction")
-_ROLES = ("system", "developer", "user", "assistant", "tool")
-
-
-def _read_json(value: Any, where: str) -> Any:
-    """An attribute holding JSON: text is parsed, structured values are taken as they are."""
-    if isinstance(value, str):
-        try:
-            return parsed_json(value)
-        except ValueError as error:
-            raise ConversionError(f"{where} is not valid JSON ({error})") from None
-    return value
-
-
-# --- message parts ----------------------------------------------------------------------
-
-
-@dataclass
-class _Parts:
-    """A message's parts sorted by what they become."""
-
-    texts: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    results: list[tuple[dict[str, Any], str]] = field(default_factory=list)
-    thinking: list[dict[str, Any]] = field(default_factory=list)
-    others: list[Any] = field(default_factory=list)
-
-
-def _server_call(part: Mapping[str, Any], where: str, options: Options) -> ToolCall:
-    details = record(part.get("server_tool_call") or {}, f"{where} server_tool_call")
-    arguments = {key: value for key, value in details.items() if key != "type"}
-    return make_call(part.get("name"), arguments, part.get("id"), where, options)
-
-
-def _parts(data: Mapping[str, Any], where: str, options: Options) -> _Parts:
-    raw = data.get("parts")
-    if raw is None and isinstance(data.get("content"), str):  # tolerated: text without parts
-        raw = [{"type": "text", "content": data["content"]}]
-    if not isinstance(raw, list):
-        raise ConversionError(f"{where}: 'parts' must be a list, got {type(raw).__name__}")
-    found = _Parts()
-    for index, item in enumerate(raw):
-        place = f"{where} part {index}"
-        part = record(item, place)
-        kind = part.get("type")
-        if kind == "text":
-            found.texts.append(string(part.get("content"), place, "its content"))
-        elif kind == "tool_call":
-            call = make_call(
-                part.get("name"), part.get("arguments"), part.get("id"), place, options
-            )
-            found.calls.append(call)
-        elif kind == "server_tool_call":
-            found.calls.append(_server_call(part, place, options))
-        elif kind in ("tool_call_response", "server_tool_call_response"):
-            found.results.append((part, place))
-        elif kind == "reasoning":
-            string(part.get("content"), place, "its content")
-            found.thinking.append(part)
-        elif kind in _MEDIA_PARTS:
-            found.others.append(part)
-        else:
-            raise ConversionError(f"{place}: unknown part type {kind!r}")
-    return found
-
-
-def _result(part: dict[str, Any], where: str, builder: Builder) -> None:
-    kind = part["type"]
-    if kind == "tool_call_response":
-        value = part["response"] if "response" in part else part.get("result")
-        extra = None
-    else:
-        value = part.get("server_tool_call_response")
-        extra = {"result_type": kind}
-    call_id = part.get("id")
-    if call_id is not None and not isinstance(call_id, str):
-        raise ConversionError(f"{where}: the call id must be text, got {type(call_id).__name__}")
-    used = ("type", "id", "response", "result", "server_tool_call_response")
-    builder.tool(text_of(value, where), call_id, builder.meta(part, *used, extra=extra))
-
-
-def _message(data: dict[str, Any], where: str, builder: Builder) -> None:
-    """One GenAI ``{"role", "parts"}`` message."""
-    role = data.get("role")
-    if role not in _ROLES:
-        raise ConversionError(
-            f"{where}: unknown role {role!r}; expected one of {', '.join(_ROLES)}"
-        )
-    found = _parts(data, where, builder.options)
-    text = "\n".join(found.texts)
-    extra = parts_metadata(found.others) or {}
-    if found.thinking and builder.options.metadata:
-        extra["thinking"] = found.thinking
-    if role in ("system", "developer"):
-        if found.calls or found.results:
-            raise ConversionError(f"{where}: a {role} message cannot hold tool calls or results")
-        builder.add_system(role, text, found.others)
-        return
-    if found.calls and role != "assistant":
-        raise ConversionError(f"{where}: a {role} message cannot hold tool calls")
-    meta = builder.meta(data, "role", "parts", "content", extra=extra)
-    if role == "user":
-        for part, place in found.results:
-            _result(part, place, builder)
-        if found.texts or found.others or not found.results:
-            builder.human(text, meta)
-    elif role == "assistant":
-        if found.texts or found.calls or found.others or not found.results:
-            builder.ai(text, found.calls, meta)
-        for part, place in found.results:
-            _result(part, place, builder)
-    else:
-        for part, place in found.results:
-            _result(part, place, builder)
-        if found.texts or found.others or not found.results:
-            builder.tool(text, data.get("id") or None, meta)
-
-
-def _message_list(value: Any, where: str, options: Options) -> Builder:
-    data = _read_json(value, where)
-    if not isinstance(data, list):
-        raise ConversionError(f"{where}: expected a list of messages, got {type(data).__name__}")
-    builder = Builder(options)
-    for index, item in enumerate(data):
-        place = f"{where}[{index}]"
-        message = record(item, place)
-        checked(place, _message, message, place, builder)
-    return builder
 
 
 def _system(value: Any, where: str, options: Options) -> list[dict[str, Any]]:
     """``gen_ai.system_instructions``: a list of parts (plain text is taken as it is)."""
     if isinstance(value, str):
         try:
-            value = _read_json(value, where)
+            value = read_json(value, where)
         except ConversionError:
             return [{"role": "system", "content": value}]
     if isinstance(value, str):
         return [{"role": "system", "content": value}]
-    found = checked(where, _parts, {"parts": value}, where, options)
+    found = checked(where, parts, {"parts": value}, where, options)
     if found.calls or found.results:
         raise ConversionError(f"{where}: system instructions cannot hold tool calls or results")
     builder = Builder(options)
@@ -210,7 +86,7 @@ def _system(value: Any, where: str, options: Options) -> list[dict[str, Any]]:
 
 def _event_body(attributes: Mapping[str, Any], where: str) -> dict[str, Any]:
     if "gen_ai.event.content" in attributes:
-        return record(_read_json(attributes["gen_ai.event.content"], where), where)
+        return record(read_json(attributes["gen_ai.event.content"], where), where)
     return without(attributes, "gen_ai.system", "gen_ai.provider.name", "event.name")
 
 
@@ -223,7 +99,7 @@ def _event_message(role: str, data: dict[str, Any], where: str, builder: Builder
     elif role == "user":
         builder.human(text, builder.meta(data, "role", "content", extra=extra))
     elif role == "assistant":
-        calls = _read_json(data.get("tool_calls") or [], f"{where} tool_calls")
+        calls = read_json(data.get("tool_calls") or [], f"{where} tool_calls")
         if not isinstance(calls, list):
             raise ConversionError(f"{where}: tool_calls must be a list, got {type(calls).__name__}")
         found = openai_tool_calls({"tool_calls": calls}, where, builder.options)
@@ -247,7 +123,7 @@ def _events(span: Span, options: Options) -> tuple[Builder, Builder, list[int]]:
         where = f"{span.label} event {index} ({event.name!r})"
         body = _event_body(event.attributes, where)
         if role == "choice":
-            message = record(_read_json(body.get("message") or {}, where), where)
+            message = record(read_json(body.get("message") or {}, where), where)
             data = {**without(body, "message"), **message}
             checked(where, _event_message, "assistant", data, where, outputs)
         else:
@@ -279,9 +155,16 @@ def _foreign_messages(value: Any, where: str, options: Options) -> list[AnyMessa
         raise ConversionError(f"{where}: {error}") from None
 
 
+def _completion_text(data: Mapping[str, Any]) -> bool:
+    """A completion given as one object holding its ``text`` (and ``finish_reason``),
+    not as a message: no role, content or parts."""
+    return "text" in data and not data.keys() & {"role", "content", "parts", "messages"}
+
+
 def _prompt_or_completion(value: Any, where: str, output: bool, options: Options) -> Builder:
     """``gen_ai.prompt`` / ``gen_ai.completion``: JSON text of a message list (a single
-    message, or ``{"messages": [...]}``), or plain text: a human prompt, an AI completion."""
+    message, or ``{"messages": [...]}``), or plain text: a human prompt, an AI completion;
+    a completion may also be one ``{"text", "finish_reason"}`` object."""
     data = _json_or_text(value)
     builder = Builder(options)
     if isinstance(data, str):
@@ -290,6 +173,9 @@ def _prompt_or_completion(value: Any, where: str, output: bool, options: Options
         else:
             builder.human(data, None)
         return builder
+    if output and isinstance(data, Mapping) and _completion_text(data):
+        builder.ai(string(data["text"], where, "its text"), None, builder.meta(data, "text"))
+        return builder
     if isinstance(data, Mapping):
         data = data.get("messages", [data])
     if not isinstance(data, list):
@@ -297,7 +183,7 @@ def _prompt_or_completion(value: Any, where: str, output: bool, options: Options
             f"{where}: expected text or a list of messages, got {type(data).__name__}"
         )
     if data and all(isinstance(item, Mapping) and "parts" in item for item in data):
-        return _message_list(data, where, options)
+        return message_list(data, where, options)
     builder.messages = _foreign_messages(data, where, options)
     return builder
 
@@ -335,9 +221,13 @@ def _numbered_calls(data: Mapping[str, Any], where: str, options: Options) -> li
 _NUMBERED_USED = ("role", "content", "user", "tool_calls", "function_call", "tool_call_id")
 
 
-def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> None:
-    """One OpenLLMetry message: ``gen_ai.prompt.N.*`` or ``gen_ai.completion.N.*``."""
-    role = data.get("role", "user" if "user" in data else None)
+def _numbered_message(data: dict[str, Any], where: str, builder: Builder, completion: bool) -> None:
+    """One OpenLLMetry message: ``gen_ai.prompt.N.*`` or ``gen_ai.completion.N.*``. A
+    completion without a role is the assistant's (OpenLLMetry's text completions write
+    only ``content`` and ``finish_reason``)."""
+    role = data.get("role")
+    if role is None:
+        role = "user" if "user" in data else "assistant" if completion else None
     text, others = _numbered_text(data, where)
     meta = builder.meta(data, *_NUMBERED_USED, extra=parts_metadata(others))
     if role in ("system", "developer"):
@@ -359,7 +249,7 @@ def _numbered_message(data: dict[str, Any], where: str, builder: Builder) -> Non
 
 def _numbered_messages(span: Span, prefix: str, options: Options) -> Builder | None:
     def read(item: Any, where: str, builder: Builder) -> None:
-        _numbered_message(record(item, where), where, builder)
+        _numbered_message(record(item, where), where, builder, prefix == COMPLETION)
 
     return indexed_messages(span, prefix, options, read)
 
@@ -398,7 +288,15 @@ def _legacy_step(span: Span, options: Options) -> ModelStep | None:
     }
     extra = {"attributes": attributes, "events": _plain(span, used)}
     agent = span.attributes.get(OPERATION) in _AGENT_OPERATIONS
-    return ModelStep.built(span, inputs, outputs, extra, agent=agent)
+    return ModelStep.built(
+        span,
+        inputs,
+        outputs,
+        extra,
+        agent=agent,
+        usage=_usage(span),
+        timing=_model_timing(span),
+    )
 
 
 def _traceloop_arguments(raw: Any) -> Any:
@@ -440,18 +338,93 @@ def _traceloop_tool(span: Span) -> ToolStep:
         has_arguments=TRACELOOP_INPUT in attributes,
         result=_traceloop_result(attributes.get(TRACELOOP_OUTPUT)),
         has_result=TRACELOOP_OUTPUT in attributes,
+        outcome=span_outcome(span),
+        timing=span_timing(span),
     )
+
+
+# --- usage -------------------------------------------------------------------------------
+
+# Each count under its current name, then the deprecated ones still written
+# (gen_ai.usage.prompt_tokens / completion_tokens by OpenLLMetry and older
+# instrumentations, the cache counts' underscore spellings). The convention is already
+# the model's: input tokens include those read from and written to a cache, output
+# tokens the reasoning ones. The convention states no cost.
+_COUNTS = {
+    "input_tokens": ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens"),
+    "output_tokens": ("gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens"),
+    "cache_read_tokens": (
+        "gen_ai.usage.cache_read.input_tokens",
+        "gen_ai.usage.cache_read_input_tokens",
+    ),
+    "cache_write_tokens": (
+        "gen_ai.usage.cache_creation.input_tokens",
+        "gen_ai.usage.cache_creation_input_tokens",
+        "gen_ai.usage.cache_write_input_tokens",  # Strands Agents' older spelling
+    ),
+    "reasoning_tokens": ("gen_ai.usage.reasoning.output_tokens",),
+}
+_MODEL = ("gen_ai.response.model", "gen_ai.request.model")
+_PROVIDER = ("gen_ai.provider.name", "gen_ai.system")
+_FIRST_CHUNK = "gen_ai.response.time_to_first_chunk"
+
+
+_INFERENCE = (None, "chat", "text_completion", "generate_content")
+
+
+def _usage(span: Span) -> TokenUsage | None:
+    """What a model call's span says it used. Only an inference span's counts (its
+    operation one of ``chat``, ``text_completion``, ``generate_content``, or none named)
+    are read: an agent's, a workflow's or a framework's loop's (Strands'
+    ``execute_event_loop_cycle``) are totals of the calls inside them."""
+    if span.attributes.get(OPERATION) not in _INFERENCE:
+        return None
+    counts = {name: first_of(span, names, count) for name, names in _COUNTS.items()}
+    return usage(
+        span.label,
+        **counts,
+        model=text_of_first(span, _MODEL),
+        provider=text_of_first(span, _PROVIDER),
+    )
+
+
+def _counted(span: Span) -> bool:
+    """Whether a model call's span with no messages carries counts (content capture off)."""
+    names = [name for names in _COUNTS.values() for name in names]
+    return span.attributes.get(OPERATION) in _INFERENCE and any(
+        name in span.attributes for name in names
+    )
+
+
+def _model_timing(span: Span) -> Timing | None:
+    """A model call's start and end, and ``gen_ai.response.time_to_first_chunk`` (seconds
+    from the request to the first chunk of a streamed answer)."""
+    first = first_of(span, (_FIRST_CHUNK,), amount)
+    return span_timing(span, first)
 
 
 # --- spans ------------------------------------------------------------------------------
 
 
-def _content(span: Span) -> tuple[dict[str, Any], int | None]:
-    """The span's attributes, completed by an ``operation.details`` event if it has one."""
+def _content(span: Span, options: Options) -> tuple[dict[str, Any], list[int]]:
+    """The span's attributes, completed by its ``operation.details`` events (one event,
+    or, as Strands Agents writes them, one per attribute), and the indexes of those
+    events. Where two events give one attribute (Strands' loop spans give their input
+    twice, before and after the tools ran), the first is read and the others counted."""
+    found: dict[str, Any] = {}
+    used: list[int] = []
     for index, event in enumerate(span.events):
-        if event.name == _DETAILS_EVENT:
-            return {**event.attributes, **span.attributes}, index
-    return span.attributes, None
+        if event.name != _DETAILS_EVENT:
+            continue
+        used.append(index)
+        for key, value in event.attributes.items():
+            if key not in found:
+                found[key] = value
+            elif found[key] != value:
+                options.skipped.add(
+                    f"{_DETAILS_EVENT} event giving {key} again (the span's first one is read)"
+                )
+    return {**found, **span.attributes}, used
 
 
 def _tool_step(span: Span) -> ToolStep:
@@ -474,6 +447,8 @@ def _tool_step(span: Span) -> ToolStep:
         has_arguments="gen_ai.tool.call.arguments" in attributes,
         result=attributes.get("gen_ai.tool.call.result"),
         has_result="gen_ai.tool.call.result" in attributes,
+        outcome=span_outcome(span),
+        timing=span_timing(span),
     )
 
 
@@ -488,18 +463,21 @@ def read_step(span: Span, options: Options) -> Step | None:
         return _tool_step(span)
     if span.attributes.get(TRACELOOP_KIND) == "tool":
         return _traceloop_tool(span)
-    attributes, details = _content(span)
+    attributes, details = _content(span, options)
     inputs, outputs, used = _events(span, options)
     if not used and not any(key in attributes for key in (INPUT, OUTPUT, SYSTEM)):
-        return _legacy_step(span, options)
+        step = _legacy_step(span, options)
+        if step is None and _counted(span):
+            options.skipped.add(UNCARRIED)
+        return step
     if INPUT in attributes:
-        inputs = _message_list(attributes[INPUT], span.at(INPUT), options)
+        inputs = message_list(attributes[INPUT], span.at(INPUT), options)
     if OUTPUT in attributes:
-        outputs = _message_list(attributes[OUTPUT], span.at(OUTPUT), options)
+        outputs = message_list(attributes[OUTPUT], span.at(OUTPUT), options)
     system = inputs.system + outputs.system
     if SYSTEM in attributes:
         system = _system(attributes[SYSTEM], span.at(SYSTEM), options) + system
-    skip = [*used, *([details] if details is not None else [])]
+    skip = [*used, *details]
     extra = {
         "attributes": without(attributes, INPUT, OUTPUT, SYSTEM),
         "events": _plain(span, skip),
@@ -514,7 +492,23 @@ def read_step(span: Span, options: Options) -> Step | None:
         outputs=outputs.messages if OUTPUT in attributes or outputs.messages else None,
         extra=without(extra),
         agent=operation in _AGENT_OPERATIONS,
+        usage=_usage(span),
+        timing=_model_timing(span),
     )
 
 
-FORMAT = Format("otel", "gen_ai.conversation.id", read_step)
+def agent_of(span: Span) -> str | None:
+    """The agent an ``invoke_agent`` span names (``gen_ai.agent.name``)."""
+    if span.attributes.get(OPERATION) != "invoke_agent":
+        return None
+    name = span.attributes.get(AGENT_NAME)
+    if name is not None and not isinstance(name, str):
+        raise ConversionError(f"{span.at(AGENT_NAME)}: expected text, got {shown(name)}")
+    return name or None
+
+
+# An execute_tool span around an invoke_agent span is that agent called as a tool (the
+# GenAI conventions' "Agent as a tool", docs/gen-ai/execute-tool.md of
+# open-telemetry/semantic-conventions-genai). The conventions name no handoff span or
+# event, so handoffs are not read from them.
+FORMAT = Format("otel", "gen_ai.conversation.id", read_step, agent_of=agent_of, agent_tools=True)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import TokenUsage
 from ._base import (
     AnyMessage,
     Builder,
@@ -20,15 +21,20 @@ from ._base import (
     make_call,
     parts_metadata,
     record,
+    shown,
     string,
     without,
 )
+from ._genai_messages import in_genai_form, message_list
 from ._numbered_attributes import indexed_messages, numbered
 from ._otlp import Span
 from ._readable import parsed_json
+from ._span_facts import UNCARRIED, first_of, span_outcome, span_timing, text_of_first
+from ._steps import amount, count, usage
 from ._trace_steps import Format, ModelStep, Step, ToolStep
 
 KIND = "openinference.span.kind"
+AGENT_NAME = "agent.name"
 INPUT = "llm.input_messages"
 OUTPUT = "llm.output_messages"
 _RESTATED = ("input.value", "input.mime_type", "output.value", "output.mime_type")
@@ -148,6 +154,64 @@ def _messages(span: Span, prefix: str, options: Options) -> Builder | None:
     return indexed_messages(span, prefix, options, _message)
 
 
+# --- usage --------------------------------------------------------------------------------
+
+# OpenInference's counts are on the model's convention: llm.token_count.prompt includes
+# the tokens read from and written to a cache (its instrumentors add Anthropic's cache
+# counts to the prompt count: Arize-ai/openinference pull requests 1429, 3611, 3734),
+# llm.token_count.completion the reasoning ones (OpenAI's completion_tokens). The cost
+# is llm.cost.total, in US dollars; llm.token_count.total is input plus output, not read.
+_COUNTS = {
+    "input_tokens": "llm.token_count.prompt",
+    "output_tokens": "llm.token_count.completion",
+    "cache_read_tokens": "llm.token_count.prompt_details.cache_read",
+    "cache_write_tokens": "llm.token_count.prompt_details.cache_write",
+    "reasoning_tokens": "llm.token_count.completion_details.reasoning",
+}
+_MODEL = ("llm.response.model_name", "llm.model_name", "llm.request.model_name")
+_PROVIDER = ("llm.provider", "llm.system")
+_COST = "llm.cost.total"
+_APART = ("GUARDRAIL", "EVALUATOR")
+
+
+def _usage(span: Span) -> TokenUsage | None:
+    """What an ``LLM`` span says its call used."""
+    counts = {name: first_of(span, (key,), count) for name, key in _COUNTS.items()}
+    return usage(
+        span.label,
+        **counts,
+        model=text_of_first(span, _MODEL),
+        provider=text_of_first(span, _PROVIDER),
+        cost=first_of(span, (_COST,), amount),
+    )
+
+
+def _kind(span: Span) -> str | None:
+    kind = span.attributes.get(KIND)
+    return kind.upper() if isinstance(kind, str) else None
+
+
+def apart(span: Span) -> str | None:
+    """A ``GUARDRAIL`` or ``EVALUATOR`` span: the LLM calls in it check the agent, they
+    are not the agent's."""
+    kind = _kind(span)
+    return f"an OpenInference {kind} span" if kind in _APART else None
+
+
+def agent_of(span: Span) -> str | None:
+    """The agent an ``AGENT`` span names: ``agent.name``, else the name of the agent
+    graph's node it is (``graph.node.name``)."""
+    if _kind(span) != "AGENT":
+        return None
+    for key in (AGENT_NAME, "graph.node.name"):
+        name = span.attributes.get(key)
+        if name is not None and not isinstance(name, str):
+            raise ConversionError(f"{span.at(key)}: expected text, got {shown(name)}")
+        if name:
+            return name
+    return None
+
+
 # --- spans --------------------------------------------------------------------------------
 
 
@@ -162,7 +226,9 @@ def _model_step(span: Span, kind: str, options: Options) -> ModelStep | None:
         return _value_step(span, kind, options)
     attributes = {key: value for key, value in span.attributes.items() if not _restated(key)}
     extra = {"attributes": attributes, "events": [event.plain() for event in span.events]}
-    return ModelStep.built(span, inputs, outputs, extra)
+    return ModelStep.built(
+        span, inputs, outputs, extra, usage=_usage(span), timing=span_timing(span)
+    )
 
 
 # --- input.value and output.value --------------------------------------------------------
@@ -223,6 +289,8 @@ def _value_messages(span: Span, key: str, output: bool, options: Options) -> lis
     if items is None:
         options.skipped.add(f"OpenInference {key} holding JSON that is no message list")
         return []
+    if in_genai_form(items):  # messages as the GenAI convention writes them
+        return message_list(items, where, options).finish()
     from . import converted
 
     try:
@@ -253,10 +321,19 @@ def _value_step(span: Span, kind: str, options: Options) -> ModelStep | None:
         outputs=outputs or None,
         extra=without(extra),
         fallback=kind != "LLM",
+        usage=_usage(span) if kind == "LLM" else None,
+        timing=span_timing(span),
     )
 
 
 # --- tool spans --------------------------------------------------------------------------
+
+
+def _handoff(span: Span) -> bool:
+    """A TOOL span the OpenAI Agents instrumentation writes for a handoff: named
+    ``handoff to AGENT``, with no tool name or call of its own."""
+    names = ("tool.name", "tool_call.function.name")
+    return span.name.startswith("handoff to ") and not any(k in span.attributes for k in names)
 
 
 def _first(attributes: Mapping[str, Any], *keys: str) -> tuple[Any, bool]:
@@ -289,18 +366,29 @@ def _tool_step(span: Span) -> ToolStep:
         has_arguments=has_arguments,
         result=result,
         has_result=has_result,
+        outcome=span_outcome(span),
+        timing=span_timing(span),
     )
 
 
 def read_step(span: Span, options: Options) -> Step | None:
     """What one span says about the conversation, or None when it says nothing."""
-    kind = span.attributes.get(KIND)
-    kind = kind.upper() if isinstance(kind, str) else None
+    kind = _kind(span)
     if kind == "TOOL":
+        if _handoff(span):
+            options.skipped.add(
+                "OpenInference TOOL span 'handoff to ...' with no tool name (the OpenAI Agents "
+                "instrumentation's handoff; the convention names no handoff, none is read)"
+            )
+            return None
         return _tool_step(span)
     if kind is None:
         return None
-    return _model_step(span, kind, options)
+    step = _model_step(span, kind, options)
+    if step is None and kind == "LLM" and any(key in span.attributes for key in _COUNTS.values()):
+        options.skipped.add(UNCARRIED)
+    return step
 
 
-FORMAT = Format("openinference", "session.id", read_step)
+# The convention names no handoff and no agent called as a tool: neither is read.
+FORMAT = Format("openinference", "session.id", read_step, apart, agent_of=agent_of)

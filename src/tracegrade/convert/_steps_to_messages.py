@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.messages import AIMessage, ToolCall, ToolMessage
+from ..model.messages import AIMessage, ToolCall, ToolCallType, ToolMessage
 from ._base import (
     AnyMessage,
     Builder,
@@ -97,7 +97,7 @@ class _Conversation:
         if self.options.metadata:
             _with_meta(message, _span_meta(span, extra))
 
-    def add_model(self, step: ModelStep) -> None:
+    def add_model(self, step: ModelStep, leaf: bool) -> None:
         for entry in step.system:
             if entry not in self.system:
                 self.system.append(entry)
@@ -106,8 +106,11 @@ class _Conversation:
         records = [(m, span.start, None) for m in step.inputs or []]
         records += [(m, span.end, step.extra) for m in step.outputs or []]
         if not step.inputs:  # nothing to line up with the conversation so far
+            start = len(self.entries)
             for message, time, extra in records:
                 self._put(len(self.entries), message, time, extra, span)
+            self._credit(step, start, leaf)
+            self._speak(step, start)
             return
         for index, (message, time, extra) in enumerate(records):
             if index < len(self.entries) and message_key(message) != self.entries[index].key:
@@ -116,6 +119,46 @@ class _Conversation:
                 self._put(index, message, time, extra, span)
             elif index == len(self.entries):
                 self._put(index, message, time, extra, span)
+        self._credit(step, len(step.inputs), leaf)
+        self._speak(step, len(step.inputs))
+
+    def _speak(self, step: ModelStep, start: int) -> None:
+        """Name the step's speaker on the output messages it added (from ``start``)."""
+        if step.speaker is None:
+            return
+        for entry in self.entries[start : start + len(step.outputs or [])]:
+            if entry.span is step.span:
+                _spoken_by(entry.message, step.speaker)
+
+    def _credit(self, step: ModelStep, start: int, leaf: bool) -> None:
+        """Give the step's usage and timing to the first AIMessage of its output (at
+        ``start`` in the conversation), unless an earlier step already gave that message
+        its own: a message repeated by a later span keeps the values of the span that
+        produced it. Only a ``leaf`` (an LLM call with no LLM call inside it) gives them;
+        a usage with nowhere to go, or not given, is counted."""
+        skipped = self.options.skipped
+        if not leaf:
+            if step.usage is not None:
+                skipped.add(
+                    "usage of an LLM span holding LLM spans of its own (their sum, not added again)"
+                )
+            return
+        outputs = self.entries[start : start + len(step.outputs or [])]
+        answer = next((e.message for e in outputs if isinstance(e.message, AIMessage)), None)
+        if answer is None:
+            if step.usage is not None:
+                skipped.add("usage of an LLM span with no AI message in its output to carry it")
+            return
+        if step.usage is not None:
+            if answer.usage is None:
+                answer.usage = step.usage
+            else:
+                skipped.add(
+                    "usage of an LLM span whose answer another LLM span already gave (the "
+                    "same call recorded twice)"
+                )
+        if step.timing is not None and answer.timing is None:
+            answer.timing = step.timing
 
     def _put(
         self,
@@ -206,7 +249,11 @@ class _Conversation:
         text = text_of(step.result, span.label)
         message = checked(span.label, ToolMessage, content=text, tool_call_id=call_id)
         self.stamp(message, span, step.extra)
-        return _Entry(message, message_key(message), span.end, span)
+        entry = _Entry(message, message_key(message), span.end, span)
+        _executed(message, step)
+        if step.speaker is not None:
+            _spoken_by(message, step.speaker)
+        return entry
 
     def add_tool(self, step: ToolStep) -> None:
         if self._repeated(step):
@@ -217,10 +264,14 @@ class _Conversation:
             return
         index, number, call = found
         self.matched.add(id(call))
+        _agent_called(call, step)
         result = self._result_of(index, number, call)
         if result is not None:
             if self.options.metadata:
                 _with_meta(result.message, {"execution": _span_meta(step.span, step.extra)})
+            _executed(result.message, step)
+            if step.speaker is not None and "agent" not in (result.message.metadata or {}):
+                _spoken_by(result.message, step.speaker)
         elif step.has_result:
             self.entries.insert(self._run_end(index), self._result(step, call.id))
 
@@ -249,9 +300,12 @@ class _Conversation:
         where = f"{span.label} tool call"
         raw = step.arguments if step.has_arguments else None
         call = make_call(step.name, raw, step.call_id, where, self.options)
+        _agent_called(call, step)
         missing = None if step.has_arguments else {"arguments_captured": False}
         message = checked(where, AIMessage, content="", tool_calls=[call], metadata=missing)
         self.stamp(message, span, step.extra)
+        if step.speaker is not None:
+            _spoken_by(message, step.speaker)
         position = 0
         for index, entry in enumerate(self.entries):
             if entry.time <= span.start:
@@ -263,6 +317,40 @@ class _Conversation:
             added.append(self._result(step, call.id))
         self.entries[position:position] = added
         self.matched.add(id((message.tool_calls or [call])[0]))
+
+
+def _spoken_by(message: AnyMessage, agent: str) -> None:
+    """Name the agent that produced ``message`` (whatever the metadata option)."""
+    message.metadata = {**(message.metadata or {}), "agent": agent}
+
+
+def _agent_called(call: ToolCall, step: ToolStep) -> None:
+    """Mark a call whose execution invoked an agent as that agent called as a tool."""
+    if step.called_agent is not None:
+        call.type = ToolCallType.AGENT
+        call.target_agent = step.called_agent
+
+
+def _executed(message: AnyMessage, step: ToolStep) -> None:
+    """Give a tool result the outcome and timing of the span that ran its call."""
+    if isinstance(message, ToolMessage):
+        if message.outcome is None:
+            message.outcome = step.outcome
+        if message.timing is None:
+            message.timing = step.timing
+
+
+def _leaves(models: list[ModelStep], by_id: Mapping[tuple[str, str], Span]) -> set[int]:
+    """The ``id()`` of the spans of LLM calls with no LLM call inside them: the steps
+    whose usage counts. A parent (an LLM span wrapping another instrumentation's span of
+    the same call, or a call made of several) only restates its children's totals; agent
+    and fallback spans give no usage at all."""
+    calls = {id(step.span) for step in models if not step.agent and not step.fallback}
+    parents: set[int] = set()
+    for step in models:
+        if id(step.span) in calls:
+            parents.update(id(a) for a in ancestors(step.span, by_id) if id(a) in calls)
+    return calls - parents
 
 
 def _outer_agents(steps: list[ModelStep], by_id: Mapping[tuple[str, str], Span]) -> set[int]:
@@ -333,13 +421,18 @@ def rebuild(
     AIMessage with that one call (and its result), placed by time; a second execution of
     one call id joins the first. So a call is never counted twice, and a tool call id
     that still appears twice is an error naming both spans.
+
+    Each LLM call's usage and timing go to the first AIMessage of its output, only from
+    calls with no LLM call inside them (see :func:`_leaves`); each tool execution's
+    outcome and timing go to the ToolMessage of its result.
     """
     models = _model_steps(steps, by_id)
     outer = _outer_agents(models, by_id)
+    leaves = _leaves(models, by_id)
     conversation = _Conversation(options)
     for index, model in enumerate(models):
         if index not in outer:
-            conversation.add_model(model)
+            conversation.add_model(model, id(model.span) in leaves)
     for step in steps:
         if isinstance(step, ToolStep):
             conversation.add_tool(step)

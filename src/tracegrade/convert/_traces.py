@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ._base import AnyMessage, ConversionError, NothingReadError, Options, without
 from ._otlp import Span, ancestors, read_spans
 from ._steps_to_messages import rebuild
-from ._trace_steps import Format, Step
+from ._trace_steps import Format, Step, ToolStep
 
 GroupBy = Literal["trace", "conversation"]
 
@@ -201,6 +201,43 @@ def _count_unread(spans: list[Span], read: set[int], form: Format, options: Opti
             )
 
 
+def _set_apart(
+    step: Step, form: Format, by_id: Mapping[tuple[str, str], Span], options: Options
+) -> bool:
+    """Whether ``step`` is a call that is not the agent's (its span, or one around it, is
+    a guardrail's or an evaluator's, as ``form.apart`` says): then it is counted, with
+    its messages and usage, and left out of the conversation."""
+    for span in (step.span, *ancestors(step.span, by_id)):
+        reason = form.apart(span)
+        if reason is not None:
+            what = "tool span" if isinstance(step, ToolStep) else "LLM span"
+            options.skipped.add(f"{what} of {reason}, not the agent's (its messages and usage)")
+            return True
+    return False
+
+
+def _who_acted(
+    steps: list[Step], spans: list[Span], form: Format, by_id: Mapping[tuple[str, str], Span]
+) -> None:
+    """Name each step's speaker (the agent of the nearest agent invocation around it, or
+    its own) and, where the convention says so, the agent a tool execution invoked (the
+    one agent invocation directly inside it)."""
+    agents = {id(span): name for span in spans if (name := form.agent_of(span)) is not None}
+    if not agents:
+        return
+    called: dict[tuple[str, str], set[str]] = {}
+    for span in spans:
+        if id(span) in agents and span.parent_id is not None:
+            called.setdefault((span.trace_id, span.parent_id), set()).add(agents[id(span)])
+    for step in steps:
+        around = (step.span, *ancestors(step.span, by_id))
+        step.speaker = next((agents[id(s)] for s in around if id(s) in agents), None)
+        if isinstance(step, ToolStep) and form.agent_tools:
+            inside = called.get((step.span.trace_id, step.span.span_id), set())
+            if len(inside) == 1:
+                step.called_agent = next(iter(inside))
+
+
 def conversations(
     source: Any,
     form: Format,
@@ -220,6 +257,8 @@ def conversations(
     if not steps:
         raise _nothing_read(spans, form, others)
     _count_unread(spans, {id(step.span) for step in steps}, form, options)
+    steps = [step for step in steps if not _set_apart(step, form, by_id, options)]
+    _who_acted(steps, spans, form, by_id)
     groups: dict[tuple[str, str], list[Step]] = {}
     if group_by == "trace":
         for step in steps:

@@ -17,6 +17,23 @@ author, with or without ``metadata=True``, so one agent of a multi-agent session
 scored alone. Events without content (state changes, a transfer's or escalation's
 action, a workflow node's ``output``) and streaming chunks (``partial=True``; a session
 keeps the final event) are left out and counted.
+
+Usage, outcome, timing and handoffs, whatever the metadata option:
+
+- an agent's event's ``usage_metadata`` (Gemini's) and ``model_version`` are its model
+  turn's usage, read as the ``gemini`` source reads a response's; a function response
+  holding ``error`` (what ADK's ``FunctionTool`` answers a call it refuses or that lacks
+  arguments, and Gemini's key for an error) is an error, as ``gemini`` reads it.
+- ``timestamp`` (seconds since the epoch) is when ADK built the event. ADK builds a model
+  turn's event before it calls the model (``base_llm_flow``: the ``model_response_event``
+  made before ``_call_llm_async``, its fields filled from the reply later), so a model
+  turn's timestamp is its LLM step's ``started_at``; it builds a function response
+  event once the tools have returned, so for an event answering one call it is that
+  tool's ``ended_at`` (an event holding several parallel results is stamped once all
+  had returned, which is no one call's end: those get none).
+- an event whose ``actions.transfer_to_agent`` names an agent answers ADK's own
+  ``transfer_to_agent`` call: that call is a ``ToolCallType.HANDOFF`` to the agent named.
+  ADK's events do not mark a call of an ``AgentTool``, so none is read as ``AGENT``.
 """
 
 from __future__ import annotations
@@ -24,8 +41,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..model.messages import AIMessage, HumanMessage
-from . import gemini
+from ..model.messages import AIMessage, HumanMessage, ToolCallType, ToolMessage
+from . import _steps, gemini
 from ._base import AnyMessage, Builder, ConversionError, Options, not_one_of, pruned, shown
 
 USER = "user"
@@ -89,10 +106,51 @@ def _reader_item(reader: gemini._Reader, index: int, data: dict[str, Any]) -> No
     start = len(reader.builder.messages)
     outer = pruned(gemini._given(data, *_SET_ASIDE)) if options.metadata else {}
     role = "user" if author == USER else "model"
-    reader._content(_unwrapped(content), f"{where} (author {author!r}) content", role, outer)
+    place = f"{where} (author {author!r}) content"
+    used = gemini._usage(fields, where) if author != USER else None
+    reader._content(_unwrapped(content), place, role, outer, used)
+    made = reader.builder.messages[start:]
     if author != USER:
-        for message in reader.builder.messages[start:]:
+        for message in made:
             message.metadata = {**(message.metadata or {}), "agent": author}
+    _stamp(made, fields.get("timestamp"), where)
+    _handoff(reader.builder.messages[:start], made, fields.get("actions"), where)
+
+
+def _stamp(made: list[AnyMessage], timestamp: Any, where: str) -> None:
+    """An event's ``timestamp`` as its model turn's start, or as the end of the one
+    tool result it holds (see the module's docstring)."""
+    moment = _steps.moment(timestamp, f"{where} timestamp", unit="s")
+    if moment is None:
+        return
+    results = [message for message in made if isinstance(message, ToolMessage)]
+    for message in made:
+        if isinstance(message, AIMessage):
+            message.timing = _steps.timing(where, started_at=moment)
+    if len(results) == 1 and len(made) == 1:
+        results[0].timing = _steps.timing(where, ended_at=moment)
+
+
+TRANSFER = "transfer_to_agent"
+"""The name of ADK's own tool that hands the conversation to another agent."""
+
+
+def _handoff(before: list[AnyMessage], made: list[AnyMessage], actions: Any, where: str) -> None:
+    """Mark the ``transfer_to_agent`` call an event with ``actions.transfer_to_agent``
+    answers as a handoff to that agent."""
+    target = gemini._fields(actions, f"{where} actions").get(TRANSFER) if actions else None
+    if target is None:
+        return
+    if not isinstance(target, str) or not target:
+        raise ConversionError(
+            f"{where} actions: 'transfer_to_agent' must be an agent's name, got {shown(target)}"
+        )
+    answered = {message.tool_call_id for message in made if isinstance(message, ToolMessage)}
+    for message in reversed(before):
+        for call in (message.tool_calls or []) if isinstance(message, AIMessage) else []:
+            if call.name == TRANSFER and call.id in answered:
+                call.type = ToolCallType.HANDOFF
+                call.target_agent = target
 
 
 def _unwrapped(content: Mapping[str, Any]) -> Mapping[str, Any]:

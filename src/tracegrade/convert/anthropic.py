@@ -9,6 +9,10 @@ as a content part). A request ``{"system", "messages", ...}`` is read too: its s
 prompt set aside, its other fields kept under ``metadata["request"]``. With
 ``metadata=True``, ``thinking`` blocks are kept under ``thinking`` and text and call
 blocks' other fields (citations, an MCP call's server) under ``block_fields``.
+
+Whatever the metadata option, a response's ``usage`` and ``model`` become the message's
+usage (Anthropic's ``input_tokens`` leave out the cache's tokens, which are added), and a
+result's ``is_error`` (or a server tool's ``*_error`` result object) its outcome.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import TokenUsage, ToolOutcome, ToolStatus
 from ._base import (
     AnyMessage,
     Builder,
@@ -27,9 +32,11 @@ from ._base import (
     parts_metadata,
     plain,
     record,
+    shown,
     string,
     without,
 )
+from ._steps import cache_apart, count, outcome, usage
 
 _CALL_BLOCKS = ("tool_use", "server_tool_use", "mcp_tool_use")
 _THINKING = ("thinking", "redacted_thinking")
@@ -55,7 +62,53 @@ def _tool_result(block: dict[str, Any], where: str, builder: Builder) -> None:
     if block.get("type") != "tool_result":
         extra["result_type"] = block["type"]
     meta = builder.meta(block, "type", "content", "tool_use_id", extra=extra)
-    builder.tool(text, block.get("tool_use_id"), meta)
+    builder.tool(text, block.get("tool_use_id"), meta, outcome=_outcome(block, content, where))
+
+
+def _outcome(block: dict[str, Any], content: Any, where: str) -> ToolOutcome | None:
+    """A result's outcome: ``is_error`` true is an error, false a success; a server tool's
+    result that is one ``*_error`` object (``{"type": "web_search_tool_result_error",
+    "error_code": "max_uses_exceeded"}``) an error of that code. A result with neither
+    says nothing (the API reads a missing ``is_error`` as no error, but the block does not
+    state it), so it has no outcome."""
+    flag = block.get("is_error")
+    if flag is not None and not isinstance(flag, bool):
+        raise ConversionError(f"{where}: is_error must be true or false, got {shown(flag)}")
+    if flag:
+        return outcome(ToolStatus.ERROR, where)
+    if isinstance(content, list) and len(content) == 1:
+        item = plain(content[0])
+        kind = item.get("type") if isinstance(item, Mapping) else None
+        if isinstance(kind, str) and kind.endswith("_error"):
+            return outcome(ToolStatus.ERROR, where, error_type=item.get("error_code"))
+    return None if flag is None else outcome(ToolStatus.OK, where)
+
+
+def _usage(data: dict[str, Any], where: str) -> TokenUsage | None:
+    """A response's usage on the model's convention. The API's ``input_tokens`` count only
+    the prompt's tokens after the last cache breakpoint: Anthropic's prompt-caching guide
+    ("Tracking cache performance") gives the whole input as ``cache_read_input_tokens +
+    cache_creation_input_tokens + input_tokens``, so the two cache counts are added.
+    ``output_tokens`` include the reasoning (the SDK's ``OutputTokensDetails``:
+    ``thinking_tokens`` are "always <= output_tokens")."""
+    raw = data.get("usage")
+    if raw is None:
+        return None
+    found = record(raw, f"{where} usage")
+    place = f"{where} usage"
+    cached = cache_apart(
+        found, place, "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
+    )
+    details = record(found.get("output_tokens_details") or {}, f"{place}.output_tokens_details")
+    return usage(
+        place,
+        **cached,
+        output_tokens=count(found.get("output_tokens"), f"{place}.output_tokens"),
+        reasoning_tokens=count(
+            details.get("thinking_tokens"), f"{place}.output_tokens_details.thinking_tokens"
+        ),
+        model=data.get("model"),
+    )
 
 
 def _block_fields(fields: list[dict[str, Any]], index: int, rest: dict[str, Any]) -> None:
@@ -120,7 +173,8 @@ def _assistant(
     extra = parts_metadata(others) or {}
     if builder.options.metadata:
         extra.update(without({"thinking": thinking, "block_fields": fields}))
-    builder.ai("\n".join(texts), calls, builder.meta(data, "role", "content", "type", extra=extra))
+    meta = builder.meta(data, "role", "content", "type", extra=extra)
+    builder.ai("\n".join(texts), calls, meta, usage=_usage(data, where))
     for index, block in results:
         _tool_result(block, f"{where} block {index}", builder)
 

@@ -32,6 +32,25 @@ HumanMessage without that key.
   the history saw them, so another agent's turns are ``user`` turns there.
 
 Any other ``type`` is a ConversionError naming it and its position.
+
+Outcome, usage, timing and handoffs, whatever the metadata option:
+
+- A ``FunctionExecutionResult``'s ``is_error`` (``bool | None`` in autogen-core): ``True``
+  is an error, ``False`` ``ok`` (AutoGen sets it on every result its agents run), absent
+  or ``None`` no outcome. AutoGen gives no error type; the error's text is the content.
+- An item's ``models_usage`` (autogen-core's ``RequestUsage``: ``prompt_tokens``,
+  ``completion_tokens``) is the usage of the one model call that produced it; AutoGen
+  counts no cached or reasoning tokens, and names no model on the item.
+- ``created_at`` is when AutoGen built the item. An item that carries ``models_usage`` is
+  built as the model's reply arrives, so its ``created_at`` is that LLM step's end
+  (``ended_at``); other items' ``created_at`` is left out of timing: a tool execution
+  event is built once every call of the batch has returned (not each call's end), and
+  summaries, handoffs and the user's messages are no LLM step.
+- A ``HandoffMessage`` (``target``) follows the execution of its agent's handoff call,
+  whose result AutoGen makes the handoff's content, and its ``context`` holds that
+  turn's other calls: the call whose result is that content, outside the context, is
+  marked ``ToolCallType.HANDOFF`` with ``target_agent`` = ``target``.
+- AG2's chat history carries no usage, times or statuses.
 """
 
 from __future__ import annotations
@@ -41,7 +60,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .._json import dumps
-from ..model.messages import AIMessage, HumanMessage
+from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolCallType
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
+from . import _steps
 from ._base import (
     AnyMessage,
     Builder,
@@ -138,6 +159,10 @@ class _Reader:
     def __init__(self) -> None:
         self.seen: set[Any] = set()
         self.thought: tuple[Any, str] | None = None
+        self.calls: dict[str, ToolCall] = {}
+        """The calls read, by id (a handoff marks its call after the fact)."""
+        self.results: list[tuple[Any, str | None, str]] = []
+        """The last tool execution's results: its source, each call id and content."""
 
     def drop_thought(self, builder: Builder) -> None:
         """Count a ThoughtEvent that no call request followed as left out."""
@@ -202,24 +227,27 @@ class _Reader:
             fields = plain(call)
             if not isinstance(fields, Mapping):
                 raise ConversionError(f"{place}: expected a FunctionCall object")
-            calls.append(
-                make_call(
-                    fields.get("name"),
-                    fields.get("arguments"),
-                    fields.get("id"),
-                    place,
-                    builder.options,
-                )
+            call = make_call(
+                fields.get("name"),
+                fields.get("arguments"),
+                fields.get("id"),
+                place,
+                builder.options,
             )
+            calls.append(call)
             if isinstance(fields.get("id"), str):
                 self.seen.add(fields["id"])
+                self.calls[fields["id"]] = call
         thought = data.get("thought")
         text = thought if isinstance(thought, str) else ""
-        builder.ai(text, calls, builder.meta(data, *_USED, "thought", extra=agent))
+        usage, timing = _step(data, where)
+        meta = builder.meta(data, *_USED, "thought", extra=agent)
+        builder.ai(text, calls, meta, usage=usage, timing=timing)
 
     def _results(
         self, content: Any, where: str, builder: Builder, agent: dict[str, Any] | None
     ) -> None:
+        self.results = []
         for number, result in enumerate(listed(content, f"{where} content")):
             place = f"{where} result {number}"
             fields = plain(result)
@@ -230,7 +258,29 @@ class _Reader:
                 extra["is_error"] = True
             text = text_of(fields.get("content"), place)
             meta = builder.meta(fields, "content", "call_id", "is_error", extra=extra)
-            builder.tool(text, fields.get("call_id"), meta)
+            call_id = fields.get("call_id")
+            builder.tool(text, call_id, meta, outcome=_outcome(fields.get("is_error"), place))
+            self.results.append((agent, call_id, text))
+
+    def handoff(self, data: Mapping[str, Any], where: str, agent: dict[str, Any] | None) -> None:
+        """Mark the call a ``HandoffMessage`` reports (see the module's docstring)."""
+        target = data.get("target")
+        if not isinstance(target, str) or not target:
+            raise ConversionError(f"{where}: 'target' must be an agent's name, got {shown(target)}")
+        kept = {
+            fields.get("id")
+            for message in listed(data.get("context"), f"{where} context")
+            if isinstance(message, Mapping) and isinstance(message.get("content"), list)
+            for fields in map(plain, message["content"])
+            if isinstance(fields, Mapping)
+        }
+        for source, call_id, text in self.results:
+            call = self.calls.get(call_id) if isinstance(call_id, str) else None
+            handed = source == agent and call_id not in kept and text == data.get("content")
+            if call is not None and handed:
+                call.type = ToolCallType.HANDOFF
+                call.target_agent = target
+                return
 
     def _summary(
         self, data: Mapping[str, Any], where: str, builder: Builder, agent: dict[str, Any] | None
@@ -265,12 +315,51 @@ class _Reader:
         else:
             text = string(content, where, "content")
         used = (*_USED, "thought") if kind == "AssistantMessage" else _USED
-        if kind == "HandoffMessage" and data.get("context") and not builder.options.metadata:
-            builder.options.skipped.add("AutoGen HandoffMessage context (earlier messages)")
+        if kind == "HandoffMessage":
+            if data.get("context") and not builder.options.metadata:
+                builder.options.skipped.add("AutoGen HandoffMessage context (earlier messages)")
+            self.handoff(data, where, agent)
         if kind == "UserMessage" or (kind != "AssistantMessage" and data.get("source") == HUMAN):
             builder.human(text, builder.meta(data, *used, extra=agent))
         else:
-            builder.ai(text, None, builder.meta(data, *used, extra=agent))
+            usage, timing = _step(data, where)
+            meta = builder.meta(data, *used, extra=agent)
+            builder.ai(text, None, meta, usage=usage, timing=timing)
+
+
+def _step(data: Mapping[str, Any], where: str) -> tuple[TokenUsage | None, Timing | None]:
+    """The usage of the model call that produced an item (its ``models_usage``) and, for
+    such an item, its ``created_at`` as that call's end (see the module's docstring).
+
+    ``prompt_tokens`` and ``completion_tokens`` are what the model client reported: the
+    OpenAI client passes OpenAI's counts (cached tokens inside the prompt's), while
+    autogen-ext's Anthropic client passes Anthropic's ``input_tokens``, which leave the
+    cached ones out (``_anthropic_client.py``); an item does not say which client made
+    it, so the counts are taken as given.
+    """
+    used = data.get("models_usage")
+    if used is None:
+        return None, None
+    used = plain(used)
+    place = f"{where} models_usage"
+    if not isinstance(used, Mapping):
+        raise ConversionError(f"{place}: expected a RequestUsage, got {shown(used)}")
+    usage = _steps.usage(
+        where,
+        input_tokens=_steps.count(used.get("prompt_tokens"), f"{place} prompt_tokens"),
+        output_tokens=_steps.count(used.get("completion_tokens"), f"{place} completion_tokens"),
+    )
+    ended = _steps.moment(data.get("created_at"), f"{where} created_at")
+    return usage, _steps.timing(where, ended_at=ended)
+
+
+def _outcome(is_error: Any, where: str) -> ToolOutcome | None:
+    """A result's ``is_error``: ``True`` an error, ``False`` ok, absent no outcome."""
+    if is_error is None:
+        return None
+    if not isinstance(is_error, bool):
+        raise ConversionError(f"{where}: 'is_error' must be true or false, got {shown(is_error)}")
+    return _steps.outcome(ToolStatus.ERROR if is_error else ToolStatus.OK, where)
 
 
 def _ag2(index: int, data: dict[str, Any], builder: Builder) -> None:
@@ -306,6 +395,14 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     return messages
 
 
+def _is_error(message: Any) -> bool | None:
+    """A result's ``is_error`` for autogen-core: its outcome's (``None`` when unknown), or
+    the ``metadata["is_error"]`` an older conversion kept."""
+    if (message.metadata or {}).get("is_error") or message.status is ToolStatus.ERROR:
+        return True
+    return False if message.status is ToolStatus.OK else None
+
+
 def to_autogen(messages: Iterable[AnyMessage], agent: str = "assistant") -> list[Any]:
     """autogen-core ``LLMMessage``s for ``messages`` (autogen-core must be installed): what
     a model context (``BufferedChatCompletionContext(initial_messages=...)``) takes.
@@ -314,7 +411,9 @@ def to_autogen(messages: Iterable[AnyMessage], agent: str = "assistant") -> list
     as the ``thought``; consecutive ToolMessages one ``FunctionExecutionResultMessage``
     (each result named after the call it answers). A message's ``source`` is its
     ``metadata["agent"]``, else ``agent`` for the model's turns and ``user`` for the
-    person's. Ids are never made up (a missing one is written as empty text)."""
+    person's. Ids are never made up (a missing one is written as empty text). A result's
+    outcome is its ``is_error``; usage, timing and handoffs are not exported (an
+    ``LLMMessage`` has no place for them)."""
     from autogen_core import FunctionCall
     from autogen_core.models import (
         AssistantMessage,
@@ -346,7 +445,7 @@ def to_autogen(messages: Iterable[AnyMessage], agent: str = "assistant") -> list
                 call_id=message.tool_call_id or "",
                 name=names.get(message.tool_call_id, ""),
                 content=message.content,
-                is_error=bool((message.metadata or {}).get("is_error")),
+                is_error=_is_error(message),
             )
             if out and isinstance(out[-1], FunctionExecutionResultMessage):
                 out[-1].content.append(result)

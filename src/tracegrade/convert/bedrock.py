@@ -13,6 +13,10 @@ message). ``guardContent`` and ``citationsContent`` text is text too. Media bloc
 (image, document, video, audio, searchResult) go to ``metadata["content_parts"]``, with
 their bytes as base64 text. With ``metadata=True``, ``reasoningContent`` is kept in
 ``metadata["thinking"]``, and cache points, citations and guardrail content in metadata.
+
+Whatever the metadata option, a response's ``usage`` becomes its message's usage (the
+cache's tokens added to ``inputTokens``, which leave them out) and ``metrics.latencyMs``
+its timing's duration; a ``toolResult``'s ``status`` (``success`` / ``error``) its outcome.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 from . import bedrock_agents
 from ._base import (
     AnyMessage,
@@ -39,6 +44,7 @@ from ._base import (
     text_of,
     without,
 )
+from ._steps import amount, cache_apart, count, outcome, timing, usage
 
 _MEDIA = frozenset(
     {"image", "document", "video", "audio", "searchResult", "toolAddition", "toolRemoval"}
@@ -200,7 +206,10 @@ class _Reader:
         if message is None:
             raise ConversionError(f"{where}: a Converse response without output.message")
         outer = {**without(data, "output"), **without(output, "message")}
-        self._message(record(message, f"{where} output.message"), f"{where} output.message", outer)
+        place = f"{where} output.message"
+        self._message(
+            record(message, place), place, outer, _usage(data, where), _timing(data, where)
+        )
 
     def _system(self, blocks: list[Any], where: str) -> None:
         texts: list[str] = []
@@ -215,7 +224,12 @@ class _Reader:
         self.builder.add_system("system", "\n".join(texts), others)
 
     def _message(
-        self, data: dict[str, Any], where: str, outer: dict[str, Any] | None = None
+        self,
+        data: dict[str, Any],
+        where: str,
+        outer: dict[str, Any] | None = None,
+        used: TokenUsage | None = None,
+        took: Timing | None = None,
     ) -> None:
         role = data.get("role")
         if role not in _ROLES:
@@ -234,7 +248,7 @@ class _Reader:
         meta = self.builder.meta({**(outer or {}), **data}, "role", "content", extra=extra)
         start = len(self.builder.messages)
         if role == "assistant":
-            self.builder.ai("\n".join(turn.texts), turn.calls, meta)
+            self.builder.ai("\n".join(turn.texts), turn.calls, meta, usage=used, timing=took)
         for index, result in turn.results:
             self._result(result, f"{where} block {index}")
         if role == "user":
@@ -247,7 +261,51 @@ class _Reader:
         call_id = string(result.get("toolUseId"), where, "a toolResult's toolUseId")
         text, media = _result_content(result.get("content") or [], where)
         meta = self.builder.meta(result, "toolUseId", "content", extra=parts_metadata(media))
-        self.builder.tool(text, call_id, meta)
+        self.builder.tool(text, call_id, meta, outcome=_outcome(result.get("status"), where))
+
+
+_STATUSES = {"success": ToolStatus.OK, "error": ToolStatus.ERROR}
+
+
+def _outcome(status: Any, where: str) -> ToolOutcome | None:
+    """A toolResult's ``status`` (``success`` or ``error``) as its outcome; none without."""
+    if status is None:
+        return None
+    if not isinstance(status, str) or status not in _STATUSES:
+        raise ConversionError(
+            f"{where}: a toolResult's status is 'success' or 'error', got {shown(status)}"
+        )
+    return outcome(_STATUSES[status], where)
+
+
+def _usage(data: dict[str, Any], where: str) -> TokenUsage | None:
+    """A Converse response's ``usage`` on the model's convention: ``inputTokens`` plus the
+    cache's reads and writes. The Converse API reference (``TokenUsage``) lists
+    ``cacheReadInputTokens`` and ``cacheWriteInputTokens`` beside ``inputTokens`` without
+    saying whether one holds the others; live responses do: their ``totalTokens`` is
+    ``inputTokens + cacheReadInputTokens + outputTokens`` (tests/convert/test_bedrock.py),
+    as Anthropic's prompt-caching guide sums the three for its models. Bedrock gives no
+    reasoning count: ``outputTokens`` is read as it is."""
+    raw = data.get("usage")
+    if raw is None:
+        return None
+    place = f"{where} usage"
+    found = record(raw, place)
+    return usage(
+        place,
+        **cache_apart(found, place, "inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"),
+        output_tokens=count(found.get("outputTokens"), f"{place}.outputTokens"),
+    )
+
+
+def _timing(data: dict[str, Any], where: str) -> Timing | None:
+    """A Converse response's ``metrics.latencyMs`` as its duration, in seconds."""
+    metrics = data.get("metrics")
+    if metrics is None:
+        return None
+    place = f"{where} metrics.latencyMs"
+    latency = amount(record(metrics, f"{where} metrics").get("latencyMs"), place)
+    return timing(place, duration=None if latency is None else latency / 1000)
 
 
 def items_of(obj: Any) -> list[Any]:

@@ -23,6 +23,16 @@ routing-classifier and custom-orchestration traces, reprompts, return-of-control
 the events of collaborator agents (a longer ``callerChain``) and a ``finalResponse`` that
 differs from the streamed answer go there too, and are counted in ``options.skipped``
 when metadata is off.
+
+Read whatever the metadata option: each orchestration step's model invocation
+(``modelInvocationOutput.metadata``: ``usage``, ``startTime``, ``endTime``,
+``totalTimeMs``; the model from its ``modelInvocationInput.foundationModel``) as the usage
+and timing of the message it produced (its calls, or the answer); each call's output
+``metadata`` times as its result's timing; a collaborator agent's call as an ``AGENT``
+call to that agent; a ``failureTrace`` that answers a call, and a code interpreter's
+``executionError`` or ``executionTimeout``, as an error outcome. Other results carry no
+status and have no outcome. The invocations of collaborators and of pre- and
+post-processing are not the agent's own steps: their usage is set aside with them.
 """
 
 from __future__ import annotations
@@ -32,7 +42,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.messages import HumanMessage, ToolCall
+from ..model.messages import HumanMessage, ToolCall, ToolCallType
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 from ._base import (
     AnyMessage,
     Builder,
@@ -48,6 +59,7 @@ from ._base import (
     without,
 )
 from ._readable import UnreadableJSON, parsed_json
+from ._steps import amount, cache_apart, count, moment, outcome, timing, usage
 
 TRACE_KINDS = (
     "orchestrationTrace",
@@ -251,6 +263,51 @@ def _prompt_input(text: Any) -> tuple[str | None, int]:
     return content, users[-1]
 
 
+def _times(metadata: Any, where: str, total: str = "totalTimeMs") -> Timing | None:
+    """A trace part's ``metadata`` times: ``startTime`` and ``endTime`` (RFC 3339 text)
+    and its ``total`` milliseconds as the duration."""
+    if metadata is None:
+        return None
+    place = f"{where}.metadata"
+    found = record(metadata, place)
+    millis = amount(found.get(total), f"{place}.{total}")
+    return timing(
+        place,
+        started_at=moment(found.get("startTime"), f"{place}.startTime"),
+        ended_at=moment(found.get("endTime"), f"{place}.endTime"),
+        duration=None if millis is None else millis / 1000,
+    )
+
+
+def _step_usage(metadata: Any, model: Any, where: str) -> TokenUsage | None:
+    """One model invocation's ``metadata.usage`` (``inputTokens``, ``outputTokens``, as
+    Bedrock's runtime counts them: the cache's tokens, where given, apart and added) and
+    the model its input named."""
+    found = record(metadata or {}, f"{where}.metadata")
+    place = f"{where}.metadata.usage"
+    counts = record(found.get("usage") or {}, place)
+    return usage(
+        place,
+        **cache_apart(
+            counts, place, "inputTokens", "cacheReadInputTokens", "cacheWriteInputTokens"
+        ),
+        output_tokens=count(counts.get("outputTokens"), f"{place}.outputTokens"),
+        model=model,
+    )
+
+
+def _code_outcome(body: dict[str, Any], where: str) -> ToolOutcome | None:
+    """A code interpreter's ``executionError`` or ``executionTimeout`` as an error."""
+    timed_out = body.get("executionTimeout")
+    if timed_out is not None and not isinstance(timed_out, bool):
+        raise ConversionError(f"{where}: executionTimeout must be true or false")
+    if timed_out:
+        return outcome(ToolStatus.ERROR, where, error_type="executionTimeout")
+    if body.get("executionError"):
+        return outcome(ToolStatus.ERROR, where)
+    return None
+
+
 # --- one invocation ---------------------------------------------------------------------
 
 
@@ -286,6 +343,9 @@ class _Invocation:
     final: dict[str, Any] | None = None
     failure: dict[str, Any] | None = None
     envelope: dict[str, Any] = field(default_factory=dict)
+    model: Any = None
+    used: TokenUsage | None = None
+    took: Timing | None = None
 
     @property
     def options(self) -> Options:
@@ -393,9 +453,36 @@ class _Invocation:
             elif key == "observation":
                 self.observation(body, place)
             else:
-                if key == "modelInvocationInput" and self.prompt is None:
-                    self.prompt = body.get("text")
+                if key == "modelInvocationInput":
+                    if self.prompt is None:
+                        self.prompt = body.get("text")
+                    self.model = body.get("foundationModel")
+                else:
+                    self.model_step(body, place)
                 self.aside({key: body}, None)
+
+    def model_step(self, body: dict[str, Any], where: str) -> None:
+        """A model invocation's usage and timing, for the message it produces next."""
+        self.unused()
+        metadata = body.get("metadata")
+        self.used = _step_usage(metadata, self.model, where)
+        self.took = _times(metadata, where)
+
+    def unused(self) -> None:
+        """Count a model invocation that produced no message (with ``metadata``, it is
+        kept in the trace parts)."""
+        if (self.used or self.took) and not self.options.metadata:
+            self.options.skipped.add(
+                "Bedrock Agents model invocation that produced no message (its usage and "
+                "timing are not on any message)"
+            )
+        self.used = self.took = None
+
+    def step(self) -> dict[str, Any]:
+        """The pending model invocation's usage and timing, for the message made now."""
+        found = {"usage": self.used, "timing": self.took}
+        self.used = self.took = None
+        return found
 
     # calls and their answers
 
@@ -410,7 +497,16 @@ class _Invocation:
         trace_id = data.get("traceId")
         if trace_id is not None:
             trace_id = string(trace_id, where, "traceId")
-        call = checked(place, ToolCall, name=name, args=args, id=self.call_id(trace_id))
+        agent = kind == "agentCollaboratorInvocationInput"  # the trace says: another agent
+        call = checked(
+            place,
+            ToolCall,
+            name=name,
+            args=args,
+            id=self.call_id(trace_id),
+            type=ToolCallType.AGENT if agent else None,
+            target_agent=name if agent else None,
+        )
         self.calls.append(_Open(call, trace_id, _CALLS[kind]))
         self.call_fields.append({"id": call.id, **without(data, "traceId")})
 
@@ -429,7 +525,7 @@ class _Invocation:
         extra: dict[str, Any] = {}
         if self.options.metadata:
             extra = {"calls": self.call_fields, **self.notes()}
-        self.builder.ai("", [made.call for made in self.calls], extra or None)
+        self.builder.ai("", [made.call for made in self.calls], extra or None, **self.step())
         self.open.extend(self.calls)
         self.calls, self.call_fields = [], []
 
@@ -471,6 +567,7 @@ class _Invocation:
 
     def result(self, kind: str, body: dict[str, Any], made: _Open, where: str) -> None:
         media: list[Any] = []
+        ended = None
         if kind == "knowledgeBaseLookupOutput":
             text, references, media = _references(body, where)
             rest = {**without(body, "retrievedReferences"), "retrievedReferences": references}
@@ -479,6 +576,7 @@ class _Invocation:
             text = "\n".join(string(part, where, "its output") for part in parts if part)
             media = listed(body.get("files"), f"{where} files")
             rest = without(body, "executionOutput", "files")
+            ended = _code_outcome(body, where)
         elif kind == "agentCollaboratorInvocationOutput":
             output = record(body.get("output") or {}, f"{where} output")
             text = string(output.get("text") or "", where, "output.text")
@@ -488,7 +586,8 @@ class _Invocation:
             rest = without(body, "text")
         extra = {"content_parts": media} if media else {}
         meta = self.builder.meta(rest, extra=extra)
-        self.builder.tool(text, made.call.id, meta)
+        took = _times(body.get("metadata"), where)
+        self.builder.tool(text, made.call.id, meta, outcome=ended, timing=took)
 
     def failed(self, data: dict[str, Any], where: str) -> None:
         """A failure: the answer to the open call of its step, else the invocation's."""
@@ -499,7 +598,12 @@ class _Invocation:
             if trace_id is None or made.trace_id == trace_id:
                 self.open.remove(made)
                 text = string(reason or "", where, "failureReason")
-                self.builder.tool(text, made.call.id, {"failure": without(data, "failureReason")})
+                code = data.get("failureCode")
+                ended = outcome(
+                    ToolStatus.ERROR, where, error_type=None if code is None else str(code)
+                )
+                meta = {"failure": without(data, "failureReason")}
+                self.builder.tool(text, made.call.id, meta, outcome=ended)
                 return
         self.failure = data
 
@@ -521,6 +625,7 @@ class _Invocation:
                 )
         if answer is not None:
             self.answer(answer, final)
+        self.unused()
         self.human()
         self.leftovers()
 
@@ -537,7 +642,7 @@ class _Invocation:
             if self.attributions:
                 extra["attribution"] = self.attributions
             extra.update(self.notes())
-        self.builder.ai(text, None, extra or None)
+        self.builder.ai(text, None, extra or None, **self.step())
 
     def human(self) -> None:
         text = self.input_text

@@ -14,6 +14,11 @@ chatbot's ``tool_calls [{name, parameters}]`` (v1 calls carry no ids), and ``TOO
 messages whose ``tool_results [{call, outputs}]`` each become a ToolMessage with no id
 (the call kept in ``metadata["call"]`` to link it by name and arguments). ``SYSTEM`` is
 set aside. Cohere's messages do not name an agent, so no ``agent`` metadata is set.
+
+Whatever the metadata option, a v2 response's ``usage.tokens`` (the tokens the model
+read and wrote, not ``billed_units``, which count what Cohere bills) and
+``usage.cached_tokens`` become its message's usage. Cohere's tool results carry no
+status, so they have no outcome.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import TokenUsage
 from ._base import (
     AnyMessage,
     Builder,
@@ -35,6 +41,7 @@ from ._base import (
     string,
     text_of,
 )
+from ._steps import count, usage
 
 ROLES = ("system", "user", "assistant", "tool")
 V1_ROLES = ("SYSTEM", "USER", "CHATBOT", "TOOL")
@@ -105,6 +112,25 @@ def _calls(data: Mapping[str, Any], where: str, options: Options) -> list[ToolCa
     return calls
 
 
+def _usage(response: dict[str, Any], where: str) -> TokenUsage | None:
+    """A v2 response's usage: ``usage.tokens`` (``input_tokens``, ``output_tokens``: what
+    the model read and wrote; ``billed_units`` count only what is billed, so they are kept
+    in metadata alone) and ``usage.cached_tokens`` ("prompt tokens that hit the inference
+    cache", part of the input the model read) as the cache-read count."""
+    raw = response.get("usage")
+    if raw is None:
+        return None
+    place = f"{where} usage"
+    found = record(raw, place)
+    tokens = record(found.get("tokens") or {}, f"{place}.tokens")
+    return usage(
+        place,
+        input_tokens=count(tokens.get("input_tokens"), f"{place}.tokens.input_tokens"),
+        output_tokens=count(tokens.get("output_tokens"), f"{place}.tokens.output_tokens"),
+        cache_read_tokens=count(found.get("cached_tokens"), f"{place}.cached_tokens"),
+    )
+
+
 def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
     outer: dict[str, Any] = {}
     if "message" in data and "role" not in data:  # a V2ChatResponse
@@ -136,7 +162,7 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
             extra["thinking"] = thinking
         calls = _calls(data, where, builder.options)
         meta = builder.meta(source, "role", "content", "tool_calls", "tool_plan", extra=extra)
-        builder.ai("\n".join(texts), calls, meta)
+        builder.ai("\n".join(texts), calls, meta, usage=_usage(outer, f"message {index}"))
     else:
         meta = builder.meta(source, "role", "content", "tool_call_id", extra=extra)
         builder.tool("\n".join(texts), data.get("tool_call_id"), meta)

@@ -22,16 +22,36 @@ next action repeats it as its own ``result``). Step outputs carry no call ids an
 agent name, and a natively calling agent's calls never reach the step callback: CrewAI
 does not expose them there. A crew's delegation between agents is visible only as calls
 of its delegation tools; CrewAI's own prompts to an agent are HumanMessages.
+
+Outcome, usage, timing and handoffs, whatever the metadata option:
+
+- a task's ``tool_failures`` (CrewAI's ``ToolFailureRecord``: the tool's name and
+  arguments, and the failure's ``message``, ``code`` and ``reason``) mark the result of
+  the call they name (the first of the task's calls with that name and those
+  arguments not already marked) as an error: ``error_type`` the failure's ``code``
+  (for a raised exception, its class), else its ``reason``; ``error_message`` its
+  ``message``. A record that names no call of its task is counted as left out. Other
+  results have no outcome: CrewAI records failures only (and none under its
+  ``ignore`` policy or before 1.16), never a success.
+- calls of CrewAI's delegation tools (``Delegate work to coworker``, ``Ask question to
+  coworker``, or their sanitized names as a model calls them) are
+  ``ToolCallType.AGENT``: the coworker runs and its answer is the result;
+  ``target_agent`` is the call's ``coworker`` argument.
+- CrewAI keeps no usage per LLM call on its outputs: ``CrewOutput.token_usage`` is the
+  whole run's total and is not spread over messages (a total with any count above 0 is
+  counted as left out). Its outputs carry no times.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from ..model.messages import AIMessage, HumanMessage, ToolMessage
-from . import openai_chat
+from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolCallType, ToolMessage
+from ..model.steps import ToolStatus
+from . import _steps, openai_chat
 from ._base import (
     AnyMessage,
     Builder,
@@ -43,6 +63,7 @@ from ._base import (
     plain_data,
     text_of,
 )
+from ._readable import parsed_json
 
 _TASK_KEYS = frozenset({"description", "raw", "agent"})
 _ACTION_KEYS = frozenset({"thought", "tool", "tool_input"})
@@ -71,15 +92,10 @@ def is_crewai(data: Mapping[str, Any]) -> bool:
 
 
 def items_of(obj: Any) -> list[Any]:
-    """A ``CrewOutput``'s task outputs (object or dict), a list as it is, or one item as
-    a list of one."""
+    """A list as it is, or one item (a ``CrewOutput``, object or dict, whose task outputs
+    are read in order) as a list of one."""
     if isinstance(obj, (list, tuple)):
         return list(obj)
-    tasks = getattr(obj, "tasks_output", None)
-    if tasks is None and isinstance(obj, Mapping):
-        tasks = obj.get("tasks_output")
-    if isinstance(tasks, list):
-        return list(tasks)
     return [obj]
 
 
@@ -107,6 +123,7 @@ def _task(data: dict[str, Any], where: str, builder: Builder) -> None:
             else:
                 builder.messages.append(message)
         _final_answer(data, where, builder, start, agent)
+        _failures(data.get("tool_failures"), where, builder.messages[start:], options)
     else:
         options.skipped.add("CrewAI task output without messages (only its final answer read)")
         builder.ai(_text(data.get("raw"), where), None, {"agent": agent})
@@ -149,6 +166,96 @@ def _final_answer(
         builder.ai(raw, None, {"agent": agent})
 
 
+def _failures(records: Any, where: str, messages: list[Any], options: Options) -> None:
+    """Mark the results of the calls a task's ``tool_failures`` name as errors (see the
+    module's docstring)."""
+    if not records:
+        return
+    if not isinstance(records, list):
+        raise ConversionError(f"{where}: 'tool_failures' must be a list")
+    marked: set[int] = set()
+    for number, record in enumerate(records):
+        place = f"{where} tool_failures[{number}]"
+        failure = record.get("failure") if isinstance(record, Mapping) else None
+        if not isinstance(failure, Mapping):
+            raise ConversionError(f"{place}: expected a ToolFailureRecord with its 'failure'")
+        result = _result_of(record, messages, marked)
+        if result is None:
+            options.skipped.add("CrewAI tool failure naming no call of its task")
+            continue
+        result.outcome = _steps.outcome(
+            ToolStatus.ERROR,
+            place,
+            error_type=failure.get("code") or failure.get("reason"),
+            error_message=failure.get("message"),
+        )
+
+
+def _result_of(record: Mapping[str, Any], messages: list[Any], marked: set[int]) -> Any:
+    """The result of the first call ``record`` names (its tool and arguments) whose
+    result is not yet in ``marked`` (positions in ``messages``), or ``None``."""
+    arguments = record.get("tool_args")
+    if isinstance(arguments, str):  # the arguments as the model wrote them
+        with contextlib.suppress(ValueError):
+            arguments = parsed_json(arguments)
+    for position, message in enumerate(messages):
+        for call in (message.tool_calls or []) if isinstance(message, AIMessage) else []:
+            if call.name != record.get("tool_name"):
+                continue
+            if arguments is not None and arguments not in (call.args, call.unparsed_args):
+                continue
+            found = _answer(call, messages, position)
+            if found is not None and found not in marked:
+                marked.add(found)
+                return messages[found]
+    return None
+
+
+def _answer(call: ToolCall, messages: list[Any], position: int) -> int | None:
+    """Where the result of ``call`` (made by ``messages[position]``) is: linked by id, or
+    (text mode: no ids) the result named after it just after the call."""
+    for later in range(position + 1, len(messages)):
+        message = messages[later]
+        if not isinstance(message, ToolMessage):
+            continue
+        if call.id is not None and message.tool_call_id == call.id:
+            return later
+        if call.id is None and (message.metadata or {}).get("name") == call.name:
+            return later
+    return None
+
+
+DELEGATION = frozenset(
+    {
+        "Delegate work to coworker",
+        "Ask question to coworker",
+        "delegate_work_to_coworker",
+        "ask_question_to_coworker",
+    }
+)
+"""CrewAI's delegation tools, by their names and the sanitized names a model calls them
+by (``crewai.utilities.agent_utils.DELEGATION_TOOL_NAMES``)."""
+
+
+def _delegations(messages: list[AnyMessage]) -> None:
+    """Mark the calls of CrewAI's delegation tools as agents called as tools."""
+    for message in messages:
+        for call in (message.tool_calls or []) if isinstance(message, AIMessage) else []:
+            if call.name in DELEGATION:
+                coworker = call.args.get("coworker")
+                call.type = ToolCallType.AGENT
+                call.target_agent = coworker if isinstance(coworker, str) and coworker else None
+
+
+def _crew_total(data: Mapping[str, Any], options: Options) -> None:
+    """Count a crew's ``token_usage`` as left out when it holds any count: a run total."""
+    total = data.get("token_usage")
+    if isinstance(total, Mapping) and any(
+        isinstance(value, (int, float)) and value > 0 for value in total.values()
+    ):
+        options.skipped.add("CrewAI crew token_usage (the run's total, not per message)")
+
+
 def _text(value: Any, where: str) -> str:
     return text_of(plain_data(value) if value is not None else "", where)
 
@@ -163,6 +270,7 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
         if kind == "task":
             _task(item, where, builder)
         elif kind == "crew":
+            _crew_total(item, options)
             tasks = item["tasks_output"]
             if not isinstance(tasks, list):
                 raise ConversionError(
@@ -186,4 +294,6 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
         else:
             raise not_one_of(where, "a CrewAI CrewOutput, TaskOutput or step output", item)
 
-    return Builder(options).run(data, handle)
+    messages = Builder(options).run(data, handle)
+    _delegations(messages)
+    return messages

@@ -6,6 +6,8 @@ As :func:`~tracegrade.convert.to_openai` does, ids are written when known and ne
 up, unparsed arguments go back as their raw text, and metadata is not exported. A tool
 result is written with the name of the call it answers (PydanticAI needs one; Mistral
 takes it): a result that answers no call of the conversation is a ConversionError.
+Usage and timing are not exported (none of these formats has a place for them in a
+message); a tool result's outcome goes only to PydanticAI (its part's ``outcome``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from .._json import dumps
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from ..model.steps import ToolStatus
 from ._base import ConversionError
 
 Message = HumanMessage | AIMessage | ToolMessage
@@ -46,10 +49,25 @@ def _arguments(call: ToolCall) -> str:
     return dumps(call.args).decode()
 
 
+_PYDANTIC_AI_FAILURES = frozenset({"failed", "retried", "denied", "interrupted"})
+
+
+def _pydantic_ai_outcome(message: ToolMessage) -> str | None:
+    """A result's outcome as PydanticAI writes it: ``success``; for an error, the
+    PydanticAI outcome its ``error_type`` names, else ``failed``; none when unknown."""
+    if message.status is ToolStatus.OK:
+        return "success"
+    if message.status is ToolStatus.ERROR:
+        said = message.outcome.error_type if message.outcome else None
+        return said if said in _PYDANTIC_AI_FAILURES else "failed"
+    return None
+
+
 def to_pydantic_ai(messages: Iterable[Message]) -> list[dict[str, Any]]:
     """PydanticAI ``ModelRequest`` / ``ModelResponse`` dicts: a user turn is a request
     with a ``user-prompt`` part, tool results in a row one request of ``tool-return``
-    parts, an assistant turn a response of a ``text`` part and ``tool-call`` parts."""
+    parts (with their ``outcome`` where known: PydanticAI's own default is a success),
+    an assistant turn a response of a ``text`` part and ``tool-call`` parts."""
     listed = list(messages)
     names = _names(listed)
     out: list[dict[str, Any]] = []
@@ -78,6 +96,9 @@ def to_pydantic_ai(messages: Iterable[Message]) -> list[dict[str, Any]]:
                 "content": message.content,
                 "tool_call_id": message.tool_call_id,
             }
+            outcome = _pydantic_ai_outcome(message)
+            if outcome is not None:
+                result["outcome"] = outcome
             previous = out[-1]["parts"] if out and out[-1]["kind"] == "request" else []
             if previous and all(part["part_kind"] == "tool-return" for part in previous):
                 previous.append(result)

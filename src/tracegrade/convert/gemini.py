@@ -15,6 +15,11 @@ code execution (``executable_code``, ``code_execution_result``) and server-side
 ``tool_call``/``tool_response`` parts are calls and results too (the results marked
 with their part's kind in ``metadata["result_type"]``). Media parts
 (``inline_data``, ``file_data``) go to ``metadata["content_parts"]``.
+
+Whatever the metadata option, a response's ``usage_metadata`` and ``model_version``
+become its model turn's usage (see :func:`_usage` for how Gemini's counts map to the
+convention) and its ``create_time`` (Vertex AI's) the turn's start; a function
+response's ``error`` key its outcome.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 from ._base import (
     AnyMessage,
     Builder,
@@ -42,6 +48,7 @@ from ._base import (
     text_of,
     without,
 )
+from ._steps import count, moment, outcome, timing, usage
 
 CODE_EXECUTION = "code_execution"
 """The tool name given to hosted code execution (``executable_code`` parts)."""
@@ -263,7 +270,11 @@ class _Reader:
         outer = _given(data, "candidates", "automatic_function_calling_history")
         outer.update(_given(candidate, "content"))
         content = _fields(candidate, f"{where} candidates[0]").get("content", {"role": "model"})
-        self._content(content, f"{where} candidates[0].content", "model", outer)
+        used = _usage(fields, where)
+        # Vertex AI's createTime: "Timestamp when the request is made to the server"
+        sent = moment(fields.get("create_time"), f"{where} create_time")
+        took = timing(f"{where} create_time", started_at=sent)
+        self._content(content, f"{where} candidates[0].content", "model", outer, used, took)
 
     def _history(self, history: Any, where: str) -> None:
         """The turns automatic function calling added: the history less its leading
@@ -332,6 +343,8 @@ class _Reader:
         where: str,
         default_role: str | None = None,
         outer: dict[str, Any] | None = None,
+        used: TokenUsage | None = None,
+        took: Timing | None = None,
     ) -> None:
         fields, parts, role = self._read(value, where, default_role)
         if role not in _ROLES:
@@ -345,13 +358,21 @@ class _Reader:
         if role == "system":
             self._system(fields.get("parts", []), where)
         elif role == "model":
-            self._model(parts, where, source)
+            self._model(parts, where, source, used, took)
         else:
             self._user(parts, where, source, role)
 
-    def _model(self, parts: list[_Part], where: str, source: dict[str, Any]) -> None:
+    def _model(
+        self,
+        parts: list[_Part],
+        where: str,
+        source: dict[str, Any],
+        used: TokenUsage | None = None,
+        took: Timing | None = None,
+    ) -> None:
         turn = self._sort(parts, where, "model")
-        self.builder.ai("\n".join(turn.texts), turn.calls, self._meta(source, turn))
+        meta = self._meta(source, turn)
+        self.builder.ai("\n".join(turn.texts), turn.calls, meta, usage=used, timing=took)
         self.pending.extend((call.name, call.id) for call in turn.calls)
         for part in turn.results:
             self._result(part, f"{where} part {part.index}")
@@ -453,7 +474,10 @@ class _Reader:
         if part.kind != "function_response":  # a hosted tool's result, as other sources say
             extra["result_type"] = part.kind
         meta = self.builder.meta({"name": name, **rest, **part.marks}, extra=extra)
-        self.builder.tool(text, self._link(name, own_id), meta)
+        ended = (
+            _outcome(member.get("response"), where) if part.kind == "function_response" else None
+        )
+        self.builder.tool(text, self._link(name, own_id), meta, outcome=ended)
 
     def _link(self, name: Any, own_id: Any) -> Any:
         """The id a result answers: its own, or else that of the earliest unanswered call
@@ -463,6 +487,54 @@ class _Reader:
                 del self.pending[index]
                 return call_id
         return own_id
+
+
+def _outcome(response: Any, where: str) -> ToolOutcome | None:
+    """A function response's outcome, by the key the SDK documents for it
+    (``FunctionResponse.response``: "Use 'output' key to specify function output and
+    'error' key to specify error details"): an ``error`` is an error (its text, when it is
+    text, the error's message). Any other response has none: writers put every result
+    under ``output``, so ``output`` does not say that the call succeeded."""
+    if not isinstance(response, Mapping):
+        return None
+    error = response.get("error")
+    if error is not None:
+        return outcome(
+            ToolStatus.ERROR, where, error_message=error if isinstance(error, str) else None
+        )
+    return None
+
+
+def _usage(fields: dict[str, Any], where: str) -> TokenUsage | None:
+    """A response's usage on the model's convention, by the google-genai SDK's
+    ``GenerateContentResponseUsageMetadata``: ``prompt_token_count`` already includes
+    ``cached_content_token_count`` (read from the cache); ``tool_use_prompt_token_count``
+    (tool results given back to the model as input) is input too, and
+    ``thoughts_token_count`` is not inside ``candidates_token_count``, so output is their
+    sum. The SDK gives ``total_token_count`` as the sum of all four, which
+    :attr:`TokenUsage.total_tokens` then equals."""
+    model = fields.get("model_version")
+    raw = fields.get("usage_metadata")
+    if raw is None:
+        return usage(where, model=model)
+    place = f"{where} usage_metadata"
+    found = _fields(raw, place)
+
+    def read(name: str) -> int | None:
+        return count(found.get(name), f"{place}.{name}")
+
+    prompt, tools = read("prompt_token_count"), read("tool_use_prompt_token_count")
+    answer, thoughts = read("candidates_token_count"), read("thoughts_token_count")
+    return usage(
+        place,
+        input_tokens=None if prompt is None else prompt + (tools or 0),
+        output_tokens=None
+        if answer is None and thoughts is None
+        else (answer or 0) + (thoughts or 0),
+        cache_read_tokens=read("cached_content_token_count"),
+        reasoning_tokens=thoughts,
+        model=model,
+    )
 
 
 def _shape(role: Any, parts: list[_Part]) -> Any:

@@ -13,6 +13,19 @@ tool call result a ToolMessage linked by its origin's id, a failed one marked
 kept in ``metadata["content_parts"]``; reasoning under ``metadata["thinking"]`` with
 ``metadata=True`` (counted as left out without it). With ``metadata=True`` a message's
 ``meta`` and ``name`` are kept too. A part of any other kind is a ConversionError.
+
+Outcome and usage, whatever the metadata option: a result's ``error`` (a bool every
+``ToolCallResult`` has) is its outcome, ``error`` for true and ``ok`` for false; a
+result dict without it has none (unknown). An assistant message's ``meta["usage"]`` is
+its usage and ``meta["model"]`` its model. Haystack's chat generators write usage in
+OpenAI's shape (``prompt_tokens``, ``completion_tokens``, with
+``prompt_tokens_details.cached_tokens`` and ``completion_tokens_details.reasoning_tokens``,
+which OpenAI counts inside the prompt and completion tokens: the model's convention).
+The Anthropic integration renames Anthropic's ``input_tokens`` to ``prompt_tokens`` and
+keeps ``cache_read_input_tokens`` and ``cache_creation_input_tokens``, which Anthropic
+counts apart from its input tokens: with those keys, they are added to the input.
+Haystack records no times of a step (a streamed reply's ``completion_start_time`` has no
+start to measure from).
 """
 
 from __future__ import annotations
@@ -21,6 +34,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..model.messages import AIMessage, HumanMessage
+from ..model.steps import TokenUsage, ToolOutcome, ToolStatus
+from . import _steps
 from ._base import (
     AnyMessage,
     Builder,
@@ -188,7 +203,65 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
     if role == "user":
         builder.human("\n".join(texts), meta)
     else:
-        builder.ai("\n".join(texts), calls, meta)
+        usage = _usage(meta_fields.get("meta"), where)
+        builder.ai("\n".join(texts), calls, meta, usage=usage)
+
+
+def _details(usage: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    """One of OpenAI's ``*_tokens_details`` objects of a usage (empty when absent)."""
+    details = plain(usage.get(key))
+    if details is None:
+        return {}
+    if not isinstance(details, Mapping):
+        raise ConversionError(f"{where}.{key}: expected an object, got {shown(details)}")
+    return details
+
+
+def _usage(meta: Any, where: str) -> TokenUsage | None:
+    """An assistant message's usage and model from its ``meta`` (see the module's text
+    for the two conventions read)."""
+    if meta is None:
+        return None
+    if not isinstance(meta, Mapping):
+        raise ConversionError(f"{where} meta: expected an object, got {shown(meta)}")
+    raw = plain(meta.get("usage"))
+    place = f"{where} meta.usage"
+    if raw is None:
+        return _steps.usage(place, model=meta.get("model"))
+    if not isinstance(raw, Mapping):
+        raise ConversionError(f"{place}: expected an object, got {shown(raw)}")
+    prompt = _steps.count(raw.get("prompt_tokens"), f"{place}.prompt_tokens")
+    prompt_details = _details(raw, "prompt_tokens_details", place)
+    output_details = _details(raw, "completion_tokens_details", place)
+    cache_read = _steps.count(
+        prompt_details.get("cached_tokens"), f"{place}.prompt_tokens_details.cached_tokens"
+    )
+    cache_write = None
+    anthropic_read = _steps.count(
+        raw.get("cache_read_input_tokens"), f"{place}.cache_read_input_tokens"
+    )
+    anthropic_write = _steps.count(
+        raw.get("cache_creation_input_tokens"), f"{place}.cache_creation_input_tokens"
+    )
+    if anthropic_read is not None or anthropic_write is not None:
+        # Anthropic's input_tokens leave out the tokens read from and written to the cache
+        # (Anthropic's usage object; docs/semantics.md): on the model's convention the
+        # input holds them
+        cache_read, cache_write = anthropic_read, anthropic_write
+        if prompt is not None:
+            prompt += (anthropic_read or 0) + (anthropic_write or 0)
+    return _steps.usage(
+        place,
+        input_tokens=prompt,
+        output_tokens=_steps.count(raw.get("completion_tokens"), f"{place}.completion_tokens"),
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        reasoning_tokens=_steps.count(
+            output_details.get("reasoning_tokens"),
+            f"{place}.completion_tokens_details.reasoning_tokens",
+        ),
+        model=meta.get("model"),
+    )
 
 
 def _result(place: str, fields: Mapping[str, Any], builder: Builder, own: dict[str, Any]) -> None:
@@ -198,10 +271,20 @@ def _result(place: str, fields: Mapping[str, Any], builder: Builder, own: dict[s
     call_id = (origin or {}).get("id")
     text, others = _result_text(fields.get("result"), place)
     extra = parts_metadata(others) or {}
-    if fields.get("error"):
+    error = fields.get("error")
+    if error is not None and not isinstance(error, bool):
+        raise ConversionError(f"{place}: a result's error must be true or false: {shown(error)}")
+    if error:
         extra["is_error"] = True
     meta = builder.meta({**own, "origin": origin}, extra=extra)
-    builder.tool(text, call_id, meta)
+    builder.tool(text, call_id, meta, outcome=_outcome(error, place))
+
+
+def _outcome(error: bool | None, where: str) -> ToolOutcome | None:
+    """A ``ToolCallResult``'s ``error`` flag as an outcome (``None``: not given)."""
+    if error is None:
+        return None
+    return _steps.outcome(ToolStatus.ERROR if error else ToolStatus.OK, where)
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
@@ -214,8 +297,10 @@ def to_haystack(messages: Iterable[AnyMessage]) -> list[Any]:
     """Haystack ``ChatMessage`` objects for ``messages`` (haystack-ai must be installed):
     what a Haystack chat generator or Agent takes as its ``messages``. A result's origin
     is the call its id names (the call is rebuilt from the AIMessage before it); ids are
-    never made up; ``metadata["is_error"]`` becomes the result's ``error``; other metadata
-    is not exported."""
+    never made up; an error outcome (or ``metadata["is_error"]``) becomes the result's
+    ``error``, any other result is written ``error=False`` (Haystack's flag cannot say
+    "unknown", so an outcome-less result reads back as ``ok``); usage, timing and other
+    metadata are not exported."""
     from haystack.dataclasses import ChatMessage
     from haystack.dataclasses import ToolCall as HaystackCall
 
@@ -235,6 +320,8 @@ def to_haystack(messages: Iterable[AnyMessage]) -> list[Any]:
             origin = calls.get(message.tool_call_id)
             if origin is None:
                 origin = HaystackCall(tool_name="", arguments={}, id=message.tool_call_id)
-            error = bool((message.metadata or {}).get("is_error"))
+            error = message.status is ToolStatus.ERROR or bool(
+                (message.metadata or {}).get("is_error")
+            )
             out.append(ChatMessage.from_tool(message.content, origin=origin, error=error))
     return out

@@ -14,6 +14,20 @@ OpenInference spans carry) is read as the message its class names, with its ``kw
 as the fields. So are the containers those records come in: a LangGraph state, a chat
 model's input (a batch holding one message list) and its ``LLMResult`` output (each
 ``ChatGeneration``'s message), and a LangSmith run (``inputs`` then ``outputs``).
+
+Whatever the ``metadata`` option, an AIMessage's ``usage_metadata`` is its usage
+(``input_tokens``, ``output_tokens``, ``input_token_details.cache_read`` /
+``cache_creation`` as cache reads and writes, ``output_token_details.reasoning``; LangChain
+counts as the model does: its ``UsageMetadata.input_tokens`` is the "sum of all input
+token types", cached ones included, and ``output_tokens`` the sum of all output ones), with
+the ``response_metadata``'s ``model_name`` (or ``model``) as the model. A ToolMessage's
+``status`` is its outcome (``"success"`` ok, ``"error"`` error); a message without one
+(a dict or ``dumpd`` record that leaves the default out) has none. A tool result that
+langgraph-supervisor marks as a handoff (``response_metadata["__handoff_destination"]``)
+makes the call it answers a ``ToolCallType.HANDOFF`` to that agent; one it marks as a
+handoff back to the supervisor (``"__is_handoff_back"``) a HANDOFF that names no agent
+(the mark does not). A call named ``transfer_to_...`` without such a mark stays a
+function call.
 """
 
 from __future__ import annotations
@@ -22,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import TokenUsage, ToolOutcome, ToolStatus
 from . import openai_chat
 from ._base import (
     AnyMessage,
@@ -37,6 +52,8 @@ from ._base import (
     record,
     without,
 )
+from ._handoffs import mark_handoffs
+from ._steps import count, outcome, usage
 
 TYPES = (
     "human",
@@ -321,13 +338,88 @@ def _is_thinking(block: Any) -> bool:
     return isinstance(block, Mapping) and block.get("type") in _THINKING_BLOCKS
 
 
+_DESTINATION = "__handoff_destination"  # langgraph-supervisor's marks on a handoff's messages
+_BACK = "__is_handoff_back"
+_STATUSES = {"success": ToolStatus.OK, "error": ToolStatus.ERROR}
+
+
+def _mapping(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    """An object field; absent (``None``) is empty, anything but an object an error."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConversionError(f"{where}: '{key}' must be an object, got {type(value).__name__}")
+    return dict(value)
+
+
+def _usage(data: Mapping[str, Any], where: str) -> TokenUsage | None:
+    """An AIMessage's ``usage_metadata`` and its response's model, as the model's usage.
+
+    LangChain counts as the model does, so nothing is added: langchain-core's
+    ``UsageMetadata.input_tokens`` is the "sum of all input token types", and its
+    integrations convert to it (langchain-anthropic's ``_create_usage_metadata`` adds
+    ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` to Anthropic's
+    ``input_tokens``; langchain-openai takes ``prompt_tokens``, which hold the cached ones).
+    """
+    place = f"{where} usage_metadata"
+    used = _mapping(data, "usage_metadata", where)
+    given = _mapping(used, "input_token_details", place)
+    made = _mapping(used, "output_token_details", place)
+    response = _mapping(data, "response_metadata", where)
+    model = response.get("model_name", response.get("model"))
+    return usage(
+        place,
+        input_tokens=count(used.get("input_tokens"), f"{place}.input_tokens"),
+        output_tokens=count(used.get("output_tokens"), f"{place}.output_tokens"),
+        cache_read_tokens=count(given.get("cache_read"), f"{place}.input_token_details.cache_read"),
+        cache_write_tokens=count(
+            given.get("cache_creation"), f"{place}.input_token_details.cache_creation"
+        ),
+        reasoning_tokens=count(made.get("reasoning"), f"{place}.output_token_details.reasoning"),
+        model=model if isinstance(model, str) else None,
+    )
+
+
+def _outcome(data: Mapping[str, Any], where: str) -> ToolOutcome | None:
+    """A ToolMessage's ``status`` as its outcome; none without one."""
+    status = data.get("status")
+    if status is None:
+        return None
+    if status not in _STATUSES:
+        raise ConversionError(
+            f"{where}: a ToolMessage's status must be 'success' or 'error', got {status!r}"
+        )
+    return outcome(_STATUSES[status], f"{where} status")
+
+
+def _handoff(data: Mapping[str, Any], where: str) -> tuple[bool, str | None]:
+    """Is this tool result a handoff by langgraph-supervisor's marks, and to whom?"""
+    marks = _mapping(data, "response_metadata", where)
+    target = marks.get(_DESTINATION)
+    if target is not None:
+        if not isinstance(target, str):
+            raise ConversionError(f"{where}: response_metadata.{_DESTINATION} must be text")
+        return True, target
+    return marks.get(_BACK) is True, None
+
+
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert a list of LangChain messages (objects, dict forms, serialised records, or
     ``ChatGeneration`` dicts, whose message is read)."""
-    return Builder(options).run(items, _message)
+    handoffs: dict[Any, str | None] = {}  # call id: the agent a marked result hands to
+
+    def read(index: int, data: dict[str, Any], builder: Builder) -> None:
+        _message(index, data, builder, handoffs)
+
+    messages = Builder(options).run(items, read)
+    mark_handoffs(messages, handoffs)
+    return messages
 
 
-def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
+def _message(
+    index: int, data: dict[str, Any], builder: Builder, handoffs: dict[Any, str | None]
+) -> None:
     options = builder.options
     data, generation = _unwrapped(data, f"message {index}")
     kind = _kind(data, f"message {index}")
@@ -345,7 +437,8 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
             extra["thinking"] = thinking
         if generation and options.metadata:
             extra["generation"] = generation
-        builder.ai(text, calls, builder.meta(source, *_USED, extra=extra))
+        used = _usage(data, where)
+        builder.ai(text, calls, builder.meta(source, *_USED, extra=extra), usage=used)
         return
     text, others = flatten_text(data.get("content"), where, _TEXT_BLOCKS)
     if kind == "system":
@@ -353,10 +446,15 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
     elif kind == "human":
         builder.human(text, builder.meta(data, *_USED, extra=parts_metadata(others)))
     elif kind == "tool":
+        is_handoff, target = _handoff(data, where)
+        call_id = data.get("tool_call_id")
+        if is_handoff and isinstance(call_id, str):  # another id is refused just below
+            handoffs[call_id] = target
         builder.tool(
             text,
             data.get("tool_call_id"),
             builder.meta(data, *_USED, extra=parts_metadata(others)),
+            outcome=_outcome(data, where),
         )
     else:  # legacy FunctionMessage: its name links it to the call
         extra = {"name": data.get("name"), **(parts_metadata(others) or {})}

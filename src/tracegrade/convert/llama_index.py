@@ -34,6 +34,16 @@ nothing: they are skipped. Human-in-the-loop, failure, cancellation and timeout 
 are left out and counted in ``Options.skipped``; an unknown event is an error. A dict
 event is recognised by its keys (``input`` or ``response`` with ``current_agent_name``,
 ``tool_output`` with ``tool_id``, ...).
+
+Whatever the ``metadata`` option: a ChatResponse's or AgentOutput's usage is read from
+its ``raw`` response when that is Chat Completions shaped (``raw.usage.prompt_tokens``
+and the rest, as :mod:`.openai_chat` reads them, with ``raw.model``), else from the
+``prompt_tokens`` / ``completion_tokens`` that LlamaIndex's OpenAI LLM puts in the
+ChatResponse's ``additional_kwargs``; other providers' raw usage is not read yet. A
+``ToolCallResult``'s ``tool_output.is_error`` is its outcome (``True`` error, ``False``
+ok; a dict without it, none). AgentWorkflow's own ``handoff`` tool, when its
+ToolCallResult is ``return_direct`` (as AgentWorkflow makes it) and names a
+``to_agent``, makes its call a ``ToolCallType.HANDOFF`` to that agent.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.messages import AIMessage, HumanMessage, ToolCall
+from ..model.steps import TokenUsage, ToolOutcome, ToolStatus
 from ._base import (
     AnyMessage,
     Builder,
@@ -57,6 +68,9 @@ from ._base import (
     string,
     without,
 )
+from ._handoffs import mark_handoffs
+from ._openai_usage import chat_usage
+from ._steps import outcome
 
 ROLES = {
     "system": "system",
@@ -364,8 +378,39 @@ def _read_message(data: Mapping[str, Any], where: str, options: Options) -> _Mes
     return message
 
 
-def _emit(message: _Message, builder: Builder, event: Mapping[str, Any] | None = None) -> None:
-    """Add a read message to ``builder``; ``event`` holds the fields of the item around it."""
+def _usage(data: Mapping[str, Any], where: str) -> TokenUsage | None:
+    """A ChatResponse's or AgentOutput's usage: its Chat Completions shaped ``raw`` (its
+    ``usage`` and ``model``), else the token counts in its ``additional_kwargs``."""
+    raw = data.get("raw")
+    found = raw.get("usage") if isinstance(raw, Mapping) else None
+    if isinstance(found, Mapping) and ("prompt_tokens" in found or "completion_tokens" in found):
+        model = raw.get("model") if isinstance(raw, Mapping) else None
+        return chat_usage(found, model if isinstance(model, str) else None, f"{where} raw.usage")
+    kwargs = data.get("additional_kwargs")
+    if isinstance(kwargs, Mapping) and ("prompt_tokens" in kwargs or "completion_tokens" in kwargs):
+        counts = {key: kwargs.get(key) for key in ("prompt_tokens", "completion_tokens")}
+        return chat_usage(counts, None, f"{where} additional_kwargs")
+    return None
+
+
+def _outcome(output: Mapping[str, Any], where: str) -> ToolOutcome | None:
+    """A ToolOutput's ``is_error`` as its outcome; none when it is not given."""
+    failed = output.get("is_error")
+    if failed is None:
+        return None
+    if not isinstance(failed, bool):
+        raise ConversionError(f"{where}: 'is_error' must be true or false, got {failed!r}")
+    return outcome(ToolStatus.ERROR if failed else ToolStatus.OK, f"{where} is_error")
+
+
+def _emit(
+    message: _Message,
+    builder: Builder,
+    event: Mapping[str, Any] | None = None,
+    usage: TokenUsage | None = None,
+) -> None:
+    """Add a read message to ``builder``; ``event`` holds the fields of the item around it,
+    ``usage`` the usage of the LLM call that made an AI message."""
     if message.kind == "system":
         builder.add_system(message.role, message.text, message.media)
         return
@@ -374,7 +419,7 @@ def _emit(message: _Message, builder: Builder, event: Mapping[str, Any] | None =
     if message.kind == "human":
         builder.human(message.text, meta)
     elif message.kind == "ai":
-        builder.ai(message.text, message.calls, meta)
+        builder.ai(message.text, message.calls, meta, usage=usage)
     else:
         builder.tool(message.text, message.call_id, meta)
 
@@ -421,6 +466,7 @@ class _Run:
     in_run: bool = False  # the agent is between steps: its next input has no new user turn
     last: str = ""
     direct: dict[str, Any] | None = None  # a return_direct result: the run's answer
+    handoffs: dict[Any, str | None] = field(default_factory=dict)  # call id: target agent
 
     def handle(self, kind: str, index: int, data: dict[str, Any]) -> None:
         where = f"message {index}"
@@ -466,7 +512,8 @@ class _Run:
         message = _read_message(
             record(data.get("message"), f"{where} message"), where, self.builder.options
         )
-        _emit(message, self.builder, {"response": without(data, "message", "delta")})
+        used = _usage(data, f"{where} (ChatResponse)")
+        _emit(message, self.builder, {"response": without(data, "message", "delta")}, used)
         self._remember(self.builder.messages[-1:])
 
     def _output(self, data: dict[str, Any], where: str) -> None:
@@ -484,7 +531,8 @@ class _Run:
         ]
         if not message.calls:  # the calls were parsed from its text (ReActAgent)
             message.calls = [call for call in listed if not self._restates(call)]
-        _emit(message, self.builder, without(data, "response", "tool_calls"))
+        used = _usage(data, f"{where} (AgentOutput)")
+        _emit(message, self.builder, without(data, "response", "tool_calls"), used)
         self._remember(self.builder.messages[-1:])
         self.in_run = bool(message.calls or data.get("retry_messages"))
 
@@ -518,14 +566,27 @@ class _Run:
         }
         meta = self.builder.meta(source, extra=parts_metadata(blocks.media))
         text = "\n".join(blocks.texts)
-        self.builder.tool(text, _id(data.get("tool_id")), meta)
+        ended = _outcome(output, place)
+        self.builder.tool(text, _id(data.get("tool_id")), meta, outcome=ended)
         self.in_run = True
+        self._note_handoff(data)
         if self.direct is None and _ends_the_run(data, output):
             self.direct = {
                 "text": text,
                 "tool_name": data.get("tool_name"),
                 "tool_id": data.get("tool_id"),
             }
+
+    def _note_handoff(self, result: Mapping[str, Any]) -> None:
+        """AgentWorkflow's own handoff tool, run as it runs it (``return_direct``), hands
+        the run to its ``to_agent``."""
+        if result.get("tool_name") != _HANDOFF or result.get("return_direct") is not True:
+            return
+        kwargs = result.get("tool_kwargs")
+        target = kwargs.get("to_agent") if isinstance(kwargs, Mapping) else None
+        call_id = _id(result.get("tool_id"))
+        if isinstance(target, str) and isinstance(call_id, str):
+            self.handoffs[call_id] = target
 
     def answer_directly(self) -> None:
         """The answer of a run that ended on a ``return_direct`` tool, when no StopEvent
@@ -608,4 +669,6 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     for index, (kind, data) in enumerate(prepared):
         checked(f"message {index}", run.handle, kind, index, data)
     run.answer_directly()  # events collected without the StopEvent (as ragas' guide does)
-    return run.builder.finish()
+    messages = run.builder.finish()
+    mark_handoffs(messages, run.handoffs)
+    return messages

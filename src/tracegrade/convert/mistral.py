@@ -9,6 +9,10 @@ document, reference, audio) a content part in ``metadata["content_parts"]``. ``s
 messages are set aside; ``tool`` messages become ToolMessages linked by
 ``tool_call_id`` (their ``name`` kept with ``metadata=True``). Mistral's chat messages
 do not name an agent, so no ``agent`` metadata is set.
+
+Whatever the metadata option, a chat response's ``usage`` (``prompt_tokens``,
+``completion_tokens``) and ``model`` become its message's usage; Mistral's ``UsageInfo``
+states no cached or reasoning count, and its tool messages no status (no outcome).
 """
 
 from __future__ import annotations
@@ -16,7 +20,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._base import AnyMessage, Builder, ConversionError, Options, parts_metadata, plain, string
+from ..model.steps import TokenUsage
+from ._base import (
+    AnyMessage,
+    Builder,
+    ConversionError,
+    Options,
+    parts_metadata,
+    plain,
+    record,
+    string,
+)
+from ._steps import count, usage
 from .openai_chat import _response_message, tool_calls
 
 ROLES = ("system", "user", "assistant", "tool")
@@ -68,6 +83,20 @@ def _chunks(content: Any, where: str) -> tuple[str, list[Any], list[Any]]:
     return "\n".join(texts), thinking, others
 
 
+def _usage(response: dict[str, Any], where: str) -> TokenUsage | None:
+    """A chat response's usage: ``prompt_tokens`` in, ``completion_tokens`` out (the SDK's
+    ``UsageInfo`` has no cached or reasoning count to convert), and its ``model``."""
+    raw = response.get("usage")
+    place = f"{where} usage"
+    found = record(raw, place) if raw is not None else {}
+    return usage(
+        place,
+        input_tokens=count(found.get("prompt_tokens"), f"{place}.prompt_tokens"),
+        output_tokens=count(found.get("completion_tokens"), f"{place}.completion_tokens"),
+        model=response.get("model"),
+    )
+
+
 def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
     outer: dict[str, Any] = {}
     if "choices" in data and "role" not in data:
@@ -92,7 +121,8 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
             extra["thinking"] = thinking
         prefix = source.get("prefix")
         used = ("role", "content", "tool_calls") + (() if prefix else ("prefix",))
-        builder.ai(text, calls, builder.meta(source, *used, extra=extra))
+        meta = builder.meta(source, *used, extra=extra)
+        builder.ai(text, calls, meta, usage=_usage(outer, f"message {index}"))
     else:
         meta = builder.meta(source, "role", "content", "tool_call_id", extra=extra)
         builder.tool(text, data.get("tool_call_id"), meta)

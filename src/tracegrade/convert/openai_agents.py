@@ -12,6 +12,20 @@ agent's calls can be scored: the metrics' ``agent=``). With ``metadata=True`` ev
 message keeps its agent, a handoff's ToolMessage says who handed over to whom under
 ``handoff: {"from", "to"}``, and each model response's id and token usage go to its
 first AIMessage.
+
+Whatever the option, the run items say more of a step: a ``HandoffCallItem``'s call is a
+``ToolCallType.HANDOFF`` whose ``target_agent`` is the ``target_agent`` of the
+``HandoffOutputItem`` answering it (by ``call_id``; none where the run holds no answer),
+and a ``ToolCallItem`` whose ``tool_origin`` is ``agent_as_tool`` (a tool made by
+``Agent.as_tool()``) is a ``ToolCallType.AGENT`` reaching the origin's ``agent_name``.
+Each model response of ``RunResult.raw_responses`` gives its ``usage`` to the first
+AIMessage made of its output (the Agents SDK's ``Usage`` counts as the Responses API
+does, see :mod:`._openai_usage`; a usage of zero input and zero output tokens is what the
+SDK writes when the provider reported none, and is left out). The SDK records no
+model name, time or tool status on these items: a tool result's outcome stays unknown
+(a failed tool's error is only the text its ``failure_error_function`` returned), and a
+run's total ``context_wrapper.usage`` is never added to a message. The items of
+``to_input_list()`` are plain Responses items: they say nothing of handoffs or usage.
 """
 
 from __future__ import annotations
@@ -22,7 +36,10 @@ from typing import Any
 import msgspec
 
 from .._json import loads
+from ..model.messages import ToolCallType
+from ..model.steps import TokenUsage
 from ._base import AnyMessage, ConversionError, Options, plain, pruned, record, without
+from ._openai_usage import responses_usage
 from .openai_responses import Conversion, Item, add_response, is_response
 
 RUN_ITEMS = frozenset(
@@ -144,12 +161,53 @@ def _is_record(data: Mapping[str, Any]) -> bool:
     return isinstance(kind, str) and kind.endswith("_item") and "raw_item" in data
 
 
+def _handoff_targets(records: list[dict[str, Any]]) -> dict[Any, Any]:
+    """The agent each handoff call reached: its ``HandoffOutputItem``'s ``target_agent``,
+    by the call id the output answers."""
+    targets: dict[Any, Any] = {}
+    for data in records:
+        if _is_record(data) and data["type"] == "handoff_output_item":
+            raw = plain(data["raw_item"])
+            call_id = raw.get("call_id") if isinstance(raw, Mapping) else None
+            if isinstance(call_id, str):  # anything else is refused where the item is read
+                targets[call_id] = _agent_name(data.get("target_agent"))
+    return targets
+
+
+def _call_kind(
+    data: Mapping[str, Any], raw: Mapping[str, Any], targets: Mapping[Any, Any], where: str
+) -> tuple[ToolCallType | None, str | None]:
+    """What the SDK says a run item's call is: a handoff (and to whom) or an agent used as
+    a tool; ``(None, None)`` for any other item."""
+    if data["type"] == "handoff_call_item":
+        call_id = raw.get("call_id")
+        target = targets.get(call_id) if isinstance(call_id, str) else None
+        return ToolCallType.HANDOFF, target if isinstance(target, str) else None
+    origin = data.get("tool_origin") if data["type"] == "tool_call_item" else None
+    if isinstance(origin, Mapping) and origin.get("type") == "agent_as_tool":
+        agent = origin.get("agent_name")
+        if agent is not None and not isinstance(agent, str):
+            raise ConversionError(f"{where}: tool_origin.agent_name must be text")
+        return ToolCallType.AGENT, agent
+    return None, None
+
+
+def _response_usage(response: Mapping[str, Any], where: str) -> TokenUsage | None:
+    """One model response's usage; the SDK's all-zero ``Usage`` (what it writes when the
+    provider reported none) is none."""
+    found = responses_usage(response.get("usage"), None, f"{where} model_response usage")
+    if found is None or (not found.input_tokens and not found.output_tokens):
+        return None
+    return found
+
+
 class _Run:
     """Feeds run items to the Responses conversion, one model response at a time."""
 
-    def __init__(self, options: Options) -> None:
+    def __init__(self, options: Options, targets: Mapping[Any, Any] | None = None) -> None:
         self.conversion = Conversion(options)
         self.response: Any = _OUTSIDE  # the model response being read
+        self.targets = targets or {}
 
     def add(self, data: dict[str, Any], where: str) -> None:
         if _is_record(data):
@@ -188,7 +246,9 @@ class _Run:
             note = {"type": kind, **details, "raw_item": pruned(raw)}
             self.conversion.note(Item(where, note, key=agent, meta=meta))
         else:
-            self.conversion.add(Item(where, raw, key=agent, meta=meta, details=details))
+            kind_of_call, target = _call_kind(data, raw, self.targets, where)
+            item = Item(where, raw, agent, meta, details, kind_of_call, target)
+            self.conversion.add(item)
 
     def _follow_response(self, response: Any, where: str) -> None:
         """Start a new turn when an item comes from another model response than the last."""
@@ -199,18 +259,22 @@ class _Run:
             raise ConversionError(f"{where}: 'model_response' must be an object")
         key = response.get("index", response.get("response_id"))
         if self.response is _OUTSIDE or key != self.response:
-            self.conversion.begin_turn(without(response, "index"), force=False)
+            found = _response_usage(response, where)
+            self.conversion.begin_turn(without(response, "index"), False, found)
             self.response = key
 
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert a list of run items (objects or dicts) and Responses items, in order."""
-    run = _Run(options)
+    records: list[dict[str, Any]] = []
     for index, item in enumerate(items):
         where = f"message {index}"
         if is_run_result(item):
             raise ConversionError(f"{where}: a run result inside a list; pass the result itself")
         if _is_run_item(item):
             item = run_item_record(item)
-        run.add(record(item, where), where)
+        records.append(record(item, where))
+    run = _Run(options, _handoff_targets(records))
+    for index, data in enumerate(records):
+        run.add(data, f"message {index}")
     return run.finish()

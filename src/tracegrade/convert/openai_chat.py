@@ -5,6 +5,13 @@ calls (``tool_calls[].custom.{name, input}``, read as ``args={"input": text}``),
 ``function_call`` and ``role: function``, ``role: tool`` with ``tool_call_id``, content as
 text or a list of parts (an assistant's ``refusal`` is text too), and whole
 ``ChatCompletion`` responses (their one choice).
+
+A whole response also gives its AIMessage's ``usage`` (``usage.prompt_tokens`` as input,
+``prompt_tokens_details.cached_tokens`` / ``cache_write_tokens`` as cache reads and
+writes, ``completion_tokens`` as output, ``completion_tokens_details.reasoning_tokens``,
+and the response's ``model``) and ``timing.started_at`` (``created``, in whole seconds).
+A bare message carries none of these, and a ``role: tool`` message no status: its
+outcome stays unknown.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import Timing, TokenUsage
 from ._base import (
     AnyMessage,
     Builder,
@@ -24,6 +32,8 @@ from ._base import (
     parts_metadata,
     record,
 )
+from ._openai_usage import chat_usage
+from ._steps import moment, timing
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
@@ -43,6 +53,15 @@ def _response_message(data: dict[str, Any], where: str) -> tuple[dict[str, Any],
     if choice.get("finish_reason") is not None:
         outer["finish_reason"] = choice["finish_reason"]
     return message, outer
+
+
+def _response_steps(
+    outer: Mapping[str, Any], where: str
+) -> tuple[TokenUsage | None, Timing | None]:
+    """A ChatCompletion's usage and its ``created`` time (seconds since the epoch)."""
+    found = chat_usage(outer.get("usage"), outer.get("model"), f"{where} usage")
+    created = moment(outer.get("created"), f"{where} created", "s")
+    return found, timing(f"{where} created", started_at=created)
 
 
 def custom_call(
@@ -115,7 +134,9 @@ def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
         if isinstance(refusal, str) and refusal:  # what the model said instead of content
             text = "\n".join(part for part in (text, refusal) if part)
             used += ("refusal",)
-        builder.ai(text, calls, builder.meta(source, *used, extra=parts_metadata(others)))
+        steps, when = _response_steps(outer, f"message {index}") if outer else (None, None)
+        meta = builder.meta(source, *used, extra=parts_metadata(others))
+        builder.ai(text, calls, meta, usage=steps, timing=when)
     elif role == "tool":
         meta = builder.meta(source, "role", "content", "tool_call_id", extra=parts_metadata(others))
         builder.tool(text, data.get("tool_call_id"), meta)

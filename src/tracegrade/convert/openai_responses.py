@@ -37,7 +37,8 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.messages import ToolCall
+from ..model.messages import ToolCall, ToolCallType
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 from ._base import (
     AnyMessage,
     Builder,
@@ -52,6 +53,8 @@ from ._base import (
     text_of,
     without,
 )
+from ._openai_usage import responses_usage
+from ._steps import moment, outcome, timing
 
 ROLES = ("user", "assistant", "system", "developer")
 TEXT_PARTS = ("input_text", "output_text", "refusal")
@@ -250,6 +253,22 @@ its ``sources``; file_search ``{"queries"}``; computer the ``action``; code_inte
 ``{"code"}``."""
 
 
+def _hosted_outcome(data: Mapping[str, Any], where: str) -> ToolOutcome | None:
+    """How a hosted call that carries its result ended: an error when the item says it
+    failed (``status: "failed"``, or an MCP call's ``error``: text, or an object whose
+    ``type`` and ``message`` are the error's); otherwise ``None``: ``completed`` says the
+    item is finished, not that the tool succeeded."""
+    error = plain(data.get("error"))
+    if error is None and data.get("status") != "failed":
+        return None
+    kind: Any = None
+    message: Any = error
+    if isinstance(error, Mapping):
+        kind, message = error.get("type"), error.get("message")
+        message = message if isinstance(message, str) else text_of(pruned(error), where)
+    return outcome(ToolStatus.ERROR, f"{where} error", error_type=kind, error_message=message)
+
+
 # --- results: the items that answer a call ----------------------------------------------
 
 
@@ -310,6 +329,9 @@ class Item:
     ``key``: items with different keys never share an AIMessage (e.g. the agent that made
     them). ``meta``: kept in the metadata of the message the item ends up in, ``details``:
     in the item's own entry of ``metadata["items"]`` (both only with ``metadata=True``).
+    ``call_type`` and ``target``: what a caller knows of the call the item makes (a
+    handoff, an agent called as a tool, and the agent it reaches); the Responses API has
+    no such calls of its own.
     """
 
     where: str
@@ -317,6 +339,8 @@ class Item:
     key: Hashable = None
     meta: dict[str, Any] | None = None
     details: dict[str, Any] | None = None
+    call_type: ToolCallType | None = None
+    target: str | None = None
 
 
 @dataclass
@@ -340,6 +364,8 @@ class _Turn:
     meta: dict[str, Any]
     force: bool
     produced: bool = False
+    usage: TokenUsage | None = None
+    timing: Timing | None = None
 
 
 class Conversion:
@@ -358,9 +384,17 @@ class Conversion:
 
     # turns and the end
 
-    def begin_turn(self, meta: dict[str, Any], force: bool) -> None:
+    def begin_turn(
+        self,
+        meta: dict[str, Any],
+        force: bool,
+        usage: TokenUsage | None = None,
+        when: Timing | None = None,
+    ) -> None:
+        """Start a model response's items; its ``usage`` and timing go to its first
+        AIMessage only (one LLM step, counted once)."""
         self.end_turn()
-        self.turn = _Turn(without(meta) if self.options.metadata else {}, force)
+        self.turn = _Turn(without(meta) if self.options.metadata else {}, force, False, usage, when)
 
     def end_turn(self) -> None:
         self._flush()
@@ -447,6 +481,8 @@ class Conversion:
     def _call(self, item: Item, kind: str) -> None:
         read = HOSTED[kind](item.data, item.where)
         call = make_call(read.name, plain(read.args), read.id, item.where, self.options)
+        if item.call_type is not None:
+            call = call.replace(type=item.call_type, target_agent=item.target)
         self.calls.add(call.id)
         group = self._group_for(item)
         group.calls.append(call)
@@ -457,7 +493,8 @@ class Conversion:
             text, parts = read.result
             meta = dict(item.meta or {}) if self.options.metadata else {}
             meta["result_type"] = kind
-            self.builder.tool(text, call.id, self._finish_meta(meta, parts))
+            ended = _hosted_outcome(item.data, item.where)
+            self.builder.tool(text, call.id, self._finish_meta(meta, parts), outcome=ended)
 
     def _result(self, item: Item, output: Output, kind: str) -> None:
         if self.continues is not None and output.call_id not in self.calls:
@@ -498,15 +535,18 @@ class Conversion:
 
     def _emit_ai(self, group: _Group) -> None:
         meta: dict[str, Any] = {}
+        steps: tuple[TokenUsage | None, Timing | None] = (None, None)
         if self.turn is not None:
             if not self.turn.produced:
                 meta.update(self.turn.meta)
+                steps = (self.turn.usage, self.turn.timing)
             self.turn.produced = True
         meta.update(group.meta)
         for kind, notes in group.notes.items():
             self.pending.setdefault(kind, []).extend(notes)
         text = "\n".join(group.texts)
-        self.builder.ai(text, group.calls, self._finish_meta(meta, group.parts))
+        kept = self._finish_meta(meta, group.parts)
+        self.builder.ai(text, group.calls, kept, usage=steps[0], timing=steps[1])
 
     def _entry(self, item: Item, used: tuple[str, ...]) -> dict[str, Any]:
         entry = without(item.data, *used)
@@ -573,7 +613,13 @@ def add_response(conversion: Conversion, data: Mapping[str, Any], where: str) ->
             f"{where}: a Response's 'output' must be a list, got {type(output).__name__}"
         )
     conversion.follow(data.get("previous_response_id"), data.get("id"))
-    conversion.begin_turn(without(data, "output", "object"), force=True)
+    found = responses_usage(data.get("usage"), data.get("model"), f"{where} usage")
+    when = timing(
+        where,
+        started_at=moment(data.get("created_at"), f"{where} created_at", "s"),
+        ended_at=moment(data.get("completed_at"), f"{where} completed_at", "s"),
+    )
+    conversion.begin_turn(without(data, "output", "object"), True, found, when)
     for index, item in enumerate(output):
         place = f"{where} output {index}"
         conversion.add(Item(place, record(item, place)))

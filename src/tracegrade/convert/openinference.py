@@ -10,7 +10,10 @@ the result in ``output.value``). ``LLM`` spans without flattened messages are re
 ``input.value`` / ``output.value`` (a message list or plain text), and ``AGENT`` /
 ``CHAIN`` spans' values only when no other span carries messages; other kinds only pass
 their ``session.id`` on to the spans inside them. The rebuilding rules are the ``otel``
-source's: see :func:`tracegrade.convert.otel.read_otlp`.
+source's: see :func:`tracegrade.convert.otel.read_otlp`, and so is what is read beside the
+messages (``llm.token_count.*``, ``llm.cost.total``, span times and statuses,
+``agent.name``); calls inside ``GUARDRAIL`` and ``EVALUATOR`` spans are not the agent's and
+are left out, counted.
 """
 
 from __future__ import annotations

@@ -12,6 +12,12 @@ spans when no model call inside them carries messages; and ``execute_tool`` span
 OpenLLMetry's numbered ``gen_ai.prompt.N.*`` / ``gen_ai.completion.N.*`` and its
 ``traceloop.span.kind`` ``tool`` spans. :func:`read_otlp` returns one conversation per trace or per
 conversation id; ``convert_messages(document, source="otel")`` reads a single trace.
+
+Beside the messages: each model call's ``gen_ai.usage.*`` counts, model and provider, and
+its start and end, on the AIMessage its output became (leaf calls only: an agent's or a
+parent span's total is not added again); each tool span's status, ``error.type`` and
+``exception`` events and its times on its result; the invoking agent's
+``gen_ai.agent.name`` as ``metadata["agent"]`` (docs/convert.md says how each is read).
 """
 
 from __future__ import annotations

@@ -20,14 +20,33 @@ Each message is dispatched on ``kind`` and each part on ``part_kind``:
 
 PydanticAI messages do not name the agent that produced them (a delegate agent runs a
 history of its own), so no ``agent`` metadata is set.
+
+Outcome, usage and timing, whatever the metadata option:
+
+- a ``tool-return`` (or ``builtin-tool-return``) part's ``outcome``: PydanticAI records
+  ``success`` when the tool returned, so that is ``ok``; ``failed``, ``retried``,
+  ``denied`` and ``interrupted`` are errors (the call gave no result the model could
+  use), ``error_type`` the retry's ``cause`` (``validation_error``, ``model_retry``,
+  ``unknown_tool`` ...) where the part has one, else the outcome's word. A part without
+  ``outcome`` (histories stored before PydanticAI recorded it) has no outcome. The older
+  ``retry-prompt`` that answers a call is an error (``validation_error`` when its
+  content is a list of validation errors). Its ``timestamp`` (when the tool returned,
+  or the retry was triggered) is the result's ``ended_at``.
+- a response's ``usage`` (``RequestUsage``, one model request's own, never the run's
+  ``RunUsage``), ``model_name`` and ``provider_name``; its ``timestamp`` (when the
+  response was received) is the step's ``ended_at``, the ``timestamp`` of the request
+  just before it (when it was sent to the model) its ``started_at``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..model.messages import ToolCall
+from ..model.steps import Timing, TokenUsage, ToolOutcome, ToolStatus
+from . import _steps
 from ._base import (
     AnyMessage,
     Builder,
@@ -36,6 +55,7 @@ from ._base import (
     make_call,
     parts_metadata,
     plain,
+    shown,
     string,
     text_of,
     without,
@@ -88,7 +108,16 @@ def items_of(obj: Any) -> list[Any]:
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """Convert PydanticAI ``ModelRequest`` / ``ModelResponse`` messages (objects or dicts)."""
-    return Builder(options).run([_dumped(item) for item in items], _message)
+    data = [_dumped(item) for item in items]
+
+    def handle(index: int, message: dict[str, Any], builder: Builder) -> None:
+        before = data[index - 1] if index else None
+        sent = before.get("timestamp") if isinstance(before, Mapping) else None
+        if not (isinstance(before, Mapping) and before.get("kind") == "request"):
+            sent = None
+        _message(index, message, builder, sent)
+
+    return Builder(options).run(data, handle)
 
 
 def _parts(data: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
@@ -104,13 +133,14 @@ def _parts(data: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     return out
 
 
-def _message(index: int, data: dict[str, Any], builder: Builder) -> None:
+def _message(index: int, data: dict[str, Any], builder: Builder, sent: Any) -> None:
+    """One message; ``sent`` is the timestamp of the request just before a response."""
     kind = data.get("kind")
     where = f"message {index} ({kind!r})"
     if kind == "request":
         _request(data, where, builder)
     elif kind == "response":
-        _response(data, where, builder)
+        _response(data, where, builder, sent)
     else:
         raise ConversionError(
             f"message {index}: unknown PydanticAI message kind {kind!r}; expected request "
@@ -149,12 +179,24 @@ def _request(data: dict[str, Any], where: str, builder: Builder) -> None:
         elif kind == "tool-return":
             text = text_of(part.get("content"), place)
             meta = builder.meta(part, "content", "tool_call_id", "part_kind")
-            builder.tool(text, part.get("tool_call_id"), meta)
+            builder.tool(
+                text,
+                part.get("tool_call_id"),
+                meta,
+                outcome=_outcome(part, place),
+                timing=_returned(part, place),
+            )
         elif kind == "retry-prompt" and part.get("tool_name") is not None:
             text = _retry_text(part.get("content"), place)
             retried = {"outcome": "retried"} if builder.options.metadata else None
             meta = builder.meta(part, "content", "tool_call_id", "part_kind", extra=retried)
-            builder.tool(text, part.get("tool_call_id"), meta)
+            # a retry the model is told about: its call failed (validation errors come as a
+            # list, as PydanticAI itself reads an old retry prompt's cause)
+            cause = "validation_error" if isinstance(part.get("content"), list) else None
+            failed = _steps.outcome(ToolStatus.ERROR, place, error_type=cause)
+            builder.tool(
+                text, part.get("tool_call_id"), meta, outcome=failed, timing=_returned(part, place)
+            )
         elif kind in ("system-prompt", "instruction"):
             builder.add_system(kind, string(part.get("content"), place, "content"), [])
         elif kind in ("retry-feedback", "retry-prompt"):
@@ -168,7 +210,7 @@ def _request(data: dict[str, Any], where: str, builder: Builder) -> None:
     builder.keep_request(start, without(data, "parts", "instructions", "kind"))
 
 
-def _response(data: dict[str, Any], where: str, builder: Builder) -> None:
+def _response(data: dict[str, Any], where: str, builder: Builder, sent: Any) -> None:
     texts: list[str] = []
     calls: list[ToolCall] = []
     results: list[dict[str, Any]] = []
@@ -198,7 +240,17 @@ def _response(data: dict[str, Any], where: str, builder: Builder) -> None:
     extra = parts_metadata(files) or {}
     if thinking and builder.options.metadata:
         extra["thinking"] = thinking
-    builder.ai("\n".join(texts), calls, builder.meta(data, "parts", "kind", extra=extra))
+    builder.ai(
+        "\n".join(texts),
+        calls,
+        builder.meta(data, "parts", "kind", extra=extra),
+        usage=_usage(data, where),
+        timing=_steps.timing(
+            where,
+            started_at=_steps.moment(sent, f"{where}: the request before it: timestamp"),
+            ended_at=_steps.moment(data.get("timestamp"), f"{where} timestamp"),
+        ),
+    )
     for part in results:
         meta = builder.meta(
             part,
@@ -207,4 +259,91 @@ def _response(data: dict[str, Any], where: str, builder: Builder) -> None:
             "part_kind",
             extra={"result_type": "builtin-tool-return"},
         )
-        builder.tool(text_of(part.get("content"), where), part.get("tool_call_id"), meta)
+        builder.tool(
+            text_of(part.get("content"), where),
+            part.get("tool_call_id"),
+            meta,
+            outcome=_outcome(part, where),
+            timing=_returned(part, where),
+        )
+
+
+_FAILED = frozenset({"failed", "retried", "denied", "interrupted"})
+"""PydanticAI's tool outcomes other than ``success``: the call gave the model no result of
+the tool's (it raised, was refused or retried, was denied or cut short)."""
+
+
+def _outcome(part: Mapping[str, Any], where: str) -> ToolOutcome | None:
+    """A tool return's ``outcome`` (see the module's docstring); none when absent."""
+    said = part.get("outcome")
+    if said is None:
+        return None
+    if said == "success":
+        return _steps.outcome(ToolStatus.OK, where)
+    if said not in _FAILED:
+        raise ConversionError(f"{where}: unknown tool outcome {shown(said)}")
+    retry = part.get("retry")
+    cause = retry.get("cause") if isinstance(retry, Mapping) else None
+    return _steps.outcome(ToolStatus.ERROR, where, error_type=cause or said)
+
+
+def _returned(part: Mapping[str, Any], where: str) -> Timing | None:
+    """When a tool returned (or its retry was triggered): the part's ``timestamp``."""
+    return _steps.timing(where, ended_at=_steps.moment(part.get("timestamp"), f"{where} timestamp"))
+
+
+_COUNTS = (
+    ("input_tokens", "input_tokens"),
+    ("output_tokens", "output_tokens"),
+    ("cache_read_tokens", "cache_read_tokens"),
+    ("cache_write_tokens", "cache_write_tokens"),
+    ("output_reasoning_tokens", "reasoning_tokens"),
+)
+
+
+def _usage(data: Mapping[str, Any], where: str) -> TokenUsage | None:
+    """A response's ``usage`` (one request's ``RequestUsage``), ``model_name`` and
+    ``provider_name``.
+
+    PydanticAI's counts are already on the model's convention (pydantic_ai/usage.py,
+    ``UsageBase``: ``input_tokens`` "includes cached tokens", ``cache_read_tokens`` and
+    ``cache_write_tokens`` "Included in input_tokens", ``output_reasoning_tokens``
+    "Included in output_tokens"); histories of PydanticAI 1.x keep reasoning tokens in
+    ``details["reasoning_tokens"]`` as OpenAI counts them, inside the completion tokens.
+    A usage of zeros is PydanticAI's default for a response that reported none, and one
+    with ``unmeasured_requests`` says its counts carry nothing: neither gives counts.
+    """
+    raw = data.get("usage")
+    place = f"{where} usage"
+    counts: dict[str, int | None] = {}
+    cost = None
+    if raw is not None:
+        if not isinstance(raw, Mapping):
+            raise ConversionError(f"{place}: expected a RequestUsage, got {shown(raw)}")
+        for key, name in _COUNTS:
+            counts[name] = _steps.count(raw.get(key), f"{place} {key}")
+        details = raw.get("details")
+        if counts["reasoning_tokens"] in (None, 0) and isinstance(details, Mapping):
+            found = _steps.count(details.get("reasoning_tokens"), f"{place} details")
+            counts["reasoning_tokens"] = found or counts["reasoning_tokens"]
+        cost = _cost(raw.get("cost"), f"{place} cost")
+        unmeasured = _steps.count(raw.get("unmeasured_requests"), f"{place} unmeasured_requests")
+        if unmeasured or (not any(counts.values()) and cost is None):
+            counts = {}
+    return _steps.usage(
+        where,
+        **counts,
+        model=data.get("model_name"),
+        provider=data.get("provider_name"),
+        cost=cost,
+    )
+
+
+def _cost(value: Any, where: str) -> float | None:
+    """PydanticAI's ``cost``: a ``Decimal``, written in JSON as text."""
+    if isinstance(value, (str, Decimal)):
+        try:
+            value = float(Decimal(value))
+        except InvalidOperation:
+            raise ConversionError(f"{where}: {shown(value)} is not a number") from None
+    return _steps.amount(value, where)

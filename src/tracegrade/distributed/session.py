@@ -407,6 +407,9 @@ def _facts(
     marks = {name: mark for name, mark in summary.thresholds.items() if mark is not None}
     if marks:
         facts["thresholds"] = marks
+    agent_usage = summary.agent_usage
+    if agent_usage is not None:
+        facts["agent_usage"] = agent_usage.to_dict()
     return facts
 
 

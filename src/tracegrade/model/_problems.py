@@ -12,7 +12,7 @@ from typing import Any, Union, get_args, get_origin
 
 import msgspec
 
-from ._rules import RuleError
+from ._rules import ENUM_FIELDS, RuleError
 
 _AT = re.compile(r"^(?P<message>.*?)(?: - at `(?:(?P<key>key) in )?\$(?P<path>[^`]*)`)?$", re.S)
 _EXPECTED = re.compile(r"^Expected `(?P<expected>[^`]+)`, got `(?P<got>[^`]+)`$")
@@ -65,6 +65,16 @@ def _one(error: BaseException) -> tuple[str, str]:
     return path, _rule(message)
 
 
+def _named_values(path: str, rule: str) -> str:
+    """``rule`` with the accepted values named, when it refuses a value of an enumerated
+    field (known by the last name of ``path``)."""
+    value = re.fullmatch(r"Invalid enum value (.+)", rule)
+    accepted = ENUM_FIELDS.get(path.rpartition(".")[2]) if value else None
+    if value is None or not accepted:
+        return rule
+    return f"{value[1]} is not one of {', '.join(map(repr, accepted))}"
+
+
 def _rule(message: str) -> str:
     """msgspec's wording of a type mismatch in tracegrade's own."""
     found = _EXPECTED.match(message)
@@ -82,7 +92,8 @@ def _rule(message: str) -> str:
 def problems(error: BaseException, kind: Any = None, data: Any = None) -> list[tuple[str, str]]:
     """Every problem of ``data`` as a ``kind`` that can be found, the one msgspec
     reported (``error``) first; without ``data``, that one alone."""
-    first = _one(error)
+    path, rule = _one(error)
+    first = (path, _named_values(path, rule))
     found = [first]
     if data is not None and isinstance(kind, type) and issubclass(kind, msgspec.Struct):
         for problem in _field_problems(data, kind, ""):
@@ -118,7 +129,8 @@ def _checked(value: Any, kind: Any, path: str) -> list[tuple[str, str]]:
         msgspec.convert(value, kind)
     except msgspec.ValidationError as error:
         where, rule = _one(error)
-        return [(joined(path, where), rule)]
+        where = joined(path, where)
+        return [(where, _named_values(where, rule))]
     return []
 
 

@@ -1,8 +1,18 @@
-"""The error a rule of the model raises, and the rule that tool arguments hold JSON."""
+"""The error a rule of the model raises, the rule that tool arguments hold JSON, and the
+values each enumerated field accepts (for the error that names them)."""
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
+
+ENUM_FIELDS: dict[str, tuple[str, ...]] = {}
+"""The values an enumerated field of the model accepts, by the field's name."""
+
+
+def enumerated(field: str, kind: type[Enum]) -> None:
+    """Note that the model's fields named ``field`` take the values of ``kind``."""
+    ENUM_FIELDS[field] = tuple(str(member.value) for member in kind)
 
 
 class RuleError(ValueError):

@@ -16,6 +16,8 @@ import msgspec
 
 from ..errors import ValidationError
 from ._base import Model, convert
+from ._rules import enumerated
+from .steps import Timing, TokenUsage, ToolOutcome, ToolStatus
 
 Metadata = dict[str, Any] | None
 
@@ -29,12 +31,22 @@ def pretty_call(name: str, args: dict[str, Any], unparsed_args: str | None = Non
 
 
 class ToolCallType(str, Enum):
-    """The kind of tool called, as deepeval tells them apart (and writes them)."""
+    """The kind of tool called (the first two as deepeval tells them apart and writes
+    them), and the two ways an agent reaches another agent through a call."""
 
     FUNCTION = "FUNCTION"
     """A function given to the model; a call with no ``type`` is one."""
     MCP = "MCP"
     """A tool of an MCP server."""
+    HANDOFF = "HANDOFF"
+    """A transfer: the agent hands the conversation to ``target_agent``, which answers
+    from then on (OpenAI Agents SDK handoffs, ADK's ``transfer_to_agent``, Swarm)."""
+    AGENT = "AGENT"
+    """Another agent called as a tool: ``target_agent`` runs and its answer comes back
+    as the call's result, the calling agent keeping the conversation."""
+
+
+enumerated("type", ToolCallType)
 
 
 _DEEPEVAL_NOTES = ("description", "reasoning", "output")
@@ -48,8 +60,10 @@ class ToolCall(Model, kw_only=True):
     ``args`` maps argument names to any JSON value (nested dicts and lists included).
     ``unparsed_args`` holds a source's argument text that was not valid JSON, when a
     converter was asked to keep it (``args`` is then empty); it is ``None`` otherwise.
-    ``type`` says whether an MCP tool was called (``None``: a function, as
-    ``ToolCallType.FUNCTION``); ``metadata`` holds anything else known about the call.
+    ``type`` says whether an MCP tool was called, or another agent (``None``: a
+    function, as ``ToolCallType.FUNCTION``); ``target_agent`` names the agent a
+    ``HANDOFF`` or ``AGENT`` call reaches, where the source says; ``metadata`` holds
+    anything else known about the call.
 
     Built by keyword, it also takes deepeval's ToolCall: ``input_parameters`` for ``args``
     (``args`` may then be left out: no arguments), and ``description``, ``reasoning`` and
@@ -61,6 +75,7 @@ class ToolCall(Model, kw_only=True):
     id: str | None = None
     unparsed_args: str | None = None
     type: ToolCallType | None = None
+    target_agent: str | None = None
     metadata: Metadata = None
 
     @classmethod
@@ -110,17 +125,36 @@ class HumanMessage(_Message, tag="human"):
 
 
 class AIMessage(_Message, tag="ai", kw_only=True):
-    """What the agent said, and the tools it called in this turn (``None`` when none)."""
+    """What the agent said, and the tools it called in this turn (``None`` when none).
+
+    Where the source records them: ``usage``, the tokens the LLM step behind this message
+    used, its model and cost; ``timing``, when that step ran. The speaking agent of a
+    team is ``metadata["agent"]``.
+    """
 
     type: ClassVar[str] = "ai"
     tool_calls: list[ToolCall] | None = None
+    usage: TokenUsage | None = None
+    timing: Timing | None = None
 
 
 class ToolMessage(_Message, tag="tool", kw_only=True):
-    """A tool's result, linked to its call by ``tool_call_id`` when the source gives one."""
+    """A tool's result, linked to its call by ``tool_call_id`` when the source gives one.
+
+    Where the source records them: ``outcome``, whether the call succeeded (and how it
+    failed); ``timing``, when the tool ran. Without an outcome, :attr:`status` is
+    ``UNKNOWN``, never ``OK``.
+    """
 
     type: ClassVar[str] = "tool"
     tool_call_id: str | None = None
+    outcome: ToolOutcome | None = None
+    timing: Timing | None = None
+
+    @property
+    def status(self) -> ToolStatus:
+        """How the call ended: the outcome's status, ``UNKNOWN`` when none was recorded."""
+        return ToolStatus.UNKNOWN if self.outcome is None else self.outcome.status
 
 
 Message = Union[HumanMessage, AIMessage, ToolMessage]  # noqa: UP007 (a runtime value)

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .agent_usage import AgentUsage
+
 if TYPE_CHECKING:
     from .samples import SampleId
 
@@ -85,6 +87,9 @@ class SampleResult:
     failed_usage: dict[str, Usage] = field(default_factory=dict)
     """What asking the judge cost for each metric that failed all the same (the requests
     sent, and the tokens of replies that could not be used)."""
+    agent_usage: AgentUsage | None = None
+    """What the agent of the record's conversation spent and how its tools ended, when
+    its messages record any of it (the judge's usage is in the scores)."""
 
     @property
     def status(self) -> Status:
@@ -108,7 +113,10 @@ class SampleResult:
         """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
         reason, details, ...}}}``, with ``task_id`` when set and ``rejected`` (the reason)
         instead of ``metrics`` for a rejected record. A failed metric's entry is
-        ``{"value": null, "error", "usage"}``, usage only when the judge was asked."""
+        ``{"value": null, "error", "usage"}``, usage only when the judge was asked.
+        ``agent_usage`` follows the metrics when the conversation recorded any (see
+        :class:`~tracegrade.model.agent_usage.AgentUsage`); a row without it is written
+        as it was before tracegrade read usage."""
         row: dict[str, Any] = {"index": self.index, "id": self.id, "status": self.status}
         if self.task_id is not None:
             row["task_id"] = self.task_id
@@ -136,6 +144,8 @@ class SampleResult:
                 failure["usage"] = spent.to_dict()
             metrics[name] = failure
         row["metrics"] = metrics
+        if self.agent_usage is not None:
+            row["agent_usage"] = self.agent_usage.to_dict()
         return row
 
     @classmethod
@@ -146,6 +156,9 @@ class SampleResult:
             result.rejected = row["rejected"]
             result.place = row.get("place")
             return result
+        agent_usage = row.get("agent_usage")
+        if agent_usage is not None:
+            result.agent_usage = AgentUsage.from_dict(agent_usage)
         for name, entry in row["metrics"].items():
             usage = entry.get("usage")
             if entry.get("error") is not None:

@@ -1,5 +1,6 @@
 """What ``tracegrade evaluate`` prints: the per-sample table, the summary per metric,
-pass@k over repeated trials, how the records ended, and what went wrong where."""
+pass@k over repeated trials, how the records ended, what the agent spent (when the
+conversations record it) and what the judge spent, and what went wrong where."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from rich.table import Table
 
 from ..convert._base import describe_left_out
 from ..model.results import SampleResult, Usage
+from ..run.agent_usage import AgentUsageSummary
 from ..run.results import MetricSummary, SummaryAccumulator
+from .agent_usage import TITLE, usage_lines
 
 
 def _records(count: int) -> str:
@@ -84,8 +87,8 @@ def print_summary(
     console: Console, summary: SummaryAccumulator, left_out: Mapping[str, int] | None = None
 ) -> None:
     """The per-metric aggregates, pass@k when samples carry task ids, the record counts,
-    what the input's converters left out (``left_out``, reason → count), and the
-    judge's usage."""
+    what the input's converters left out (``left_out``, reason → count), the agent's
+    usage when some conversation recorded any, and the judge's usage."""
     counts = summary.counts
     table = Table(
         title=f"Summary over {_records(counts.records)}", box=box.SIMPLE_HEAVY, pad_edge=False
@@ -115,6 +118,9 @@ def print_summary(
     if left_out:
         text = escape(describe_left_out(left_out))
         console.print(f"left out while reading: {text}", highlight=False, soft_wrap=True)
+    agent_usage = summary.agent_usage
+    if agent_usage is not None:
+        print_agent_usage(console, agent_usage)
     if summary.usage is not None:
         console.print(describe_usage(summary.usage), highlight=False, soft_wrap=True)
 
@@ -137,6 +143,19 @@ def _print_trials(console: Console, found: list[MetricSummary]) -> None:
             cells += [_fmt(at.value if at else None), _fmt(hat.value if hat else None)]
             tasks = max(tasks, at.tasks if at else 0)
         table.add_row(*cells, str(tasks))
+    console.print(table)
+
+
+def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
+    """The agent's usage as its conversations record it: each kind's total, mean and
+    largest per conversation, and over how many of the run's conversations it was
+    stated; the tool results by outcome. Kinds no conversation stated are left out."""
+    table = Table(title=TITLE, box=box.SIMPLE_HEAVY, pad_edge=False)
+    table.add_column("", no_wrap=True)
+    for column in ("total", "mean", "max", "conversations"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for line in usage_lines(usage):
+        table.add_row(line.label, line.total, line.mean, line.largest, line.carried)
     console.print(table)
 
 

@@ -29,8 +29,10 @@ from .._version import __version__
 from ..errors import FileWriteError, RecordError, os_problem
 from ..model.results import SampleResult, Usage
 from ..model.samples import Sample
+from ..run.agent_usage import AgentUsageSummary
 from ..run.results import MetricSummary, RowTally, SummaryAccumulator
 from ._page import ISLAND_MARK, island_bytes, page_context, render, write_streamed
+from .agent_usage import usage_lines
 from .charts import Histogram, histogram
 from .views import sample_view
 
@@ -151,6 +153,7 @@ class _Overview:
     charts: dict[str, Histogram]
     failures: _FailureKinds
     with_views: bool
+    agent_usage: AgentUsageSummary | None = None
 
 
 def _write_islands(
@@ -198,6 +201,7 @@ def _write_islands(
         {name: histogram(values[name], marks[name]) for name in names},
         failures,
         samples is not None,
+        accumulator.agent_usage,
     )
     return b"".join(table), overview
 
@@ -316,6 +320,7 @@ def _context(
         ),
         "island": Markup(ISLAND_MARK),
         "left_out": sorted(facts.left_out.items(), key=lambda item: (-item[1], item[0])),
+        "agent_usage": usage_lines(overview.agent_usage) if overview.agent_usage else [],
     }
 
 

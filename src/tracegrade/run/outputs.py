@@ -213,8 +213,9 @@ class RunOutputs:
 
     def facts(self) -> dict[str, Any]:
         """What the run record tells people and reports of this run: the tracegrade
-        version, when the run (or its last resumption) started and how long it took, and
-        each metric's pass mark (its own threshold, or the run's; none: full marks)."""
+        version, when the run (or its last resumption) started and how long it took,
+        each metric's pass mark (its own threshold, or the run's; none: full marks) and,
+        when the conversations recorded any, the agent's usage (``agent_usage``)."""
         started, clock = self._started
         facts: dict[str, Any] = {
             "tracegrade_version": __version__,
@@ -224,6 +225,9 @@ class RunOutputs:
         marks = {name: mark for name, mark in self.summary.thresholds.items() if mark is not None}
         if marks:
             facts["thresholds"] = marks
+        agent_usage = self.summary.agent_usage
+        if agent_usage is not None:
+            facts["agent_usage"] = agent_usage.to_dict()
         return facts
 
     def close(self, *, complete: bool) -> None:

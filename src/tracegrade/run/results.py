@@ -19,6 +19,7 @@ from ..io.table import flat_columns, flat_row
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
 from ..model.results import SampleResult, Score, Status, Usage
+from .agent_usage import AgentUsageSummary, AgentUsageTally
 from .stats import (
     BOOTSTRAP_PARTS,
     PassK,
@@ -161,9 +162,9 @@ def resolve_thresholds(
 
 
 class RowTally:
-    """A stream of rows reduced to what a run's summary counts: records by status, and
-    per metric the failures, passes, judge usage and trials per task; with
-    ``keep_values``, also each metric's values in row order.
+    """A stream of rows reduced to what a run's summary counts: records by status, per
+    metric the failures, passes, judge usage and trials per task, and the agent usage
+    of the conversations; with ``keep_values``, also each metric's values in row order.
 
     Tallies add up: a worker process tallies its rows, and :meth:`merge` folds the
     tallies into the run's in input order, as if the rows had been added there.
@@ -180,6 +181,7 @@ class RowTally:
         self.usage: dict[str, Usage | None] = dict.fromkeys(self.thresholds)
         self.trials = {name: TrialStats() for name in self.thresholds}
         self.failures = FailureLog()
+        self.agent_usage = AgentUsageTally()
         self.values: dict[str, array[float]] | None = (
             {name: array("d") for name in self.thresholds} if keep_values else None
         )
@@ -204,6 +206,8 @@ class RowTally:
             self.usage[name] = (self.usage[name] or Usage()) + spent
         if row.rejected is not None or row.errors:
             self.failures.add(row)
+        if row.agent_usage is not None:
+            self.agent_usage.add(row.agent_usage)
 
     def passes(self, name: str, score: Score) -> bool:
         """Whether ``score`` passes: its own ``success``, else its metric's threshold
@@ -227,6 +231,7 @@ class RowTally:
             if used is not None:
                 self.usage[name] = (self.usage[name] or Usage()) + used
         self.failures.merge(other.failures)
+        self.agent_usage.merge(other.agent_usage)
 
 
 class SummaryAccumulator:
@@ -347,6 +352,14 @@ class SummaryAccumulator:
         used = [usage for usage in self._tally.usage.values() if usage is not None]
         return sum(used, Usage()) if used else None
 
+    @property
+    def agent_usage(self) -> AgentUsageSummary | None:
+        """What the agent spent over the run so far, as the conversations record it
+        (tokens, cost, time, tool results), out of the records read as samples; ``None``
+        when no conversation recorded any."""
+        statuses = self._tally.statuses
+        return self._tally.agent_usage.summary(statuses["scored"] + statuses["failed"])
+
 
 class EvaluationResult:
     """What :func:`tracegrade.evaluate` returns: one row per input record, in order.
@@ -360,6 +373,10 @@ class EvaluationResult:
     record): the row-wise views (``len``, iteration, ``result[name]``, the exports) cover
     the rows kept, while :meth:`summary`, :attr:`counts`, :meth:`failures` and
     :attr:`usage` always cover every record, from the totals counted as the run went.
+
+    Two kinds of usage are told apart: :attr:`usage` is what the judge spent scoring,
+    :attr:`agent_usage` what the agent under evaluation spent in its conversations, as
+    the input records it.
     """
 
     def __init__(
@@ -446,6 +463,14 @@ class EvaluationResult:
         """What the judge cost over the run (tokens, cost, requests, answers from the
         cache), or ``None`` when no judged metric scored a sample."""
         return self._accumulator.usage
+
+    @property
+    def agent_usage(self) -> AgentUsageSummary | None:
+        """What the agent under evaluation spent over the run, as its conversations
+        record it: tokens by kind, stated cost, durations and tool results, each with
+        how many conversations carried it (``None`` when none carried any). Apart from
+        :attr:`usage`, the judge's."""
+        return self._accumulator.agent_usage
 
     def means(self) -> dict[str, float | None]:
         """Mean value per metric over the samples it scored."""

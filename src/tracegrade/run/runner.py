@@ -37,6 +37,7 @@ from ..io.dataset import EvaluationDataset
 from ..io.files import is_regular_file
 from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
+from ..model.agent_usage import agent_usage_of
 from ..model.decoding import Outcome
 from ..model.results import SampleResult, Score, Usage
 from ..model.samples import Sample
@@ -126,13 +127,15 @@ def _record_failure(
 def open_row(
     index: int, outcome: Outcome, raise_exceptions: bool
 ) -> tuple[Sample | None, SampleResult]:
-    """The record's sample (None when rejected) and the row it will fill."""
+    """The record's sample (None when rejected) and the row it will fill, holding the
+    conversation's agent usage when it records any."""
     if isinstance(outcome, RecordError):
         if raise_exceptions:
             raise outcome
         place = f"{outcome.kind} {outcome.position}"
         return None, SampleResult(index, outcome.record_id, rejected=str(outcome), place=place)
-    return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id)
+    usage = agent_usage_of(outcome)
+    return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id, agent_usage=usage)
 
 
 def score_inline(

@@ -1,0 +1,154 @@
+"""What the agent of one conversation spent and how its tools ended, as its messages
+record it (:class:`AgentUsage`): the tokens and stated cost of its LLM steps, how long it
+ran, and its tool results by outcome.
+
+This is the agent's own usage, read from the input; what asking a judge cost is
+:class:`~tracegrade.model.results.Usage`, apart. Nothing is estimated: a kind of token
+is summed only over the steps that state it, a cost only where the source gave one, and
+the conversation's duration only from the times its steps record.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+from .messages import AIMessage, HumanMessage, ToolMessage
+from .samples import MultiTurnSample, Sample
+from .steps import ToolStatus
+
+TOKEN_KINDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+)
+"""The kinds of token a step's :class:`~tracegrade.model.steps.TokenUsage` counts, in
+the order :class:`AgentUsage` keeps them."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentUsage:
+    """One conversation's agent usage; each field ``None`` where no message stated it.
+
+    The token counts and ``cost`` (US dollars, as the source stated it) are sums over
+    the AIMessages with a ``usage``, each kind over those that state it; ``llm_steps``
+    is how many AIMessages have a ``usage``. ``duration`` is the wall-clock time from
+    the earliest ``started_at`` to the latest ``ended_at`` of any step, in seconds.
+    ``llm_seconds`` and ``tool_seconds`` add up each LLM step's and each tool's
+    :attr:`~tracegrade.model.steps.Timing.seconds` (tools run side by side count once
+    each, so they may exceed ``duration``). ``tools_ok``, ``tools_error`` and
+    ``tools_unknown`` count the ToolMessages by status (one without an outcome is
+    unknown) when at least one ToolMessage has an outcome.
+    """
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost: float | None = None
+    llm_steps: int | None = None
+    duration: float | None = None
+    llm_seconds: float | None = None
+    tool_seconds: float | None = None
+    tools_ok: int | None = None
+    tools_error: int | None = None
+    tools_unknown: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields that are not ``None``, as JSON-ready numbers."""
+        return {name: value for name, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AgentUsage:
+        """Read back :meth:`to_dict` (TypeError on a key it does not write)."""
+        return cls(**data)
+
+
+def agent_usage_of(sample: Sample) -> AgentUsage | None:
+    """The agent usage of ``sample``'s conversation, or ``None`` when none of its
+    messages records usage, timing or a tool outcome (and for a sample kind without
+    messages).
+
+    A conversation without them costs one look at each message's fields, so that a run
+    over inputs that never carry them does not pay for the feature."""
+    if type(sample) is not MultiTurnSample:
+        return None
+    messages = sample.user_input
+    for message in messages:
+        kind = type(message)
+        if kind is AIMessage:
+            if message.usage is not None or message.timing is not None:  # type: ignore[union-attr]
+                break
+        elif kind is ToolMessage and (
+            message.outcome is not None  # type: ignore[union-attr]
+            or message.timing is not None  # type: ignore[union-attr]
+        ):
+            break
+    else:
+        return None
+    return _gathered(messages)
+
+
+def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUsage:
+    """The sums of :func:`agent_usage_of` over messages known to carry something."""
+    tokens: list[int | None] = [None] * len(TOKEN_KINDS)
+    costs: list[float] = []
+    steps = 0
+    starts: list[datetime] = []
+    ends: list[datetime] = []
+    llm_seconds: list[float] = []
+    tool_seconds: list[float] = []
+    statuses = dict.fromkeys(ToolStatus, 0)
+    outcome_given = False
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            continue
+        if isinstance(message, AIMessage):
+            usage = message.usage
+            if usage is not None:
+                steps += 1
+                for at, kind in enumerate(TOKEN_KINDS):
+                    count = getattr(usage, kind)
+                    if count is not None:
+                        tokens[at] = (tokens[at] or 0) + count
+                if usage.cost is not None:
+                    costs.append(usage.cost)
+            spent = llm_seconds
+        else:
+            statuses[message.status] += 1
+            outcome_given = outcome_given or message.outcome is not None
+            spent = tool_seconds
+        timing = message.timing
+        if timing is None:
+            continue
+        if timing.started_at is not None:
+            starts.append(timing.started_at)
+        if timing.ended_at is not None:
+            ends.append(timing.ended_at)
+        seconds = timing.seconds
+        if seconds is not None:
+            spent.append(seconds)
+    duration = None
+    if starts and ends and max(ends) >= min(starts):
+        duration = (max(ends) - min(starts)).total_seconds()
+    input_tokens, output_tokens, cache_read, cache_write, reasoning = tokens
+    return AgentUsage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        reasoning_tokens=reasoning,
+        cost=math.fsum(costs) if costs else None,
+        llm_steps=steps or None,
+        duration=duration,
+        llm_seconds=math.fsum(llm_seconds) if llm_seconds else None,
+        tool_seconds=math.fsum(tool_seconds) if tool_seconds else None,
+        tools_ok=statuses[ToolStatus.OK] if outcome_given else None,
+        tools_error=statuses[ToolStatus.ERROR] if outcome_given else None,
+        tools_unknown=statuses[ToolStatus.UNKNOWN] if outcome_given else None,
+    )
