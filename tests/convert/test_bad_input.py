@@ -253,3 +253,34 @@ def test_an_otlp_double_beyond_a_float_is_an_error() -> None:
     attributes.append({"key": "gen_ai.request.temperature", "value": {"doubleValue": 10**400}})
     with pytest.raises(ConversionError, match=r"is not a number"):
         convert_messages(document, source="otel")
+
+
+@pytest.mark.parametrize("task", [7, None, "Editor", ["a"]])
+def test_crewai_task_output_that_is_not_an_object_is_an_error(task: Any) -> None:
+    crew = fixture("crewai/delegation.json")
+    crew["tasks_output"][0] = task
+    with pytest.raises(ConversionError, match=r"tasks_output\[0\]: expected a TaskOutput object"):
+        convert_messages(crew, source="crewai")
+
+
+@pytest.mark.parametrize("said", [["failed"], {"failed": True}])
+def test_pydantic_ai_outcome_that_is_not_text_is_an_error(said: Any) -> None:
+    messages = seed_of("pydantic_ai", "pydantic_ai-booking")
+    path = next(path for path, _, _ in places(messages) if path[-1] == "outcome")
+    with pytest.raises(ConversionError, match="unknown tool outcome"):
+        convert_messages(changed(messages, path, said), source="pydantic_ai")
+
+
+@pytest.mark.parametrize("status", [["error"], {"error": 1}])
+def test_langchain_tool_status_that_is_not_text_is_an_error(status: Any) -> None:
+    given = [
+        {
+            "type": "ai",
+            "data": {"content": "", "tool_calls": [{"name": "f", "args": {}, "id": "c"}]},
+        },
+        {"type": "tool", "data": {"content": "boom", "tool_call_id": "c", "status": status}},
+    ]
+    with pytest.raises(
+        ConversionError, match="a ToolMessage's status must be 'success' or 'error'"
+    ):
+        convert_messages(given, source="langchain")

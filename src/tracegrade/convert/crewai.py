@@ -277,7 +277,13 @@ def convert(items: list[Any], options: Options) -> list[AnyMessage]:
                     f"{where}: 'tasks_output' must be a list, got {type(tasks).__name__}"
                 )
             for k, task in enumerate(tasks):
-                _task(plain_data(task), f"{where} tasks_output[{k}]", builder)
+                place = f"{where} tasks_output[{k}]"
+                fields = plain_data(task)
+                if not isinstance(fields, dict):
+                    raise ConversionError(
+                        f"{place}: expected a TaskOutput object, got {type(fields).__name__}"
+                    )
+                _task(fields, place, builder)
         elif kind == "action":
             call = make_call(item.get("tool"), item.get("tool_input"), None, where, options)
             thought = item.get("thought") or ""

@@ -50,6 +50,7 @@ from ._base import (
     parts_metadata,
     plain,
     record,
+    shown,
     without,
 )
 from ._handoffs import mark_handoffs
@@ -386,9 +387,9 @@ def _outcome(data: Mapping[str, Any], where: str) -> ToolOutcome | None:
     status = data.get("status")
     if status is None:
         return None
-    if status not in _STATUSES:
+    if not isinstance(status, str) or status not in _STATUSES:
         raise ConversionError(
-            f"{where}: a ToolMessage's status must be 'success' or 'error', got {status!r}"
+            f"{where}: a ToolMessage's status must be 'success' or 'error', got {shown(status)}"
         )
     return outcome(_STATUSES[status], f"{where} status")
 

@@ -280,7 +280,7 @@ def _outcome(part: Mapping[str, Any], where: str) -> ToolOutcome | None:
         return None
     if said == "success":
         return _steps.outcome(ToolStatus.OK, where)
-    if said not in _FAILED:
+    if not isinstance(said, str) or said not in _FAILED:
         raise ConversionError(f"{where}: unknown tool outcome {shown(said)}")
     retry = part.get("retry")
     cause = retry.get("cause") if isinstance(retry, Mapping) else None
