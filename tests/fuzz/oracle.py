@@ -14,10 +14,11 @@ returns a :class:`Verdict`. The oracle:
    may take the message that held only it, and more messages are allowed, since a
    changed id may make two things the seed read as one no longer the same. When the new
    value says something (is not null, empty or gone), no message that had text, calls
-   or content parts in the seed's conversion comes out with none. Three changes are let
-   pass: a key set to null that converts exactly as the key left out (null then says
-   "absent", and what an absence means is the structure's business, which this rule
-   does not judge); new text in an OTLP attribute's key or an event's name (a name no
+   or content parts in the seed's conversion comes out with none (unless the change
+   sets a flag, which may say that a text is reasoning). Three changes are let pass: a
+   key set to null that converts exactly as the key left out (null then says "absent",
+   and what an absence means is the structure's business, which this rule does not
+   judge); new text in an OTLP attribute's key or an event's name (a name no
    convention has is no LLM activity: not reading its span or event is right); and text
    replaced by text found whole in a message (a text a source parses into several
    messages, such as a ReAct turn, reads as what it now says);
@@ -183,7 +184,11 @@ def _loss(messages: list[Any], mutation: Mutation, seed: Baseline) -> Verdict | 
             f"{len(seed.messages)} messages became {len(messages)}, with no error and "
             "nothing more counted as left out",
         )
-    if mutation.says_something and len(messages) == len(seed.messages):
+    if (
+        mutation.says_something
+        and len(messages) == len(seed.messages)
+        and not _sets_flag(mutation, seed)
+    ):
         for index, (before, after) in enumerate(zip(seed.messages, messages, strict=True)):
             if is_empty(after) and not is_empty(before):
                 return Verdict(
@@ -193,6 +198,13 @@ def _loss(messages: list[Any], mutation: Mutation, seed: Baseline) -> Verdict | 
                     "content parts, with no error",
                 )
     return None
+
+
+def _sets_flag(mutation: Mutation, seed: Baseline) -> bool:
+    """Does the change set a flag (a boolean, or a null one) to true? A flag may say that
+    a text is something else (Gemini's ``thought``: reasoning, kept in metadata only
+    with ``metadata=True``), so its message may come out with no text."""
+    return mutation.kind == "type:bool" and _at(seed.data, mutation.path) in (None, False)
 
 
 def _renames(mutation: Mutation, attempt: Attempt) -> bool:
