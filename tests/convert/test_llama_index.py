@@ -761,7 +761,8 @@ def test_events_left_out_are_counted_unless_another_event_says_it() -> None:
     replied = HumanResponseEvent(response="yes")
     with pytest.warns(ConversionWarning) as caught:
         assert convert([hello, asked, replied, asked]) == [AIMessage(content="Hello")]
-    (warning,) = caught
+    # ours alone: a library's own warning (a deprecation met on a first import) may come too
+    (warning,) = [each for each in caught if issubclass(each.category, ConversionWarning)]
     assert str(warning.message) == (
         "left out: 2x LlamaIndex InputRequiredEvent (a human-in-the-loop request, not a turn "
         "of the conversation); 1x LlamaIndex HumanResponseEvent (a human-in-the-loop reply, "
