@@ -4,6 +4,8 @@ plain dicts), so every fixture here is checked against botocore's own service mo
 from __future__ import annotations
 
 import contextlib
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -479,6 +481,31 @@ def test_bedrocks_own_total_counts_the_cache_apart_from_input_tokens(
     (ai,) = bedrock(response)
     assert ai.usage is not None and ai.usage.input_tokens == fresh + read
     assert ai.usage.total_tokens == total
+
+
+def test_a_recorded_cache_write_then_read() -> None:
+    # fixtures/recorded/bedrock_cache_write_and_read.json: the two Converse responses of
+    # pydantic/pydantic-ai's tests/models/cassettes/test_bedrock/
+    # test_bedrock_cache_write_and_read.yaml at commit
+    # 4fda38988f2939fa6ea9cdefcf120693e10ef491 (Claude Sonnet 4.5 on bedrock-runtime, the
+    # same prompt twice), as recorded; not run through check_response, since the live API
+    # adds usage fields (cacheReadInputTokenCount, serverToolUsage) botocore's model lacks
+    recorded = json.loads(
+        (Path(__file__).parent / "fixtures/recorded/bedrock_cache_write_and_read.json").read_text()
+    )
+    wrote, read = bedrock(recorded)
+    # first: 2 processed anew + 0 read + 1,322 written to the cache = 1,324 input
+    assert wrote.usage == TokenUsage(
+        input_tokens=1324, output_tokens=5, cache_read_tokens=0, cache_write_tokens=1322
+    )
+    # second: 2 processed anew + 1,322 read from the cache + 0 written = 1,324 input
+    assert read.usage == TokenUsage(
+        input_tokens=1324, output_tokens=5, cache_read_tokens=1322, cache_write_tokens=0
+    )
+    for ai in (wrote, read):
+        assert ai.usage.total_tokens == 1329  # 1,324 + 5: each response's totalTokens
+    # latencyMs 2023 and 1990
+    assert (wrote.timing, read.timing) == (Timing(duration=2.023), Timing(duration=1.99))
 
 
 def test_a_tool_result_without_status_has_no_outcome() -> None:

@@ -243,6 +243,22 @@ def test_usage_is_the_tokens_the_model_read_and_wrote_not_the_billed_units() -> 
     assert ai.content == "It's 20°C."
 
 
+def test_a_recorded_v2_response_with_cached_tokens() -> None:
+    # fixtures/recorded/cohere_cached_tokens.json: the response of pydantic/pydantic-ai's
+    # tests/models/cassettes/test_cohere/test_request_usage_with_cached_tokens.yaml at commit
+    # 4fda38988f2939fa6ea9cdefcf120693e10ef491 (command-r7b-12-2024 on /v2/chat, a long
+    # repeated system prompt), as recorded
+    recorded = json.loads(
+        (Path(__file__).parent / "fixtures/recorded/cohere_cached_tokens.json").read_text()
+    )
+    for given in (recorded, cohere.V2ChatResponse.model_validate(recorded)):
+        (ai,) = convert_messages(given, source="cohere")
+        # tokens: 2,935 read (2,928 of them from the cache), 4 written; billed_units'
+        # 2,406 / 2 are what Cohere bills, not what the model read
+        assert ai.usage == TokenUsage(input_tokens=2935, output_tokens=4, cache_read_tokens=2928)
+        assert ai.content == "Hello!"
+
+
 def test_a_tool_result_has_no_outcome_and_a_wrong_count_names_the_message() -> None:
     converted = convert_messages(
         [{"role": "tool", "tool_call_id": "c1", "content": "20C"}], source="cohere"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -600,3 +602,45 @@ def test_vertex_create_time_is_when_the_step_started() -> None:
     assert ai.timing == Timing(started_at=datetime(2025, 6, 1, 10, 0, 0, 250000, timezone.utc))
     with pytest.raises(ConversionError, match=r"^message 0 create_time: 'noon' is not a date"):
         gemini({**REST_RESPONSE, "createTime": "noon"})
+
+
+# Responses recorded from the APIs, as pydantic/pydantic-ai's cassettes keep them at commit
+# 4fda38988f2939fa6ea9cdefcf120693e10ef491; each file in fixtures/recorded/ is a cassette's
+# response body as it stands there, turned from YAML into JSON.
+RECORDED = Path(__file__).parent / "fixtures" / "recorded"
+
+
+def _recorded(name: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((RECORDED / name).read_text())
+    return loaded
+
+
+def test_a_recorded_response_with_cached_and_thought_tokens() -> None:
+    # gemini_cached_thoughts.json: tests/models/cassettes/test_google/
+    # test_google_model_mobile_youtube_video_url_input.yaml, gemini-2.5-flash on the
+    # Gemini API (its implicit cache hit, its thinking on by default)
+    [ai] = gemini([_recorded("gemini_cached_thoughts.json")])
+    # 17,379 cached within the 17,713 prompt tokens (no toolUsePromptTokenCount);
+    # 68 candidates + 821 thoughts = 889 output, 821 of them reasoning
+    assert ai.usage == TokenUsage(
+        input_tokens=17713,
+        output_tokens=889,
+        cache_read_tokens=17379,
+        reasoning_tokens=821,
+        model="gemini-2.5-flash",
+    )
+    assert ai.usage.total_tokens == 18602  # 17,713 + 889: the response's totalTokenCount
+
+
+def test_a_recorded_vertex_response_started_at_its_create_time() -> None:
+    # gemini_vertex_create_time.json: tests/models/cassettes/test_google/
+    # test_google_model_vertex_provider.yaml, gemini-2.0-flash on Vertex AI
+    recorded = _recorded("gemini_vertex_create_time.json")
+    for response in (recorded, types.GenerateContentResponse.model_validate(recorded)):
+        [ai] = gemini(response)
+        # createTime '2025-06-27T08:48:21.154666Z'
+        assert ai.timing == Timing(
+            started_at=datetime(2025, 6, 27, 8, 48, 21, 154666, timezone.utc)
+        )
+        # 13 prompt + 8 candidates = 21, its totalTokenCount
+        assert ai.usage == TokenUsage(input_tokens=13, output_tokens=8, model="gemini-2.0-flash")

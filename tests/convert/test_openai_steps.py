@@ -13,11 +13,17 @@ Recorded responses (trimmed to the fields read here; the text shortened):
   2112 reasoning tokens.
 - ``CACHED``: the usage of the example response in OpenAI's prompt-caching guide
   (platform.openai.com/docs/guides/prompt-caching), 1920 of 2006 prompt tokens cached.
+- ``fixtures/recorded/openai_chat_prompt_cache.json``: pydantic/pydantic-ai, tests/models/
+  cassettes/test_openai_prompt_cache/test_openai_chat_prompt_cache_e2e.yaml at commit
+  4fda38988f2939fa6ea9cdefcf120693e10ef491: a cache write of 4012 tokens, then a read of
+  4012 of 4020 prompt tokens.
 """
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,6 +176,45 @@ def test_cached_prompt_tokens_stay_inside_the_input() -> None:
     assert (answer.usage.input_tokens, answer.usage.cache_read_tokens) == (2006, 1920)
     assert (answer.usage.output_tokens, answer.usage.reasoning_tokens) == (300, 0)
     assert answer.usage.total_tokens == 2306  # the response's total_tokens
+
+
+def test_a_recorded_cache_write_then_cached_prompt_tokens() -> None:
+    # fixtures/recorded/openai_chat_prompt_cache.json: the two Chat Completions responses of
+    # pydantic/pydantic-ai's tests/models/cassettes/test_openai_prompt_cache/
+    # test_openai_chat_prompt_cache_e2e.yaml at commit
+    # 4fda38988f2939fa6ea9cdefcf120693e10ef491 (the same ~4,000-token prompt twice), as
+    # recorded
+    recorded = json.loads(
+        (Path(__file__).parent / "fixtures/recorded/openai_chat_prompt_cache.json").read_text()
+    )
+    for given in (recorded, [ChatCompletion.model_validate(item) for item in recorded]):
+        wrote, read = chat(given)
+        assert isinstance(wrote, AIMessage) and isinstance(read, AIMessage)
+        # first: 4,012 of the 4,020 prompt tokens written to the cache, none read
+        assert wrote.usage == TokenUsage(
+            input_tokens=4020,
+            output_tokens=4,
+            cache_read_tokens=0,
+            cache_write_tokens=4012,
+            reasoning_tokens=0,
+            model="gpt-5.6-sol",
+        )
+        # second: 4,012 cached within the 4,020 prompt tokens (8 uncached), none written
+        assert read.usage == TokenUsage(
+            input_tokens=4020,
+            output_tokens=4,
+            cache_read_tokens=4012,
+            cache_write_tokens=0,
+            reasoning_tokens=0,
+            model="gpt-5.6-sol",
+        )
+        # 4,020 + 4 = 4,024, each response's total_tokens
+        assert wrote.usage.total_tokens == read.usage.total_tokens == 4024
+        # created 1784092247 and 1784092252 s since the epoch
+        assert (wrote.timing, read.timing) == (
+            Timing(started_at=datetime(2026, 7, 15, 5, 10, 47, tzinfo=timezone.utc)),
+            Timing(started_at=datetime(2026, 7, 15, 5, 10, 52, tzinfo=timezone.utc)),
+        )
 
 
 def test_bare_chat_messages_carry_no_steps_and_a_tool_result_no_status() -> None:
