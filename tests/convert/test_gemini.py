@@ -632,6 +632,21 @@ def test_a_recorded_response_with_cached_and_thought_tokens() -> None:
     assert ai.usage.total_tokens == 18602  # 17,713 + 889: the response's totalTokenCount
 
 
+def test_a_recorded_response_with_tool_use_prompt_tokens() -> None:
+    # gemini_tool_use_prompt.json: tests/models/cassettes/test_google/
+    # test_google_model_web_fetch_tool.yaml (its response body, a JSON string there),
+    # gemini-2.5-flash with the URL context tool
+    recorded = _recorded("gemini_tool_use_prompt.json")
+    for response in (recorded, types.GenerateContentResponse.model_validate(recorded)):
+        [ai] = gemini(response)
+        # 32 prompt + 2,395 tool-use prompt = 2,427 input; 41 candidates + 47 thoughts = 88
+        # output; 2,427 + 88 = 2,515, the response's totalTokenCount
+        assert ai.usage == TokenUsage(
+            input_tokens=2427, output_tokens=88, reasoning_tokens=47, model="gemini-2.5-flash"
+        )
+        assert ai.usage.total_tokens == 2515
+
+
 def test_a_recorded_vertex_response_started_at_its_create_time() -> None:
     # gemini_vertex_create_time.json: tests/models/cassettes/test_google/
     # test_google_model_vertex_provider.yaml, gemini-2.0-flash on Vertex AI
