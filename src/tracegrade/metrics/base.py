@@ -7,6 +7,7 @@ judged ones (which wait on a model) implement :meth:`Metric.ascore`.
 
 from __future__ import annotations
 
+import math
 from abc import ABC
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -17,6 +18,13 @@ from ..model.results import Score
 if TYPE_CHECKING:
     from ..model.results import Usage
     from ..model.samples import Sample
+
+
+def ragas_value(score: Score) -> float:
+    """A score as ragas' entry points return it: the value, or NaN where the metric does
+    not apply to the sample (ragas' float-only signatures have no other way to say so;
+    the :class:`Score` itself says it with ``value=None`` and a reason)."""
+    return math.nan if score.value is None else score.value
 
 
 class Metric(ABC):
@@ -61,20 +69,20 @@ class Metric(ABC):
 
     async def _multi_turn_ascore(self, sample: Sample, callbacks: Any = None) -> float:
         """ragas' internal name for :meth:`multi_turn_ascore`, which some examples call."""
-        return (await self.ascore(sample)).value
+        return ragas_value(await self.ascore(sample))
 
     def multi_turn_score(self, sample: Sample, callbacks: Any = None) -> float:
         """ragas-style, synchronous: the score's value alone."""
-        return self.score(sample).value
+        return ragas_value(self.score(sample))
 
     async def value_within(self, sample: Sample, timeout: float | None) -> float:
         """The value of ``await ascore(sample)``, given up after ``timeout`` seconds
         (``None``: no limit) with TimeoutError."""
         if timeout is None:
-            return (await self.ascore(sample)).value
+            return ragas_value(await self.ascore(sample))
         import asyncio  # loaded here: the deterministic path never needs it
 
-        return (await asyncio.wait_for(self.ascore(sample), timeout)).value
+        return ragas_value(await asyncio.wait_for(self.ascore(sample), timeout))
 
     def check(self, sample: Sample) -> None:
         """Raise :class:`MissingFieldError` unless this metric can read ``sample``."""
@@ -103,6 +111,13 @@ class Metric(ABC):
         """Build the Score, judging ``success`` against the threshold if there is one."""
         success = None if self.threshold is None else value >= self.threshold
         return Score(value, reason, details, success, usage)
+
+    def not_applicable(
+        self, reason: str, details: Mapping[str, Any] | None = None, usage: Usage | None = None
+    ) -> Score:
+        """The Score saying this metric does not apply to the sample, and why (no value,
+        no verdict; summaries count it apart)."""
+        return Score.not_applicable(reason, details, usage)
 
 
 class FieldScoring(Metric):

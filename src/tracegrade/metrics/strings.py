@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from ..model.results import Score
 from ..model.samples import Sample, SingleTurnSample
-from .base import FieldScoring
+from .base import FieldScoring, ragas_value
 
 
 class StringMetric(FieldScoring):
@@ -54,11 +54,11 @@ class StringMetric(FieldScoring):
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any = None) -> float:
         """ragas' internal name for :meth:`single_turn_ascore`."""
-        return self.score(sample).value
+        return ragas_value(self.score(sample))
 
     def single_turn_score(self, sample: SingleTurnSample, callbacks: Any = None) -> float:
         """ragas-style, synchronous: the value alone."""
-        return self.score(sample).value
+        return ragas_value(self.score(sample))
 
 
 class ExactMatch(StringMetric):

@@ -29,7 +29,8 @@ def score_by_turn(metric: Metric, sample: Sample) -> Score:
 
     ``details``: ``turns``, each turn's ``turn`` (0-based), ``value``, ``reason`` and
     ``details`` (whose positions index that turn's calls), and ``worst_turn``, the first
-    turn with the lowest value.
+    turn with the lowest value. Turns the metric does not apply to are left out of the
+    mean; when it applies to none, neither does it to the sample.
     """
     assert isinstance(sample, MultiTurnSample)  # as has_turn_references found
     per_turn = sample.reference_tool_calls_per_turn
@@ -38,9 +39,20 @@ def score_by_turn(metric: Metric, sample: Sample) -> Score:
         metric.score(MultiTurnSample(user_input=messages, reference_tool_calls=reference))
         for messages, reference in zip(sample.human_turns(), per_turn, strict=True)
     ]
-    values = [score.value for score in scores]
+    applied = [(turn, score.value) for turn, score in enumerate(scores) if score.value is not None]
+    if not applied:
+        return metric.not_applicable(
+            f"applies to none of the {len(scores)} turn(s); first: {scores[0].reason}",
+            {
+                "turns": [
+                    {"turn": turn, "value": None, "reason": score.reason}
+                    for turn, score in enumerate(scores)
+                ]
+            },
+        )
+    values = [value for _, value in applied]
     mean = sum(values) / len(values)
-    worst = values.index(min(values))
+    worst = applied[values.index(min(values))][0]
     details: dict[str, Any] = {
         "turns": [
             {"turn": turn, "value": score.value, "reason": score.reason, "details": score.details}
@@ -49,8 +61,8 @@ def score_by_turn(metric: Metric, sample: Sample) -> Score:
         "worst_turn": worst,
     }
     reason = (
-        f"mean over {len(scores)} turn(s) {mean:.4g}; worst: turn {worst} "
-        f"({values[worst]:.4g}): {scores[worst].reason}"
+        f"mean over {len(values)} turn(s) {mean:.4g}; worst: turn {worst} "
+        f"({min(values):.4g}): {scores[worst].reason}"
     )
     return metric.result(mean, reason, details)
 

@@ -59,15 +59,34 @@ class Score:
     program (matched, missing and extra calls, per-argument verdicts, ...). ``success``
     is ``value >= threshold`` when the metric has a threshold, else ``None``. ``usage``
     is what asking the judge cost, for judged metrics (``None`` for the others).
+
+    ``value`` is ``None`` when the metric does not apply to the sample (error recovery
+    in a conversation where no tool failed): ``reason`` says why, ``success`` is
+    ``None``, and summaries leave the sample out of the metric's mean and pass rate,
+    counting it as not applicable. Build one with :meth:`not_applicable`.
     """
 
-    value: float
+    value: float | None
     reason: str = ""
     details: Mapping[str, Any] = field(default_factory=dict)
     success: bool | None = None
     usage: Usage | None = None
 
+    @classmethod
+    def not_applicable(
+        cls, reason: str, details: Mapping[str, Any] | None = None, usage: Usage | None = None
+    ) -> Score:
+        """The score of a metric that does not apply to the sample, saying why."""
+        return cls(None, reason, {} if details is None else details, None, usage)
+
+    @property
+    def applicable(self) -> bool:
+        """False when the metric does not apply to the sample (``value`` is ``None``)."""
+        return self.value is not None
+
     def __float__(self) -> float:
+        if self.value is None:
+            raise ValueError(f"the metric does not apply to this sample: {self.reason}")
         return self.value
 
 
@@ -113,7 +132,9 @@ class SampleResult:
         """A JSON-ready row: ``{"index", "id", "status", "metrics": {name: {value,
         reason, details, ...}}}``, with ``task_id`` when set and ``rejected`` (the reason)
         instead of ``metrics`` for a rejected record. A failed metric's entry is
-        ``{"value": null, "error", "usage"}``, usage only when the judge was asked.
+        ``{"value": null, "error", "usage"}``, usage only when the judge was asked; a
+        metric that does not apply is ``{"value": null, "not_applicable": true, "reason",
+        "details"}``.
         ``agent_usage`` follows the metrics when the conversation recorded any (see
         :class:`~tracegrade.model.agent_usage.AgentUsage`); a row without it is written
         as it was before tracegrade read usage."""
@@ -132,6 +153,8 @@ class SampleResult:
                 "reason": score.reason,
                 "details": score.details,
             }
+            if score.value is None:
+                entry["not_applicable"] = True
             if score.success is not None:
                 entry["success"] = score.success
             if score.usage is not None:
@@ -166,8 +189,14 @@ class SampleResult:
                 if usage is not None:
                     result.failed_usage[name] = Usage(**usage)
                 continue
+            value = entry["value"]
+            if (value is None) != bool(entry.get("not_applicable", False)):
+                raise TypeError(
+                    f"metric {name!r}: a value of null needs an error or not_applicable: "
+                    "true, and not_applicable: true needs a value of null"
+                )
             result.scores[name] = Score(
-                entry["value"],
+                value,
                 entry["reason"],
                 entry["details"],
                 entry.get("success"),

@@ -335,8 +335,11 @@ async def _within_deadline(metric: Metric, sample: Sample, deadline: float | Non
 
 
 def _keep(row: SampleResult, metric: Metric, score: Score, raise_exceptions: bool) -> None:
-    """Put a metric's score in the row, unless its value is not a finite number."""
-    if isinstance(score.value, (int, float)) and math.isfinite(score.value):
+    """Put a metric's score in the row, unless its value is not a finite number (or
+    ``None``, for a metric saying with a reason that it does not apply)."""
+    if (score.value is None and isinstance(score.reason, str) and score.reason) or (
+        isinstance(score.value, (int, float)) and math.isfinite(score.value)
+    ):
         row.scores[metric.name] = score
     else:
         problem = ValueError(f"{metric.name} returned the value {score.value!r}, not a number")
