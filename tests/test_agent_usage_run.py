@@ -103,6 +103,9 @@ HAND_WORKED = AgentUsageSummary(
     duration=UsageTotal(4.0, 1, 4.0),  # 09:00:00 to 09:00:04
     llm_seconds=UsageTotal(3.0, 1, 3.0),
     tool_seconds=UsageTotal(0.5, 1, 0.5),
+    agent_seconds=UsageTotal(2.0 + 1.0 + 0.5, 1, 3.5),  # the two AI steps apart, the tool
+    unmetered_steps=UsageTotal(0, 2, 0),  # a and b: every AI step states its usage
+    untimed_steps=UsageTotal(0, 1, 0),  # a: every step has a time
     tool_results=ToolResults(ok=0, error=1, unknown=0, conversations=1),
 )
 
@@ -131,9 +134,19 @@ def test_the_totals_and_their_counts_are_the_hand_worked_ones(tmp_path: Path) ->
             "duration": 4.0,
             "llm_seconds": 3.0,
             "tool_seconds": 0.5,
+            "agent_seconds": 3.5,
+            "unmetered_steps": 0,
+            "untimed_steps": 0,
         },
         None,  # rejected
-        {"output_tokens": 5, "llm_steps": 1, "tools_ok": 0, "tools_error": 1, "tools_unknown": 0},
+        {
+            "output_tokens": 5,
+            "llm_steps": 1,
+            "tools_ok": 0,
+            "tools_error": 1,
+            "tools_unknown": 0,
+            "unmetered_steps": 0,
+        },
         None,  # c records nothing
     ]
     record = json.loads(run_record_path(tmp_path / "r.jsonl").read_text())
@@ -248,6 +261,7 @@ def test_the_console_shows_the_agent_usage_block_under_the_summary(
         r"output tokens +35 +17\.5 +30 +2 of 3",
         r"cost \(stated\) +\$0\.250000 +\$0\.250000 +\$0\.250000 +1 of 3",
         r"LLM steps +3 +1\.5 +2 +2 of 3",
+        r"agent time +3\.50 s +3\.50 s +3\.50 s +1 of 3",
         r"duration +4\.00 s +4\.00 s +4\.00 s +1 of 3",
         r"time in LLM steps +3\.00 s +3\.00 s +3\.00 s +1 of 3",
         r"time in tools +0\.50 s +0\.50 s +0\.50 s +1 of 3",

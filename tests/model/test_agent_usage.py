@@ -86,6 +86,10 @@ def test_each_kind_is_summed_over_the_steps_that_state_it() -> None:
         tools_ok=1,
         tools_error=1,
         tools_unknown=1,
+        # the placed intervals (2 s and 1.5 s, apart) and the unplaced 4.25 s
+        agent_seconds=2.0 + 1.5 + 4.25,
+        unmetered_steps=1,  # the last AI step
+        untimed_steps=4,  # tool b, the AI step with a start only, the last two AI steps
     )
 
 
@@ -100,8 +104,44 @@ def test_without_both_a_start_and_an_end_there_is_no_duration() -> None:
         },
     ]
     found = agent_usage_of(_sample(messages))
-    assert found == AgentUsage(output_tokens=5, llm_steps=1, llm_seconds=3.0)
+    assert found == AgentUsage(
+        output_tokens=5,
+        llm_steps=1,
+        llm_seconds=3.0,
+        agent_seconds=3.0,
+        unmetered_steps=0,
+        untimed_steps=0,
+    )
     assert found.duration is None and found.input_tokens is None and found.cost is None
+
+
+def _timed(start: str, end: str) -> dict[str, str]:
+    return {"started_at": f"2026-03-01T09:{start}Z", "ended_at": f"2026-03-01T09:{end}Z"}
+
+
+def test_agent_time_counts_parallel_calls_once_and_leaves_out_the_human() -> None:
+    messages = [
+        {"type": "human", "content": "find it"},
+        {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [_call("a"), _call("b")],
+            "timing": _timed("00:00", "00:02"),
+        },
+        # side by side, overlapping: 00:02 to 00:07 covered once
+        {"type": "tool", "content": "A", "tool_call_id": "a", "timing": _timed("00:02", "00:06")},
+        {"type": "tool", "content": "B", "tool_call_id": "b", "timing": _timed("00:03", "00:07")},
+        {"type": "ai", "content": "which one?", "timing": _timed("00:07", "00:08")},
+        # the user takes ten minutes to answer: not the agent's time
+        {"type": "human", "content": "the first"},
+        {"type": "ai", "content": "done", "timing": _timed("10:08", "10:09")},
+    ]
+    found = agent_usage_of(_sample(messages))
+    assert found is not None
+    assert found.agent_seconds == 8.0 + 1.0
+    assert found.tool_seconds == 4.0 + 4.0  # each tool's own time, summed
+    assert found.duration == 609.0  # first start to last end, the human's time included
+    assert found.untimed_steps == 0 and found.unmetered_steps is None
 
 
 def test_a_tool_outcome_alone_is_carried() -> None:

@@ -43,6 +43,13 @@ class AgentUsage:
     each, so they may exceed ``duration``). ``tools_ok``, ``tools_error`` and
     ``tools_unknown`` count the ToolMessages by status (one without an outcome is
     unknown) when at least one ToolMessage has an outcome.
+
+    ``agent_seconds`` is the agent's own time: the union of the intervals its LLM steps
+    and tools ran (calls side by side count once; the human's time between turns, when
+    no step ran, not at all), plus the seconds of steps that state a duration but not
+    when they ran. ``unmetered_steps`` counts the AIMessages without a ``usage`` when
+    some have one, and ``untimed_steps`` the AIMessages and ToolMessages without a time
+    when some have one: a budget over a conversation with either knows only part of it.
     """
 
     input_tokens: int | None = None
@@ -58,6 +65,9 @@ class AgentUsage:
     tools_ok: int | None = None
     tools_error: int | None = None
     tools_unknown: int | None = None
+    agent_seconds: float | None = None
+    unmetered_steps: int | None = None
+    untimed_steps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields that are not ``None``, as JSON-ready numbers."""
@@ -105,10 +115,15 @@ def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUs
     tool_seconds: list[float] = []
     statuses = dict.fromkeys(ToolStatus, 0)
     outcome_given = False
+    ai_steps = 0
+    placed: list[tuple[datetime, datetime]] = []
+    unplaced: list[float] = []
+    timed = untimed = 0
     for message in messages:
         if isinstance(message, HumanMessage):
             continue
         if isinstance(message, AIMessage):
+            ai_steps += 1
             usage = message.usage
             if usage is not None:
                 steps += 1
@@ -124,15 +139,23 @@ def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUs
             outcome_given = outcome_given or message.outcome is not None
             spent = tool_seconds
         timing = message.timing
+        seconds = None if timing is None else timing.seconds
+        if timing is None or seconds is None:
+            untimed += 1
+        else:
+            timed += 1
         if timing is None:
             continue
         if timing.started_at is not None:
             starts.append(timing.started_at)
         if timing.ended_at is not None:
             ends.append(timing.ended_at)
-        seconds = timing.seconds
         if seconds is not None:
             spent.append(seconds)
+            if timing.started_at is not None and timing.ended_at is not None:
+                placed.append((timing.started_at, timing.ended_at))
+            else:
+                unplaced.append(seconds)
     duration = None
     if starts and ends and max(ends) >= min(starts):
         duration = (max(ends) - min(starts)).total_seconds()
@@ -151,4 +174,24 @@ def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUs
         tools_ok=statuses[ToolStatus.OK] if outcome_given else None,
         tools_error=statuses[ToolStatus.ERROR] if outcome_given else None,
         tools_unknown=statuses[ToolStatus.UNKNOWN] if outcome_given else None,
+        agent_seconds=_covered(placed) + math.fsum(unplaced) if timed else None,
+        unmetered_steps=ai_steps - steps if steps else None,
+        untimed_steps=untimed if timed else None,
     )
+
+
+def _covered(intervals: list[tuple[datetime, datetime]]) -> float:
+    """The seconds the union of ``intervals`` covers (overlaps counted once)."""
+    total = 0.0
+    reach: datetime | None = None
+    begun: datetime | None = None
+    for start, end in sorted(intervals):
+        if reach is None or start > reach:
+            if reach is not None and begun is not None:
+                total += (reach - begun).total_seconds()
+            begun, reach = start, end
+        elif end > reach:
+            reach = end
+    if reach is not None and begun is not None:
+        total += (reach - begun).total_seconds()
+    return total

@@ -18,9 +18,12 @@ _KINDS = (
     ("  reasoning", "reasoning tokens", "reasoning_tokens"),
     ("cost (stated)", "cost (stated)", "cost"),
     ("LLM steps", "LLM steps", "llm_steps"),
+    ("  without usage", "LLM steps without usage", "unmetered_steps"),
+    ("agent time", "agent time", "agent_seconds"),
     ("duration", "duration", "duration"),
     ("time in LLM steps", "time in LLM steps", "llm_seconds"),
     ("time in tools", "time in tools", "tool_seconds"),
+    ("steps without a time", "steps without a time", "untimed_steps"),
 )
 """Each line's label in a table (indented: a part of the line above), its name standing
 alone, and the kind it shows."""
@@ -29,7 +32,9 @@ _TOOL_RESULTS = (
     ("  error", "tool results in error"),
     ("  unknown", "tool results of unknown outcome"),
 )
-_SECONDS = frozenset({"duration", "llm_seconds", "tool_seconds"})
+_GAPS = frozenset({"unmetered_steps", "untimed_steps"})
+"""Kinds shown only when some step lacked what they count."""
+_SECONDS = frozenset({"duration", "llm_seconds", "tool_seconds", "agent_seconds"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +67,7 @@ def usage_lines(usage: AgentUsageSummary) -> list[UsageLine]:
     lines = []
     for label, name, kind in _KINDS:
         found: UsageTotal | None = getattr(usage, kind)
-        if found is None:
+        if found is None or (kind in _GAPS and not found.total):
             continue
         lines.append(
             UsageLine(

@@ -67,8 +67,10 @@ class AgentUsageSummary:
     The kinds are those of :class:`~tracegrade.model.agent_usage.AgentUsage`: tokens by
     kind, ``cost`` (US dollars, as the input states it), ``llm_steps`` (LLM steps with a
     usage), ``duration`` (seconds from a conversation's first step to its last),
-    ``llm_seconds`` and ``tool_seconds`` (time in LLM steps and in tools), and
-    ``tool_results``. What the judge cost is apart:
+    ``llm_seconds`` and ``tool_seconds`` (time in LLM steps and in tools),
+    ``agent_seconds`` (the agent's own time, parallel steps once), ``unmetered_steps``
+    and ``untimed_steps`` (steps without a usage or a time in conversations where others
+    have one), and ``tool_results``. What the judge cost is apart:
     :attr:`~tracegrade.run.results.EvaluationResult.usage`.
     """
 
@@ -83,6 +85,9 @@ class AgentUsageSummary:
     duration: UsageTotal | None = None
     llm_seconds: UsageTotal | None = None
     tool_seconds: UsageTotal | None = None
+    agent_seconds: UsageTotal | None = None
+    unmetered_steps: UsageTotal | None = None
+    untimed_steps: UsageTotal | None = None
     tool_results: ToolResults | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -1,0 +1,102 @@
+"""A conversation's tool calls as steps (:func:`call_steps`): each call with the result
+that answered it, the human turn it was made in and the agent that made it, which is what
+the behaviour metrics (error recovery, wasted calls, handoffs) read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from .samples import MultiTurnSample
+from .steps import ToolStatus
+
+
+@dataclass(frozen=True, slots=True)
+class CallStep:
+    """One tool call in its conversation.
+
+    ``position`` counts the conversation's calls from 0 in order (the order of
+    :meth:`~tracegrade.model.samples.MultiTurnSample.predicted_tool_calls`); ``message``
+    is the index in ``user_input`` of the AIMessage that made it, and ``group`` the
+    position of that AIMessage among those that called tools (calls of one group were
+    made together). ``turn`` is the human turn (0 for the first HumanMessage's; -1 for a
+    call before any). ``result`` is the ToolMessage that answered it and ``result_index``
+    its index in ``user_input`` (both ``None`` when nothing answered). ``agent`` is the
+    calling AIMessage's ``metadata["agent"]`` when it names one.
+    """
+
+    position: int
+    call: ToolCall
+    message: int
+    group: int
+    turn: int
+    result: ToolMessage | None
+    result_index: int | None
+    agent: str | None
+
+    @property
+    def status(self) -> ToolStatus:
+        """How the call ended: its result's status, ``UNKNOWN`` without a result."""
+        return ToolStatus.UNKNOWN if self.result is None else self.result.status
+
+
+def call_steps(sample: MultiTurnSample) -> list[CallStep]:
+    """Every tool call of ``sample`` with its result, in conversation order.
+
+    A ToolMessage answers the call its ``tool_call_id`` names among the calls of the
+    AIMessage before it, when both have an id; otherwise the first call of that
+    AIMessage not yet answered (the order most sources keep)."""
+    steps: list[CallStep] = []
+    found: list[tuple[ToolMessage | None, int | None]] = []  # per step, filled as read
+    turn = -1
+    group = -1
+    open_calls: list[int] = []  # positions in steps of the current AIMessage's calls
+    for index, message in enumerate(sample.user_input):
+        kind = type(message)
+        if kind is HumanMessage:
+            turn += 1
+            open_calls = []
+        elif kind is AIMessage:
+            calls = message.tool_calls  # type: ignore[union-attr]
+            open_calls = []
+            if not calls:
+                continue
+            group += 1
+            metadata = message.metadata
+            agent = metadata.get("agent") if isinstance(metadata, dict) else None
+            for call in calls:
+                open_calls.append(len(steps))
+                steps.append(
+                    CallStep(
+                        len(steps),
+                        call,
+                        index,
+                        group,
+                        turn,
+                        None,
+                        None,
+                        agent if isinstance(agent, str) else None,
+                    )
+                )
+                found.append((None, None))
+        elif open_calls:
+            answered = _answered(message, [steps[at].call for at in open_calls])  # type: ignore[arg-type]
+            if answered is not None:
+                at = open_calls.pop(answered)
+                found[at] = (message, index)  # type: ignore[assignment]
+    return [
+        step if result is None else replace(step, result=result, result_index=result_index)
+        for step, (result, result_index) in zip(steps, found, strict=True)
+    ]
+
+
+def _answered(message: ToolMessage, calls: list[ToolCall]) -> int | None:
+    """Which of the open ``calls`` ``message`` answers (an index into ``calls``)."""
+    if not calls:
+        return None
+    wanted = message.tool_call_id
+    if wanted is not None:
+        for at, call in enumerate(calls):
+            if call.id == wanted:
+                return at
+    return 0
