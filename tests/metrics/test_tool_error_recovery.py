@@ -175,6 +175,21 @@ def test_identical_calls_follow_the_matching_rule() -> None:
     assert classes(normalised.score(conversation)) == [(0, "retried", 1)]
 
 
+def test_the_same_tools_next_calls_decide_before_a_stand_in() -> None:
+    # search is rate-limited, a calculator call succeeds, then search is called again
+    # unchanged: a retry of search (call 2), not a recovery through the calculator
+    conversation = sample(
+        human("What is 2% of the population of Paris?"),
+        calls(("a", "search", {"q": "population of Paris"})),
+        result("a", failed("RateLimitError")),
+        calls(("b", "calculator", {"expression": "2+2"})),
+        result("b", OK),
+        calls(("c", "search", {"q": "population of Paris"})),
+        result("c", OK),
+    )
+    assert classes(ToolErrorRecovery().score(conversation)) == [(0, "retried", 2)]
+
+
 # --- parallel calls, other tools, the user stepping in ----------------------------------
 
 
@@ -247,6 +262,25 @@ def test_another_tool_in_a_later_turn_recovers_only_when_listed() -> None:
     assert classes(ToolErrorRecovery().score(conversation)) == [(0, "gave_up", None)]
     listed = ToolErrorRecovery(alternatives={"weather": ["news"]})
     assert classes(listed.score(conversation)) == [(0, "recovered_after_user", 1)]
+
+
+def test_one_agents_failures() -> None:
+    # the planner's search fails and the researcher's lookup then succeeds: by default a
+    # stand-in; scoring the planner alone, the researcher's calls are not the planner's
+    def said_by(agent: str, message: AIMessage) -> AIMessage:
+        return AIMessage(
+            content=message.content, tool_calls=message.tool_calls, metadata={"agent": agent}
+        )
+
+    conversation = sample(
+        human("Find the paper."),
+        said_by("planner", calls(("a", "search", {"q": "paper"}))),
+        result("a", failed("SearchError")),
+        said_by("researcher", calls(("b", "lookup", {"id": 7}))),
+        result("b", OK),
+    )
+    assert classes(ToolErrorRecovery().score(conversation)) == [(0, "recovered", 1)]
+    assert classes(ToolErrorRecovery(agent="planner").score(conversation)) == [(0, "gave_up", None)]
 
 
 # --- unknowns, not applicable, framework retries ----------------------------------------

@@ -8,14 +8,16 @@ Each failed call (a :class:`~tracegrade.model.call_steps.CallStep` whose status 
 ``ERROR``) gets one verdict from the calls after it. ``later`` means a later AIMessage:
 calls made together with the failed one (parallel calls) never answer it.
 
-- ``retried``: the next thing the agent did about it in the same human turn was the
-  identical call (same name and arguments by ``matching``) after a retryable error;
+The same tool's later calls in the same human turn decide first:
+
+- ``retried``: the agent made the identical call (same name and arguments by
+  ``matching``) before any successful call of that tool, after a retryable error;
 - ``repeated``: the same, after an error that is not retryable (a loop);
 - ``retried_unknown_kind``: the same, after an error whose kind the source does not give;
-- ``recovered``: before any identical call, a later call of the same turn succeeded that
-  serves the failed call's need: the same tool with other arguments, or another tool
-  (any other tool by default; only the tools ``alternatives`` names for the failed tool
-  when it is given);
+- ``recovered``: a call of the same tool with other arguments succeeded before any
+  identical call; or, when the agent did neither in the turn, a call of another tool
+  serving the failed call's need succeeded (any other tool by default; only the tools
+  ``alternatives`` names for the failed tool when it is given);
 - ``recovered_after_user``: none of these in its turn, but after a human message the same
   tool (or one of its ``alternatives``) succeeded;
 - ``gave_up``: none of these; ``after`` says whether the agent then ``answered`` (an
@@ -139,9 +141,10 @@ class FailedCall:
 
     ``resolved_by`` is the position of the call that decided the verdict (the identical
     call for the three retry verdicts, the successful call for the two recoveries; None
-    when the agent gave up). ``retry`` is the position of the first later identical call
-    anywhere in the conversation (None if there is none): the call the wasted-call metric
-    leaves to this one. ``after`` (gave up only): ``"answered"`` or ``"stopped"``.
+    when the agent gave up). ``retry`` is the position of the first identical call in a
+    later AIMessage, in any turn (None if there is none): the call the wasted-call metric
+    leaves to this one (an identical call made in the same AIMessage is no retry).
+    ``after`` (gave up only): ``"answered"`` or ``"stopped"``.
     """
 
     step: CallStep
@@ -247,15 +250,17 @@ def _verdict(
     error_type = failed.result.outcome.error_type
     later = [step for step in steps if step.group > failed.group]
     retry = next((step.position for step in later if matcher.same(step.call, failed.call)), None)
-    for step in later:
-        if step.turn != failed.turn:
-            break
+    in_turn = [step for step in later if step.turn == failed.turn]
+    for step in in_turn:  # the same tool's next calls decide first
         if retry == step.position:
             kind = retryable(error_type, extra)
             verdict: Verdict = (
                 "retried_unknown_kind" if kind is None else "retried" if kind else "repeated"
             )
             return FailedCall(failed, error_type, verdict, step.position, retry)
+        if step.call.name == failed.call.name and step.status is ToolStatus.OK:
+            return FailedCall(failed, error_type, "recovered", step.position, retry)
+    for step in in_turn:  # then a stand-in
         if step.status is ToolStatus.OK and _serves(step, failed, alternatives, True):
             return FailedCall(failed, error_type, "recovered", step.position, retry)
     for step in later:
