@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         StringPresence,
     )
     from .metrics.tool_calls import ToolCallAccuracy, ToolCallF1, ToolCorrectnessMetric
+    from .metrics.tool_error_recovery import ToolErrorRecovery
     from .metrics.topic import TopicAdherenceScore
     from .metrics.trajectory import TrajectoryMatch
     from .metrics.validity import ToolCallValidity
@@ -89,6 +90,7 @@ _MODULE_OF = {
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "ToolErrorRecovery": "metrics.tool_error_recovery",
     "ArgumentMatch": "metrics.arguments",
     "any_of": "metrics.arguments",
     "optional": "metrics.arguments",
@@ -181,6 +183,7 @@ __all__ = [
     "ToolCallType",
     "ToolCallValidity",
     "ToolCorrectnessMetric",
+    "ToolErrorRecovery",
     "ToolMessage",
     "TopicAdherenceScore",
     "TracegradeError",

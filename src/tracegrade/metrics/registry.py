@@ -13,6 +13,8 @@ from .strings import STRING_METRICS, ExactMatch, StringMetric
 from .tool_call_accuracy import ToolCallAccuracy
 from .tool_call_f1 import ToolCallF1
 from .tool_correctness import ToolCorrectnessMetric
+from .tool_error_recovery import ToolErrorRecovery
+from .tool_errors import parse_alternatives, parse_error_kinds
 from .topic import TopicAdherenceScore
 from .trajectory import TrajectoryMatch
 from .validity import ToolCallValidity
@@ -25,6 +27,7 @@ METRICS: dict[str, type[Metric]] = {
     "tool_correctness": ToolCorrectnessMetric,
     "trajectory_match": TrajectoryMatch,
     "tool_call_validity": ToolCallValidity,
+    "tool_error_recovery": ToolErrorRecovery,
     **STRING_METRICS,
     "topic_adherence": TopicAdherenceScore,
     "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,
@@ -75,5 +78,7 @@ def build_metric(spec: str) -> Metric:
     converters = {
         "arg_comparison_metric": lambda text: _string_metric(text.replace("+", ":", 1)),
         "matching": _matching,
+        "retryable": parse_error_kinds,
+        "alternatives": parse_alternatives,
     }
     return build_from(spec, METRICS, converters)

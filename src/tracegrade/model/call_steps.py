@@ -21,7 +21,9 @@ class CallStep:
     position of that AIMessage among those that called tools (calls of one group were
     made together). ``turn`` is the human turn (0 for the first HumanMessage's; -1 for a
     call before any). ``result`` is the ToolMessage that answered it and ``result_index``
-    its index in ``user_input`` (both ``None`` when nothing answered). ``agent`` is the
+    its index in ``user_input`` (both ``None`` when nothing answered). When several
+    ToolMessages name one call's id (a framework ran the call again: its retries), the
+    last of them is ``result``, the outcome the agent went on with. ``agent`` is the
     calling AIMessage's ``metadata["agent"]`` when it names one.
     """
 
@@ -45,20 +47,25 @@ def call_steps(sample: MultiTurnSample) -> list[CallStep]:
 
     A ToolMessage answers the call its ``tool_call_id`` names among the calls of the
     AIMessage before it, when both have an id; otherwise the first call of that
-    AIMessage not yet answered (the order most sources keep)."""
+    AIMessage not yet answered (the order most sources keep). A further ToolMessage naming
+    a call already answered is a new attempt at that call and answers it again (the last
+    attempt is its result); it never answers another call."""
     steps: list[CallStep] = []
     found: list[tuple[ToolMessage | None, int | None]] = []  # per step, filled as read
     turn = -1
     group = -1
     open_calls: list[int] = []  # positions in steps of the current AIMessage's calls
+    answered: dict[str, int] = {}  # the current AIMessage's answered calls by id
     for index, message in enumerate(sample.user_input):
         kind = type(message)
         if kind is HumanMessage:
             turn += 1
             open_calls = []
+            answered = {}
         elif kind is AIMessage:
             calls = message.tool_calls  # type: ignore[union-attr]
             open_calls = []
+            answered = {}
             if not calls:
                 continue
             group += 1
@@ -79,15 +86,35 @@ def call_steps(sample: MultiTurnSample) -> list[CallStep]:
                     )
                 )
                 found.append((None, None))
-        elif open_calls:
-            answered = _answered(message, [steps[at].call for at in open_calls])  # type: ignore[arg-type]
-            if answered is not None:
-                at = open_calls.pop(answered)
+        elif open_calls or answered:
+            again = _again(message, open_calls, steps, answered)  # type: ignore[arg-type]
+            if again is not None:
+                found[again] = (message, index)  # type: ignore[assignment]
+                continue
+            which = _answered(message, [steps[at].call for at in open_calls])  # type: ignore[arg-type]
+            if which is not None:
+                at = open_calls.pop(which)
                 found[at] = (message, index)  # type: ignore[assignment]
+                call_id = steps[at].call.id
+                if call_id is not None:
+                    answered.setdefault(call_id, at)
     return [
         step if result is None else replace(step, result=result, result_index=result_index)
         for step, (result, result_index) in zip(steps, found, strict=True)
     ]
+
+
+def _again(
+    message: ToolMessage, open_calls: list[int], steps: list[CallStep], answered: dict[str, int]
+) -> int | None:
+    """The position of the answered call that ``message`` answers again (its id names that
+    call and no open one), or None."""
+    wanted = message.tool_call_id
+    if wanted is None or wanted not in answered:
+        return None
+    if any(steps[at].call.id == wanted for at in open_calls):
+        return None  # a second call with the same id, still to be answered
+    return answered[wanted]
 
 
 def _answered(message: ToolMessage, calls: list[ToolCall]) -> int | None:
