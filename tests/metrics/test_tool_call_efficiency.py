@@ -85,7 +85,7 @@ def test_the_same_call_after_another_tools_result_is_not_wasted() -> None:
 def test_a_result_of_a_call_made_together_with_the_earlier_one_is_new() -> None:
     # fetch and search made together; search again once both answered: fetch's result is
     # news (and a call repeated on its own, with no block between, is no cycle)
-    score = efficiency(sample(ask(), calls(B, A), result(), result(), *steps(A)))
+    score = efficiency(sample(ask(), calls(B, A), result(), result(), *steps(A, C)))
     assert score.value == 1.0
 
 
