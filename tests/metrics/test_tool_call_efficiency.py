@@ -7,10 +7,14 @@ hand from the rules in docs/behaviour.md ("Wasted tool calls"), as each comment 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.conftest import call
+from tests.convert.test_responses_chain import WEATHER
+from tests.test_cli_run import read_rows, workdir, write_jsonl
 
 from tracegrade import (
     AIMessage,
@@ -21,9 +25,17 @@ from tracegrade import (
     ToolCallEfficiency,
     ToolMessage,
 )
+from tracegrade.cli import EXIT_OK, main
+from tracegrade.convert import convert_messages
+from tracegrade.io.dataset import EvaluationDataset
 from tracegrade.metrics.registry import MetricSpecError, build_metric
 from tracegrade.model.results import Score
 from tracegrade.model.steps import ToolOutcome, ToolStatus
+
+__all__ = ["workdir"]  # the fixture, used by name
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "agent_runs.jsonl"
+ADK_SESSION = Path(__file__).parents[1] / "convert" / "fixtures" / "adk" / "session.json"
 
 OK = ToolOutcome(status=ToolStatus.OK)
 FAILED = ToolOutcome(status=ToolStatus.ERROR, error_type="ValidationError")
@@ -278,7 +290,9 @@ def test_a_threshold_judges_success() -> None:
 
 
 def test_the_registry_reads_the_options_as_text() -> None:
-    metric = build_metric("tool_call_efficiency:repeatable=poll_status|next_page,matching=normalised")
+    metric = build_metric(
+        "tool_call_efficiency:repeatable=poll_status|next_page,matching=normalised"
+    )
     assert isinstance(metric, ToolCallEfficiency)
     assert metric.repeatable == frozenset({"poll_status", "next_page"})
     assert isinstance(metric.matching, ArgumentMatch) and metric.matching.mode == "normalised"
@@ -291,3 +305,96 @@ def test_a_bare_string_is_refused_as_the_repeatable_tools() -> None:
         ToolCallEfficiency(repeatable="poll_status")
     with pytest.raises(TypeError, match="matching needs a CallMatcher"):
         ToolCallEfficiency(matching="normalised")  # type: ignore[arg-type]
+
+
+# -- real traces -----------------------------------------------------------------------
+
+
+def test_a_real_retry_with_corrected_arguments_is_no_waste(tmp_path: Path) -> None:
+    """tests/convert/fixtures/responses_chain/weather_retries.jsonl (gpt-4.1, recorded by
+    pydantic-ai): get_weather(city='New York') is told to call again with 'NYC', and does.
+    Two different calls: nothing wasted. Compared by name alone (ArgumentMatch mode
+    'names') the second is the first again with only its own result between."""
+    path = write_jsonl(tmp_path / "weather.jsonl", WEATHER)
+    (conversation,) = list(EvaluationDataset.from_conversations(path))
+    assert [c.args for c in conversation.predicted_tool_calls()] == [  # type: ignore[union-attr]
+        {"city": "New York"},
+        {"city": "NYC"},
+    ]
+    assert efficiency(conversation).value == 1.0
+    by_name = efficiency(conversation, matching=ArgumentMatch(mode="names"))
+    assert wasted(by_name) == [(1, "redundant", 0)]
+    # the Responses API marks no tool output as failed: the repeat is counted, and said so
+    assert by_name.details["wasted"][0]["earlier"] == "unknown"
+
+
+def test_a_real_multi_agent_session_with_parallel_calls_of_one_tool() -> None:
+    """tests/convert/fixtures/adk/session.json (a real Google ADK run): get_weather for
+    New York and for Paris made together, then a handoff and say_hello in a second turn.
+    Four different calls: nothing wasted; by name alone, the parallel pair is one call
+    made twice (1 - 1/4)."""
+    messages = convert_messages(json.loads(ADK_SESSION.read_text()), "adk")
+    conversation = MultiTurnSample(user_input=messages)
+    assert efficiency(conversation).value == 1.0
+    by_name = efficiency(conversation, matching=ArgumentMatch(mode="names"))
+    assert wasted(by_name) == [(1, "redundant", 0)]
+    assert by_name.details["wasted"][0]["earlier"] == "parallel"
+    assert by_name.details["wasted"][0]["agent"] == "weather_agent"
+    assert by_name.value == 0.75
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def run_cli(workdir: Path, data: Path, *specs: str) -> list[dict[str, Any]]:
+    out = workdir / "r.jsonl"
+    out.unlink(missing_ok=True)
+    metrics = [part for spec in specs for part in ("-m", spec)]
+    code = main(["evaluate", str(data), "--out", str(out), "--progress", "off", *metrics])
+    assert code == EXIT_OK
+    return [row["metrics"][specs[0].partition(":")[0]] for row in read_rows(out)]
+
+
+def test_the_example_data_from_the_command_line(workdir: Path) -> None:
+    scores = {
+        row["id"]: row
+        for row in (
+            {"id": record["id"], **score}
+            for record, score in zip(
+                [json.loads(line) for line in EXAMPLES.read_text().splitlines()],
+                run_cli(workdir, EXAMPLES, "tool_call_efficiency"),
+                strict=True,
+            )
+        )
+    }
+    # sql-report: run_query retried word for word after a result reading "timeout" that
+    # carries no status; the retry is counted (unknown outcome), 1 - 1/2
+    assert scores["sql-report"]["value"] == 0.5
+    assert scores["sql-report"]["details"]["wasted"][0]["earlier"] == "unknown"
+    # hotel-rome: search_hotels, get_weather and book_hotel where the reference makes
+    # search_hotels and book_hotel: three distinct calls against two, 1 - 1/3
+    assert scores["hotel-rome"]["value"] == pytest.approx(2 / 3)
+    assert scores["hotel-rome"]["details"]["beyond_reference"] == 1
+    # smalltalk: no call, none expected
+    assert scores["smalltalk"]["value"] is None and scores["smalltalk"]["not_applicable"]
+    assert [key for key, row in scores.items() if row.get("not_applicable")] == ["smalltalk"]
+    # refund-order: one call of the two expected; none beyond, none wasted
+    assert scores["refund-order"]["value"] == 1.0
+
+
+def test_options_from_the_command_line(workdir: Path) -> None:
+    poll = {"name": "poll_status", "args": {"job": 7}}
+    search = {"name": "search", "args": {"q": "a"}}
+    padded = {"name": "search", "args": {"q": "a "}}
+    conversation = [{"type": "human", "content": "run the job"}]
+    for made in (search, poll, poll, padded):
+        conversation.append({"type": "ai", "content": "", "tool_calls": [made]})
+        conversation.append({"type": "tool", "content": "ok"})
+    data = write_jsonl(workdir / "data.jsonl", [{"user_input": conversation}])
+    # default: the two polls, one repeating the other, only its own result between: 1 - 1/4
+    assert [s["value"] for s in run_cli(workdir, data, "tool_call_efficiency")] == [0.75]
+    # polls repeatable; the padded search follows a poll's result, so it is news: 1.0
+    spec = "tool_call_efficiency:repeatable=poll_status|next_page,matching=normalised"
+    (score,) = run_cli(workdir, data, spec)
+    assert score["value"] == 1.0
+    assert score["details"]["exempt"] == [2]

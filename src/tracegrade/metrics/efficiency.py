@@ -163,8 +163,7 @@ class ToolCallEfficiency(Metric):
             parts.append(f"{pending} of them repeat a call before its result came back")
         if expected is not None:
             parts.append(
-                f"the reference makes {sum(expected.values())} call(s); {beyond} call(s) "
-                "beyond it"
+                f"the reference makes {sum(expected.values())} call(s); {beyond} call(s) beyond it"
             )
         if found.retries:
             parts.append(
