@@ -20,6 +20,7 @@ from .repeats import Earlier, Repeat, Repeats, Why, call_kinds, find_repeats
 
 if TYPE_CHECKING:
     from ..model.call_steps import CallStep
+    from ..model.messages import ToolCall
     from ..model.results import Score
 
 _CORRECTNESS = "whether a call was needed is for a correctness metric such as tool_call_f1"
@@ -223,7 +224,8 @@ def _reference_counts(sample: MultiTurnSample, repeatable: frozenset[str]) -> di
     return {turn: _counted(calls, repeatable) for turn, calls in enumerate(per_turn)}
 
 
-def _counted(calls: Iterable[Any], repeatable: frozenset[str]) -> int:
+def _counted(calls: Iterable[ToolCall], repeatable: frozenset[str]) -> int:
+    """How many of ``calls`` are of tools not repeatable."""
     return sum(1 for call in calls if call.name not in repeatable)
 
 

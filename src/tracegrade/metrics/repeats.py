@@ -88,15 +88,17 @@ class Repeats:
 
 def call_kinds(steps: list[CallStep], matching: CallMatcher | None) -> list[int]:
     """For each call, the position of the first call of its kind: its own position unless
-    an earlier call is the same call (by ``matching``, exact calls when None)."""
+    an earlier call is the same call (by ``matching``, exact calls when None). With a
+    matcher, calls are compared within their human turn only (no rule here looks across
+    turns), which spares most of its comparisons."""
     calls = [step.call for step in steps]
     if matching is None:
         return same_call_indices(calls)
     same = matching.same
-    firsts: dict[str, list[int]] = {}  # per tool name, the first call of each kind
+    firsts: dict[tuple[int, str], list[int]] = {}  # per turn and tool, each kind's first
     kinds = []
     for position, call in enumerate(calls):
-        known = firsts.setdefault(call.name, [])
+        known = firsts.setdefault((steps[position].turn, call.name), [])
         for first in known:
             if same(call, calls[first]):
                 kinds.append(first)
