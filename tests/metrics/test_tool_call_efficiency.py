@@ -231,6 +231,16 @@ def test_dict_key_order_never_makes_two_calls_differ() -> None:
     assert efficiency(sample(ask(), *steps(one, other))).value == 0.5
 
 
+def test_arguments_that_did_not_parse_are_the_same_only_as_the_same_text() -> None:
+    broken = ToolCall(name="search", args={}, unparsed_args='{"q": "a"')
+    other = ToolCall(name="search", args={}, unparsed_args='{"q": "b"')
+    score = efficiency(sample(ask(), *steps(broken, other, broken)))
+    # call 2 repeats call 0, but call 1's result came between; call 1 differs as text
+    assert score.value == 1.0
+    score = efficiency(sample(ask(), *steps(broken, broken)))
+    assert score.details["wasted"][0]["unparsed_args"] == '{"q": "a"'
+
+
 def test_the_calls_beyond_the_reference_count_against_the_value() -> None:
     # three distinct calls where the reference makes two: one beyond, 1 - 1/3
     score = efficiency(sample(ask(), *steps(A, B, C), reference=[A, B]))
