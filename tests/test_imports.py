@@ -45,6 +45,7 @@ PUBLIC = {
         "parse_message",
     ],
     "tracegrade.metrics.base": ["Metric"],
+    "tracegrade.metrics.efficiency": ["ToolCallEfficiency"],
     "tracegrade.metrics.goal": [
         "AgentGoalAccuracyWithReference",
         "AgentGoalAccuracyWithoutReference",

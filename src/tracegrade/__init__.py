@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .io.dataset import EvaluationDataset, iter_jsonl
     from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
+    from .metrics.efficiency import ToolCallEfficiency
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.strings import (
         DistanceMeasure,
@@ -88,6 +89,7 @@ _MODULE_OF = {
     "StringPresence": "metrics.strings",
     "ToolCallAccuracy": "metrics.tool_calls",
     "ToolCallF1": "metrics.tool_calls",
+    "ToolCallEfficiency": "metrics.efficiency",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
     "ToolErrorRecovery": "metrics.tool_error_recovery",
@@ -179,6 +181,7 @@ __all__ = [
     "StringPresence",
     "ToolCall",
     "ToolCallAccuracy",
+    "ToolCallEfficiency",
     "ToolCallF1",
     "ToolCallType",
     "ToolCallValidity",

@@ -7,6 +7,7 @@ from typing import Any
 
 from .arguments import ArgumentMatch
 from .base import Metric
+from .efficiency import ToolCallEfficiency
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS, ExactMatch, StringMetric
@@ -28,6 +29,7 @@ METRICS: dict[str, type[Metric]] = {
     "trajectory_match": TrajectoryMatch,
     "tool_call_validity": ToolCallValidity,
     "tool_error_recovery": ToolErrorRecovery,
+    "tool_call_efficiency": ToolCallEfficiency,
     **STRING_METRICS,
     "topic_adherence": TopicAdherenceScore,
     "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,
@@ -47,6 +49,14 @@ def _matching(text: str) -> Any:
         return ArgumentMatch.from_dict({"mode": text})
     except (TypeError, ValueError) as error:
         raise MetricSpecError(str(error)) from None
+
+
+def _tool_names(text: str) -> tuple[str, ...]:
+    """Tool names given as text, separated by ``|`` (``poll_status|next_page``)."""
+    names = tuple(name.strip() for name in text.split("|"))
+    if not all(names):
+        raise MetricSpecError(f"expected tool names separated by |, got {text!r}")
+    return names
 
 
 def set_matching(metric: Metric, table: Mapping[str, Any], where: str) -> None:
@@ -80,5 +90,6 @@ def build_metric(spec: str) -> Metric:
         "matching": _matching,
         "retryable": parse_error_kinds,
         "alternatives": parse_alternatives,
+        "repeatable": _tool_names,
     }
     return build_from(spec, METRICS, converters)

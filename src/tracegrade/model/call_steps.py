@@ -4,7 +4,7 @@ the behaviour metrics (error recovery, wasted calls, handoffs) read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from .samples import MultiTurnSample
@@ -50,11 +50,13 @@ def call_steps(sample: MultiTurnSample) -> list[CallStep]:
     AIMessage not yet answered (the order most sources keep). A further ToolMessage naming
     a call already answered is a new attempt at that call and answers it again (the last
     attempt is its result); it never answers another call."""
-    steps: list[CallStep] = []
-    found: list[tuple[ToolMessage | None, int | None]] = []  # per step, filled as read
+    # Each call's fields but its result, as read; the CallSteps are built once the
+    # results are known (building then replacing them took most of the time).
+    made: list[tuple[ToolCall, int, int, int, str | None]] = []
+    found: list[tuple[ToolMessage | None, int | None]] = []  # per call, filled as read
     turn = -1
     group = -1
-    open_calls: list[int] = []  # positions in steps of the current AIMessage's calls
+    open_calls: list[int] = []  # positions in made of the current AIMessage's calls
     answered: dict[str, int] = {}  # the current AIMessage's answered calls by id
     for index, message in enumerate(sample.user_input):
         kind = type(message)
@@ -71,48 +73,43 @@ def call_steps(sample: MultiTurnSample) -> list[CallStep]:
             group += 1
             metadata = message.metadata
             agent = metadata.get("agent") if isinstance(metadata, dict) else None
+            agent = agent if isinstance(agent, str) else None
             for call in calls:
-                open_calls.append(len(steps))
-                steps.append(
-                    CallStep(
-                        len(steps),
-                        call,
-                        index,
-                        group,
-                        turn,
-                        None,
-                        None,
-                        agent if isinstance(agent, str) else None,
-                    )
-                )
+                open_calls.append(len(made))
+                made.append((call, index, group, turn, agent))
                 found.append((None, None))
         elif open_calls or answered:
-            again = _again(message, open_calls, steps, answered)  # type: ignore[arg-type]
+            again = _again(message, open_calls, made, answered)  # type: ignore[arg-type]
             if again is not None:
                 found[again] = (message, index)  # type: ignore[assignment]
                 continue
-            which = _answered(message, [steps[at].call for at in open_calls])  # type: ignore[arg-type]
+            which = _answered(message, [made[at][0] for at in open_calls])  # type: ignore[arg-type]
             if which is not None:
                 at = open_calls.pop(which)
                 found[at] = (message, index)  # type: ignore[assignment]
-                call_id = steps[at].call.id
+                call_id = made[at][0].id
                 if call_id is not None:
                     answered.setdefault(call_id, at)
     return [
-        step if result is None else replace(step, result=result, result_index=result_index)
-        for step, (result, result_index) in zip(steps, found, strict=True)
+        CallStep(position, call, index, group, turn, result, result_index, agent)
+        for position, ((call, index, group, turn, agent), (result, result_index)) in enumerate(
+            zip(made, found, strict=True)
+        )
     ]
 
 
 def _again(
-    message: ToolMessage, open_calls: list[int], steps: list[CallStep], answered: dict[str, int]
+    message: ToolMessage,
+    open_calls: list[int],
+    made: list[tuple[ToolCall, int, int, int, str | None]],
+    answered: dict[str, int],
 ) -> int | None:
     """The position of the answered call that ``message`` answers again (its id names that
     call and no open one), or None."""
     wanted = message.tool_call_id
     if wanted is None or wanted not in answered:
         return None
-    if any(steps[at].call.id == wanted for at in open_calls):
+    if any(made[at][0].id == wanted for at in open_calls):
         return None  # a second call with the same id, still to be answered
     return answered[wanted]
 
