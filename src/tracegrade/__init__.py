@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
+    from .metrics.handoffs import HandoffMatch
     from .metrics.strings import (
         DistanceMeasure,
         ExactMatch,
@@ -89,6 +90,7 @@ _MODULE_OF = {
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "HandoffMatch": "metrics.handoffs",
     "ArgumentMatch": "metrics.arguments",
     "any_of": "metrics.arguments",
     "optional": "metrics.arguments",
@@ -158,6 +160,7 @@ __all__ = [
     "EvaluationDataset",
     "EvaluationResult",
     "ExactMatch",
+    "HandoffMatch",
     "HumanMessage",
     "InputError",
     "LoadedRun",

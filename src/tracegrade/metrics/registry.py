@@ -8,6 +8,7 @@ from typing import Any
 from .arguments import ArgumentMatch
 from .base import Metric
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
+from .handoffs import HandoffMatch
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS, ExactMatch, StringMetric
 from .tool_call_accuracy import ToolCallAccuracy
@@ -24,6 +25,7 @@ METRICS: dict[str, type[Metric]] = {
     "tool_call_accuracy": ToolCallAccuracy,
     "tool_correctness": ToolCorrectnessMetric,
     "trajectory_match": TrajectoryMatch,
+    "handoff_match": HandoffMatch,
     "tool_call_validity": ToolCallValidity,
     **STRING_METRICS,
     "topic_adherence": TopicAdherenceScore,
