@@ -59,6 +59,7 @@ PUBLIC = {
     "tracegrade.metrics.tool_calls": ["ToolCallAccuracy", "ToolCallF1", "ToolCorrectnessMetric"],
     "tracegrade.metrics.topic": ["TopicAdherenceScore"],
     "tracegrade.metrics.trajectory": ["TrajectoryMatch"],
+    "tracegrade.metrics.handoffs": ["HandoffMatch"],
     "tracegrade.metrics.arguments": ["ArgumentMatch", "any_of", "optional"],
     "tracegrade.metrics.validity": ["ToolCallValidity"],
     "tracegrade.model.results": ["SampleResult", "Score"],
