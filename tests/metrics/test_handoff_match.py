@@ -249,7 +249,7 @@ def test_a_cli_run_reads_reference_handoffs_from_jsonl(
     }
     (tmp_path / "data.jsonl").write_text(json.dumps(line) + "\n")
     arguments = ["evaluate", "data.jsonl", "-m", "handoff_match:mode=superset", "--out", "r.jsonl"]
-    main([*arguments, "--progress", "off"])
+    assert main([*arguments, "--progress", "off"]) == 0  # scored; no gate asked for
     row = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])
     found = row["metrics"]["handoff_match"]
     assert (found["value"], found["details"]["missing"]) == (0.0, [0])

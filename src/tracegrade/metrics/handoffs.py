@@ -91,8 +91,7 @@ def _handoff(step: CallStep) -> Handoff:
 
 
 class HandoffMatch(Metric):
-    """1.0 when the conversation's handoffs follow ``reference_handoffs`` in the mode's
-    sense, else 0.0.
+    """1.0 when the handoffs made follow ``reference_handoffs`` in the mode's sense, else 0.0.
 
     The modes are TrajectoryMatch's, over the sequence of handoff targets: ``strict``
     (the same targets in the same order), ``unordered``, ``subset`` (only reference
