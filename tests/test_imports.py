@@ -61,6 +61,7 @@ PUBLIC = {
     "tracegrade.metrics.topic": ["TopicAdherenceScore"],
     "tracegrade.metrics.trajectory": ["TrajectoryMatch"],
     "tracegrade.metrics.tool_error_recovery": ["ToolErrorRecovery"],
+    "tracegrade.metrics.handoffs": ["HandoffMatch"],
     "tracegrade.metrics.arguments": ["ArgumentMatch", "any_of", "optional"],
     "tracegrade.metrics.validity": ["ToolCallValidity"],
     "tracegrade.model.results": ["SampleResult", "Score"],

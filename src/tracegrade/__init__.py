@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .metrics.base import Metric
     from .metrics.efficiency import ToolCallEfficiency
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
+    from .metrics.handoffs import HandoffMatch
     from .metrics.strings import (
         DistanceMeasure,
         ExactMatch,
@@ -93,6 +94,7 @@ _MODULE_OF = {
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
     "ToolErrorRecovery": "metrics.tool_error_recovery",
+    "HandoffMatch": "metrics.handoffs",
     "ArgumentMatch": "metrics.arguments",
     "any_of": "metrics.arguments",
     "optional": "metrics.arguments",
@@ -162,6 +164,7 @@ __all__ = [
     "EvaluationDataset",
     "EvaluationResult",
     "ExactMatch",
+    "HandoffMatch",
     "HumanMessage",
     "InputError",
     "LoadedRun",

@@ -81,6 +81,12 @@ def test_dataset_from_records_mixes_sources_and_wrappers() -> None:
     assert isinstance(third, MultiTurnSample) and len(third.user_input) == 4
 
 
+def test_a_wrapper_gives_the_reference_handoffs() -> None:
+    wrapped = {"id": "h", "conversation": OPENAI_RUN, "reference_handoffs": ["billing"]}
+    (sample,) = EvaluationDataset.from_conversations([wrapped])
+    assert isinstance(sample, MultiTurnSample) and sample.reference_handoffs == ["billing"]
+
+
 def test_dataset_from_records_names_the_bad_record() -> None:
     with pytest.raises(
         RecordError, match=r"records index 1, field conversation: message 0: unknown role"

@@ -126,6 +126,12 @@ def test_a_valid_conversation_reads_alike() -> None:
             "'c2' matches no tool call of the AIMessage it answers (user_input[0]",
         ),
         (json.dumps(conversation(reference_topics=[1])), "reference_topics[0]", "valid string"),
+        # an agent named by nothing cannot be a handoff's target
+        (
+            json.dumps(conversation(reference_handoffs=[""])),
+            "reference_handoffs[0]",
+            "non-empty string",
+        ),
         ('{"id": "s", "user_input": [}', None, "not valid JSON"),
         ("[1, 2]", None, "must be a JSON object"),
     ],
@@ -249,6 +255,9 @@ _records = st.fixed_dictionaries(
         ),
         "reference_tool_calls": st.one_of(st.none(), st.lists(_calls, max_size=4)),
         "reference_topics": st.one_of(st.none(), st.lists(st.text(max_size=3), max_size=2)),
+        "reference_handoffs": st.one_of(
+            st.none(), st.lists(st.text(min_size=1, max_size=3), max_size=2)
+        ),
         "reference": st.one_of(st.none(), st.text(max_size=3)),
         "metadata": st.one_of(st.none(), st.dictionaries(st.text(max_size=2), _values, max_size=2)),
     },

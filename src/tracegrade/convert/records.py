@@ -8,7 +8,8 @@ scored against::
 
 A wrapper is an object with a ``conversation`` key whose other keys are all sample
 fields (``id``, ``reference``, ``reference_tool_calls`` or
-``reference_tool_calls_per_turn``, ``reference_topics``, ``metadata``); any other key
+``reference_tool_calls_per_turn``, ``reference_topics``, ``reference_handoffs``,
+``metadata``); any other key
 there is an error, so a typo is never read as a sample.
 
 A record with a ``messages`` list and a field only a sample has (``id`` or a
@@ -42,6 +43,7 @@ SAMPLE_FIELDS = frozenset(
         "reference_tool_calls",
         "reference_tool_calls_per_turn",
         "reference_topics",
+        "reference_handoffs",
         "metadata",
     }
 )

@@ -9,6 +9,7 @@ from .arguments import ArgumentMatch
 from .base import Metric
 from .efficiency import ToolCallEfficiency
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
+from .handoffs import HandoffMatch
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS, ExactMatch, StringMetric
 from .tool_call_accuracy import ToolCallAccuracy
@@ -27,6 +28,7 @@ METRICS: dict[str, type[Metric]] = {
     "tool_call_accuracy": ToolCallAccuracy,
     "tool_correctness": ToolCorrectnessMetric,
     "trajectory_match": TrajectoryMatch,
+    "handoff_match": HandoffMatch,
     "tool_call_validity": ToolCallValidity,
     "tool_error_recovery": ToolErrorRecovery,
     "tool_call_efficiency": ToolCallEfficiency,

@@ -8,36 +8,19 @@ ADK's in-order match, over calls compared by a
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar
 
 from ..model.messages import ToolCall
 from ..model.results import Score
 from ..model.samples import MultiTurnSample, Sample
 from .agents import for_agent
-from .alignment import (
-    Candidates,
-    candidates,
-    largest_matching,
-    largest_ordered_matching,
-    positions_of,
-)
+from .alignment import candidates, positions_of
 from .base import FieldScoring
 from .matching import EXACT_CALLS, CallMatcher, checked_matcher, describe_calls
+from .modes import MODES, ORDERED, TrajectoryMode, checked_mode, match_in_mode, rule
 from .turns import checked_or_by_turn
 
-TrajectoryMode = Literal["strict", "unordered", "subset", "superset", "in_order"]
-MODES: tuple[str, ...] = get_args(TrajectoryMode)
-
-_ORDERED = frozenset({"strict", "in_order"})
-
-_RULES = {
-    "strict": "the reference calls, in order, and no other",
-    "unordered": "the reference calls, in any order, and no other",
-    "subset": "only calls the reference has",
-    "superset": "every reference call, other calls allowed",
-    "in_order": "every reference call, in order, other calls allowed between them",
-}
-"""What each mode asks of the agent's calls (calls of one message in any order)."""
+__all__ = ["MODES", "TrajectoryMatch", "TrajectoryMode"]
 
 
 class TrajectoryMatch(FieldScoring):
@@ -84,9 +67,7 @@ class TrajectoryMatch(FieldScoring):
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.agent = agent
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-        self.mode = mode
+        self.mode = checked_mode(mode)
         self.matching = checked_matcher(matching)
         self.irrelevance = irrelevance
 
@@ -105,49 +86,15 @@ class TrajectoryMatch(FieldScoring):
         if self.irrelevance and not reference:
             return self._irrelevant(predicted, details)
         matcher = EXACT_CALLS if self.matching is None else self.matching
-        options = candidates(predicted, reference, matcher)
-        if self.mode in _ORDERED:
-            matched, out_of_order = self._ordered(options, positions_of(groups))
-            details["parallel_groups"] = [
-                positions for positions in positions_of(groups) if len(positions) > 1
-            ]
-        else:
-            matched, out_of_order = largest_matching(options), {}
-        taken = {**matched, **out_of_order}
-        paired = set(taken.values())
-        missing = [at for at in range(len(reference)) if at not in paired]
-        extra = [at for at in range(len(predicted)) if at not in taken]
-        details["matched"] = _pairs(matched)
-        if self.mode in _ORDERED:
-            details["out_of_order"] = _pairs(out_of_order)
-        details.update(missing=missing, extra=extra)
-        passed = self._passes(bool(missing), bool(extra), bool(out_of_order))
-        reason = self._reason(passed, predicted, reference, details)
-        return self.result(1.0 if passed else 0.0, reason, details)
-
-    @staticmethod
-    def _ordered(
-        options: Candidates, groups: list[list[int]]
-    ) -> tuple[dict[int, int], dict[int, int]]:
-        """The largest in-order matching, and among the calls it leaves, the largest
-        matching in any order (the calls made out of order)."""
-        in_order = largest_ordered_matching(options, groups)
-        paired = set(in_order.values())
-        left = [[at for at in positions if at not in in_order] for positions in options]
-        rest = [at for at in range(len(options)) if at not in paired]
-        return in_order, largest_matching(left, rest)
-
-    def _passes(self, missing: bool, extra: bool, out_of_order: bool) -> bool:
-        """Whether the mode's rule holds, given which kinds of difference were found."""
-        if self.mode == "strict":
-            return not (missing or extra or out_of_order)
-        if self.mode == "unordered":
-            return not (missing or extra)
-        if self.mode == "subset":
-            return not extra
-        if self.mode == "superset":
-            return not missing
-        return not (missing or out_of_order)  # in_order
+        groups_at = positions_of(groups)
+        found = match_in_mode(
+            self.mode, candidates(predicted, reference, matcher), groups_at, len(predicted)
+        )
+        if self.mode in ORDERED:
+            details["parallel_groups"] = [group for group in groups_at if len(group) > 1]
+        details.update(found.details())
+        reason = self._reason(found.passed, predicted, reference, details)
+        return self.result(1.0 if found.passed else 0.0, reason, details)
 
     def _irrelevant(self, predicted: list[ToolCall], details: dict[str, Any]) -> Score:
         """The score of a sample whose reference calls no tool, under ``irrelevance``."""
@@ -169,7 +116,7 @@ class TrajectoryMatch(FieldScoring):
         details: dict[str, Any],
     ) -> str:
         verdict = "passes" if passed else "fails"
-        head = f"{self.mode} {verdict}: it asks for {_RULES[self.mode]}"
+        head = f"{self.mode} {verdict}: it asks for {rule(self.mode, 'call', 'calls')}"
         notes = [f"{len(details['matched'])} of {len(reference)} reference call(s) matched"]
         if details["missing"]:
             calls = [reference[at] for at in details["missing"]]
@@ -181,8 +128,3 @@ class TrajectoryMatch(FieldScoring):
             calls = [predicted[at] for at, _ in details["out_of_order"]]
             notes.append(f"out of order: {describe_calls(calls)}")
         return head + "; " + "; ".join(notes)
-
-
-def _pairs(matching: dict[int, int]) -> list[list[int]]:
-    """A matching as ``[predicted, reference]`` pairs in reference order."""
-    return sorted([[at, wanted] for at, wanted in matching.items()], key=lambda pair: pair[1])

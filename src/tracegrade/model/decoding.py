@@ -24,7 +24,12 @@ Outcome = Sample | RecordError
 """A record read from a source: its sample, or the error that rejects it."""
 
 _TEST_CASE_KEYS = ("input", "tools_called", "expected_tools", "actual_output", "expected_output")
-_MULTI_TURN_KEYS = ("reference_tool_calls", "reference_topics", "reference_tool_calls_per_turn")
+_MULTI_TURN_KEYS = (
+    "reference_tool_calls",
+    "reference_topics",
+    "reference_tool_calls_per_turn",
+    "reference_handoffs",
+)
 _JSON_NAMES = {dict: "object", list: "array", str: "string", type(None): "null", bool: "boolean"}
 
 

@@ -8,7 +8,9 @@
 from __future__ import annotations
 
 from sys import intern
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
 
 from ._base import Model
 from ._rules import RuleError
@@ -54,6 +56,10 @@ class MultiTurnSample(_Sample, kw_only=True):
     """The reference calls of each human turn, in place of ``reference_tool_calls``: the
     k-th list holds the calls expected from the k-th HumanMessage up to the next one.
     The tool-call metrics then score each turn on its own and take the mean."""
+    reference_handoffs: list[Annotated[str, msgspec.Meta(min_length=1)]] | None = None
+    """The agents the conversation should be handed to, in order: the targets of its
+    handoffs (``ToolCall.target_agent`` of the calls of type ``HANDOFF``), ``[]`` when
+    no handoff should happen. Read by HandoffMatch."""
 
     def __post_init__(self) -> None:
         _settle(self.user_input)
