@@ -118,7 +118,7 @@ def test_a_value_that_is_not_a_number_is_still_an_error(tmp_path: Path) -> None:
         json.dumps({"index": 0, "id": "s0", "status": "scored",
                     "metrics": {"m": {"value": "high", "reason": "", "details": {}}}}) + "\n"
     )  # fmt: skip
-    with pytest.raises(ComparisonInputError, match="record 0 .*'high' is not a finite number"):
+    with pytest.raises(ComparisonInputError, match=r"record 0 .*'high' is not a finite number"):
         compare_runs(a, load_run(bad))
 
 
@@ -173,10 +173,11 @@ def test_cost_and_time_deltas_over_the_pairs_that_state_them(tmp_path: Path) -> 
     assert cost.delta == pytest.approx(0.05)
     # p90 of three sorted values: at position 0.9 * 2 = 1.8, so 0.8 of the way from the
     # second to the third: 0.2 + 0.8 * 0.1 for A, 0.2 + 0.8 * 0.2 for B
-    assert (cost.p50_a, cost.p50_b) == (pytest.approx(0.2), pytest.approx(0.2))
+    assert cost.p50_a == pytest.approx(0.2) and cost.p50_b == pytest.approx(0.2)
     assert cost.p90_a == pytest.approx(0.28) and cost.p90_b == pytest.approx(0.36)
     # the resampled means of the differences 0.05, 0, 0.1 lie within [0, 0.1]
-    assert cost.ci is not None and cost.ci[0] < cost.delta < cost.ci[1]
+    assert cost.ci is not None and cost.delta is not None
+    assert cost.ci[0] < cost.delta < cost.ci[1]
     assert cost.ci[0] == pytest.approx(0.0, abs=1e-12) or cost.ci[0] > 0.0
     assert cost.ci[1] == pytest.approx(0.1) or cost.ci[1] < 0.1
     assert cost.verdict == "too few pairs"  # 3 of the 10 a verdict needs
@@ -303,3 +304,128 @@ def test_bad_tolerances_are_usage_errors(tmp_path: Path, bad: list[str]) -> None
     with pytest.raises(SystemExit) as stopped:
         main(["compare", str(a), str(b), *bad])
     assert stopped.value.code == EXIT_USAGE
+
+
+# -- against success --------------------------------------------------------------------
+
+RECORD: dict[str, object] = {"metrics": ["alpha", "beta"], "thresholds": {"beta": 0.5}}
+"""Both runs' record: beta has a pass mark (0.5), alpha none."""
+
+
+def success_runs(tmp_path: Path, record_a: dict[str, object] = RECORD) -> tuple[Path, Path]:
+    """Four samples costing 1.0 and taking 10 s each in A, 2.0 and 5 s in B. beta passes
+    s0, s1 in A (2 successes) and s0-s2 in B (3); alpha scores full marks on s0, s2, s3
+    in A (3) and s0, s1 in B (2). s4 costs 9.0 in both, but beta does not apply to it
+    in B: its success is unknown, so it is left out."""
+    rows_a = [
+        scored(index, {"alpha": alpha, "beta": beta}, spent(1.0, 10.0), marks={"beta": 0.5})
+        for index, (alpha, beta) in enumerate([(1.0, 1.0), (0.5, 0.75), (1.0, 0.0), (1.0, 0.25)])
+    ]
+    rows_b = [
+        scored(index, {"alpha": alpha, "beta": beta}, spent(2.0, 5.0), marks={"beta": 0.5})
+        for index, (alpha, beta) in enumerate([(1.0, 1.0), (1.0, 0.5), (0.0, 0.9), (0.0, 0.0)])
+    ]
+    rows_a.append(scored(4, {"alpha": 1.0, "beta": 1.0}, spent(9.0, 1.0), marks={"beta": 0.5}))
+    rows_b.append(scored(4, {"alpha": 1.0, "beta": NA}, spent(9.0, 1.0)))
+    return (
+        write_run(tmp_path / "a.jsonl", rows_a, record_a),
+        write_run(tmp_path / "b.jsonl", rows_b, RECORD),
+    )
+
+
+def test_success_defaults_to_the_first_metric_with_a_pass_mark_in_both(tmp_path: Path) -> None:
+    a, b = success_runs(tmp_path)
+    usage = compare_runs(load_run(a), load_run(b)).usage
+    assert usage is not None and usage.success is not None
+    found = usage.success
+    assert found.metric == "beta" and "first metric with a pass mark" in found.chosen
+    assert found.unknown == 1  # s4: beta does not apply in B
+    cost, time = found.quantities
+    # cost: A spends 4.0 for 2 successes (2.0 each), B 8.0 for 3 (8/3 each)
+    assert (cost.pairs, cost.successes_a, cost.successes_b) == (4, 2, 3)
+    assert cost.total_a == 4.0 and cost.total_b == 8.0
+    assert cost.per_success_a == 2.0 and cost.per_success_b == pytest.approx(8 / 3)
+    assert cost.delta == pytest.approx(8 / 3 - 2)
+    # time: A 40 s / 2 = 20 s, B 20 s / 3 per success
+    assert time.per_success_a == 20.0 and time.per_success_b == pytest.approx(20 / 3)
+    # four pairs, two successes in A: a resample with none (1 in 16) is bound to come up
+    # in 1000, so no interval is given
+    assert cost.ci is None and cost.undefined > 0
+
+
+def test_the_success_flag_picks_the_metric_and_full_marks_count_without_a_mark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = success_runs(tmp_path)
+    comparison = compare_runs(load_run(a), load_run(b), success="alpha")
+    assert comparison.usage is not None and comparison.usage.success is not None
+    found = comparison.usage.success
+    assert found.metric == "alpha" and found.chosen == "given with --success"
+    cost = found.quantities[0]
+    # alpha has no pass mark: full marks succeed. A: s0, s2, s3, s4 (s4 is known in both
+    # for alpha) spend 4 + 9 = 13 for 4; B: s0, s1, s4 spend 8 + 9 = 17 for 3
+    assert found.unknown == 0 and cost.pairs == 5
+    assert cost.per_success_a == pytest.approx(13 / 4)
+    assert cost.per_success_b == pytest.approx(17 / 3)
+    assert main(["compare", str(a), str(b), "--success", "alpha"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "Per successful conversation by alpha" in out and "4/3" in out
+    assert "Success: alpha, given with --success." in out
+
+
+def test_no_default_success_without_a_mark_in_both_runs(tmp_path: Path) -> None:
+    a, b = success_runs(tmp_path, {"metrics": ["alpha", "beta"]})
+    usage = compare_runs(load_run(a), load_run(b)).usage
+    assert usage is not None and usage.success is None
+    assert "no metric has a pass mark in both run records" in usage.success_note
+
+
+def test_a_success_metric_not_in_both_runs_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = success_runs(tmp_path)
+    assert main(["compare", str(a), str(b), "--success", "gamma"]) == EXIT_USAGE
+    assert "--success gamma: not a metric of both runs" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="'gamma' is not a metric of both runs"):
+        compare_runs(load_run(a), load_run(b), success="gamma")
+
+
+def bootstrap_by_hand(
+    columns: tuple[list[float], list[float], list[float], list[float]], seed: int
+) -> tuple[float, float]:
+    """The per-success difference's 95% percentile interval by the textbook bootstrap:
+    1000 resamples of the pairs with replacement, each ratio recomputed."""
+    rng = random.Random(seed)
+    count = len(columns[0])
+    found = []
+    for _ in range(1000):
+        picked = [rng.randrange(count) for _ in range(count)]
+        sums = [sum(column[at] for at in picked) for column in columns]
+        found.append(sums[2] / sums[3] - sums[0] / sums[1])
+    found.sort()
+    return found[25], found[974]
+
+
+@pytest.mark.parametrize("count", [200, 5000])
+def test_the_per_success_interval_agrees_with_a_plain_bootstrap(count: int) -> None:
+    """Run A costs 1.0 per conversation and succeeds on 80%; run B costs 1.5 and succeeds
+    on 60%, independently: per success about 1.25 against 2.5. Past 2,048 pairs the
+    subset's scaled bootstrap must still agree with resampling every pair."""
+    rng = random.Random(7)
+    columns: tuple[list[float], list[float], list[float], list[float]] = ([], [], [], [])
+    for _ in range(count):
+        columns[0].append(rng.uniform(0.5, 1.5))
+        columns[1].append(float(rng.random() < 0.8))
+        columns[2].append(rng.uniform(1.0, 2.0))
+        columns[3].append(float(rng.random() < 0.6))
+    found = per_success("cost", "cost (USD)", columns, 0.95, 0, 1000)
+    assert found.undefined == 0 and found.ci is not None and found.delta is not None
+    assert found.delta == pytest.approx(
+        sum(columns[2]) / sum(columns[3]) - sum(columns[0]) / sum(columns[1])
+    )
+    low, high = bootstrap_by_hand(columns, 3)
+    width = high - low
+    assert found.ci[0] < found.delta < found.ci[1]
+    # both are Monte Carlo estimates of the same interval: ends within a fifth of its width
+    assert found.ci[0] == pytest.approx(low, abs=0.2 * width)
+    assert found.ci[1] == pytest.approx(high, abs=0.2 * width)

@@ -25,6 +25,12 @@ Every metric is taken as higher-is-better, as all of tracegrade's are: a drop is
 regression. Samples whose status changed (scored, failed, rejected), samples in one run
 only and metrics in one run only are listed, not compared; pairs where a metric scored
 in one run but not in the other are counted per metric.
+
+A metric that does not apply to a sample (a value of ``None``) leaves it out of that
+run's mean and the pair out of the delta: only samples it applied to in both runs are
+paired, and the samples each run applied it to, and the pairs it applied to in one run
+only, are counted. When the rows carry the agent's usage, the agent's cost, time and
+tokens are compared too (:mod:`~tracegrade.report.compare_cost`).
 """
 
 from __future__ import annotations

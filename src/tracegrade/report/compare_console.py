@@ -1,6 +1,7 @@
 """What ``tracegrade compare`` prints: a table of the metrics' paired deltas and
-verdicts, then per metric the samples that moved most, the samples whose status changed
-and those found in one run only.
+verdicts (with how many samples each run applied a metric to, where one did not apply to
+some), cost and time when the rows carry usage, then per metric the samples that moved
+most, the samples whose status changed and those found in one run only.
 
 Text from the runs (ids, reasons, errors, metric names, paths) is never parsed as rich
 markup: it goes in as :class:`rich.text.Text`, so ``[red]`` or a trailing backslash in
