@@ -312,20 +312,24 @@ RECORD: dict[str, object] = {"metrics": ["alpha", "beta"], "thresholds": {"beta"
 """Both runs' record: beta has a pass mark (0.5), alpha none."""
 
 
-def success_runs(tmp_path: Path, record_a: dict[str, object] = RECORD) -> tuple[Path, Path]:
+def success_runs(
+    tmp_path: Path, record_a: dict[str, object] = RECORD, *, own_mark: bool = True
+) -> tuple[Path, Path]:
     """Four samples costing 1.0 and taking 10 s each in A, 2.0 and 5 s in B. beta passes
     s0, s1 in A (2 successes) and s0-s2 in B (3); alpha scores full marks on s0, s2, s3
     in A (3) and s0, s1 in B (2). s4 costs 9.0 in both, but beta does not apply to it
-    in B: its success is unknown, so it is left out."""
+    in B: its success is unknown, so it is left out. With ``own_mark`` the rows carry
+    beta's ``success``; without, only the run records give its pass mark."""
+    marks = {"beta": 0.5} if own_mark else None
     rows_a = [
-        scored(index, {"alpha": alpha, "beta": beta}, spent(1.0, 10.0), marks={"beta": 0.5})
+        scored(index, {"alpha": alpha, "beta": beta}, spent(1.0, 10.0), marks=marks)
         for index, (alpha, beta) in enumerate([(1.0, 1.0), (0.5, 0.75), (1.0, 0.0), (1.0, 0.25)])
     ]
     rows_b = [
-        scored(index, {"alpha": alpha, "beta": beta}, spent(2.0, 5.0), marks={"beta": 0.5})
+        scored(index, {"alpha": alpha, "beta": beta}, spent(2.0, 5.0), marks=marks)
         for index, (alpha, beta) in enumerate([(1.0, 1.0), (1.0, 0.5), (0.0, 0.9), (0.0, 0.0)])
     ]
-    rows_a.append(scored(4, {"alpha": 1.0, "beta": 1.0}, spent(9.0, 1.0), marks={"beta": 0.5}))
+    rows_a.append(scored(4, {"alpha": 1.0, "beta": 1.0}, spent(9.0, 1.0), marks=marks))
     rows_b.append(scored(4, {"alpha": 1.0, "beta": NA}, spent(9.0, 1.0)))
     return (
         write_run(tmp_path / "a.jsonl", rows_a, record_a),
@@ -333,8 +337,11 @@ def success_runs(tmp_path: Path, record_a: dict[str, object] = RECORD) -> tuple[
     )
 
 
-def test_success_defaults_to_the_first_metric_with_a_pass_mark_in_both(tmp_path: Path) -> None:
-    a, b = success_runs(tmp_path)
+@pytest.mark.parametrize("own_mark", [True, False])
+def test_success_defaults_to_the_first_metric_with_a_pass_mark_in_both(
+    tmp_path: Path, own_mark: bool
+) -> None:
+    a, b = success_runs(tmp_path, own_mark=own_mark)
     usage = compare_runs(load_run(a), load_run(b)).usage
     assert usage is not None and usage.success is not None
     found = usage.success
@@ -429,3 +436,73 @@ def test_the_per_success_interval_agrees_with_a_plain_bootstrap(count: int) -> N
     # both are Monte Carlo estimates of the same interval: ends within a fifth of its width
     assert found.ci[0] == pytest.approx(low, abs=0.2 * width)
     assert found.ci[1] == pytest.approx(high, abs=0.2 * width)
+
+
+# -- through tracegrade evaluate --------------------------------------------------------
+
+
+def evaluated_with_usage(tmp_path: Path, name: str, cost: float, wrong: range) -> Path:
+    """12 conversations whose one LLM step costs ``cost`` and runs 2 s (its tool 1.5 s
+    more, with no start given: 3.5 s of agent time), the samples in
+    ``wrong`` calling the tool with the wrong city, scored by ``tracegrade evaluate``
+    with tool_call_f1 passing at 0.5 (so the rows carry ``success``)."""
+    lines = []
+    for index in range(12):
+        city = f"city{index}"
+        called = f"elsewhere{index}" if index in wrong else city
+        step = {
+            "type": "ai",
+            "content": "",
+            "tool_calls": [{"name": "weather", "args": {"city": called}, "id": "c1"}],
+            "usage": {"input_tokens": 100, "output_tokens": 10, "cost": cost},
+            "timing": {
+                "started_at": "2026-03-01T09:30:00Z",
+                "ended_at": "2026-03-01T09:30:02Z",
+            },
+        }
+        conversation = {
+            "id": f"trip-{index}",
+            "user_input": [
+                {"type": "human", "content": f"Weather in {city}?"},
+                step,
+                {
+                    "type": "tool",
+                    "content": "sunny",
+                    "tool_call_id": "c1",
+                    "timing": {"duration": 1.5},
+                },
+            ],
+            "reference_tool_calls": [{"name": "weather", "args": {"city": city}}],
+        }
+        lines.append(json.dumps(conversation) + "\n")
+    data = tmp_path / f"{name}.data.jsonl"
+    data.write_text("".join(lines))
+    out = tmp_path / f"{name}.jsonl"
+    arguments = ["evaluate", str(data), "-m", "tool_call_f1:threshold=0.5", "--out", str(out)]
+    assert main([*arguments, "--progress", "off", "--no-samples"]) in (EXIT_OK, EXIT_GATE)
+    return out
+
+
+def test_evaluated_runs_compare_cost_per_success_and_gate_on_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A: 0.01 per conversation, 4 of 12 fail; B: 0.02, 2 fail. Per success:
+    # A 12 * 0.01 / 8 = 0.015, B 12 * 0.02 / 10 = 0.024
+    a = evaluated_with_usage(tmp_path, "a", 0.01, range(4))
+    b = evaluated_with_usage(tmp_path, "b", 0.02, range(2))
+    capsys.readouterr()
+    comparison = compare_runs(load_run(a), load_run(b))
+    assert comparison.usage is not None and comparison.usage.success is not None
+    success = comparison.usage.success
+    assert success.metric == "tool_call_f1"
+    cost = success.quantities[0]
+    assert (cost.successes_a, cost.successes_b) == (8, 10)
+    assert cost.per_success_a == pytest.approx(0.015)
+    assert cost.per_success_b == pytest.approx(0.024)
+    time = next(item for item in comparison.usage.quantities if item.name == "agent_seconds")
+    assert time.mean_a == time.mean_b == 3.5 and time.verdict == "not significant"
+    assert main(["compare", str(a), str(b), "--fail-on-regression"]) == EXIT_GATE
+    printed = capsys.readouterr()
+    assert "cost (USD) per conversation regressed: delta +0.010000" in printed.err
+    assert "agent time" not in printed.err
+    assert "Per successful conversation by tool_call_f1" in printed.out

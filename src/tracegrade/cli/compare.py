@@ -152,6 +152,12 @@ def run_compare(arguments: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     print_comparison(Console(), comparison, arguments.show)
+    if arguments.success is not None and comparison.usage is None:
+        print(
+            f"tracegrade: --success {arguments.success}: no row of either run carries the "
+            "agent's usage, so cost and time are not compared",
+            file=sys.stderr,
+        )
     if arguments.html:
         try:
             write_comparison_html(comparison, arguments.html, arguments.show)

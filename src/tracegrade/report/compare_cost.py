@@ -182,33 +182,34 @@ def compare_usage(
 
 
 def _stated_all(run: LoadedRun, name: str) -> list[Stated]:
-    return [_stated(run, row, name) for row in run.rows]
+    """Each row's value of ``name``: a number, ``None`` when not stated, or partial. An
+    amount that is not a finite number of at least 0, or a count of steps without it
+    that is not a whole number of at least 0, is an error naming the file and record."""
+    part_of = _PART_OF[name]
+    found: list[Stated] = []
+    for row in run.rows:
+        usage: AgentUsage | None = row.agent_usage
+        value = None if usage is None else getattr(usage, name)
+        if value is None:
+            found.append(None)
+            continue
+        part = getattr(usage, part_of)
+        kind = type(value)
+        if (kind is not float and kind is not int) or not 0 <= value < math.inf:
+            raise _bad(run, row, name, value, "a finite number of at least 0")
+        if part is not None and (type(part) is not int or part < 0):
+            raise _bad(run, row, part_of, part, "a whole number of at least 0")
+        found.append(_PARTIAL if part else float(value))
+    return found
 
 
-def _stated(run: LoadedRun, row: SampleResult, name: str) -> Stated:
-    """The row's value of ``name``: a number, ``None`` when not stated, or partial."""
-    usage: AgentUsage | None = row.agent_usage
-    if usage is None:
-        return None
-    value = getattr(usage, name)
-    if value is None:
-        return None
-    part = getattr(usage, _PART_OF[name])
-    for field, found in ((name, value), (_PART_OF[name], part)):
-        if found is not None and not _is_amount(found):
-            raise ComparisonInputError(
-                f"{run.path}: record {row.index} ({row.label}), agent_usage.{field}: "
-                f"{found!r} is not a finite number of at least 0"
-            )
-    if part:
-        return _PARTIAL
-    return float(value)
-
-
-def _is_amount(value: object) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return math.isfinite(value) and value >= 0
+def _bad(
+    run: LoadedRun, row: SampleResult, field: str, value: object, rule: str
+) -> ComparisonInputError:
+    return ComparisonInputError(
+        f"{run.path}: record {row.index} ({row.label}), agent_usage.{field}: "
+        f"{value!r} is not {rule}"
+    )
 
 
 def _quantile(ordered: Sequence[float], p: float) -> float:

@@ -4,8 +4,9 @@ difference, with a bootstrap interval over the paired samples (:func:`per_succes
 
 Which conversations succeeded is read from a success metric: named with ``--success``,
 else the first metric (in run A's order) with a pass mark in both runs' run records. A
-conversation succeeded when its row says so (``success``: the metric had a pass mark),
-else when it scored full marks (1.0), as the summary's pass rate counts it. Where the
+conversation succeeded when its row says so (``success``: the metric had a threshold of
+its own), else when it met the pass mark the run record gives the metric, else when it
+scored full marks (1.0), as the summary's pass rate counts it. Where the
 metric failed, did not apply or was not run, success is unknown: the pair is left out
 and counted, never taken as a failure or a success.
 """
@@ -131,7 +132,12 @@ def compare_success(
 def _successes(run: LoadedRun, name: str) -> list[bool | None]:
     """Whether each row's conversation succeeded by metric ``name`` (``None``: unknown,
     as the metric failed, did not apply or was not run): the row's ``success`` when it
-    has one (the metric had a pass mark), else full marks (a value of 1.0 or more)."""
+    has one (the metric had a threshold of its own), else the value against the run
+    record's pass mark for the metric (a run's ``thresholds``), else full marks (1.0)."""
+    from .sources import thresholds_of_record
+
+    mark = thresholds_of_record(run.record).get(name)
+    bar = 1.0 if mark is None else mark
     found: list[bool | None] = []
     for row in run.rows:
         score = row.scores.get(name)
@@ -145,7 +151,7 @@ def _successes(run: LoadedRun, name: str) -> list[bool | None]:
                 )
             found.append(score.success)
         else:
-            found.append(float(score.value) >= 1.0)
+            found.append(float(score.value) >= bar)
     return found
 
 
