@@ -46,7 +46,7 @@ from ..model.samples import SampleId
 from .compare_cost import UsageComparison, compare_usage
 from .compare_success import success_metric
 from .loaded import LoadedRun
-from .paired import ComparisonInputError, Pair, paired_delta
+from .paired import ComparisonInputError, Pair, Verdict, paired_delta
 
 __all__ = [
     "MIN_PAIRS",
@@ -60,7 +60,6 @@ __all__ = [
 ]
 
 PairedBy = Literal["id", "index"]
-Verdict = Literal["regression", "improvement", "not significant", "too few pairs"]
 
 MIN_PAIRS = 10
 """Pairs a metric needs for a verdict other than ``too few pairs``."""

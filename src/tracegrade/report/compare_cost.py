@@ -29,13 +29,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from ..model.agent_usage import AgentUsage
 from ..model.results import SampleResult
 from .compare_success import SuccessComparison, compare_success
 from .loaded import LoadedRun
-from .paired import ComparisonInputError, Pair, paired_delta
+from .paired import ComparisonInputError, Pair, Verdict, paired_delta
 
 __all__ = [
     "GATED",
@@ -45,7 +44,6 @@ __all__ = [
     "compare_usage",
 ]
 
-Verdict = Literal["regression", "improvement", "not significant", "too few pairs"]
 
 QUANTITIES = {
     "cost": "cost (USD)",

@@ -4,11 +4,15 @@ comparison cannot use, and the mean paired difference with its bootstrap interva
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from ..errors import InputError
 from ..run.stats import RunningStats
 
-__all__ = ["ComparisonInputError", "Pair", "paired_delta"]
+__all__ = ["ComparisonInputError", "Pair", "Verdict", "paired_delta"]
+
+Verdict = Literal["regression", "improvement", "not significant", "too few pairs"]
+"""What a paired interval says of a change (for cost and time, a rise is the regression)."""
 
 Pair = tuple[int, int]
 """Where a sample is in run A's rows and in run B's."""
