@@ -3,8 +3,10 @@ compared, run A the baseline (a thin shell over
 :func:`~tracegrade.report.compare.compare_runs`).
 
 Exit codes: 0 compared (whatever the verdicts); 1 with ``--fail-on-regression`` when some
-metric's drop is significant (each named on stderr); 2 a usage error (the two runs share
-no metric); 3 a file missing, unreadable, empty or not a results file, or the ``--html``
+metric's drop is significant, or the agent's cost or agent time per conversation rose
+significantly (beyond ``--cost-tolerance`` / ``--latency-tolerance``; each named on
+stderr); 2 a usage error (the two runs share no metric, or ``--success`` names a metric
+not in both); 3 a file missing, unreadable, empty or not a results file, or the ``--html``
 page cannot be written (one line naming the file).
 """
 
@@ -29,6 +31,16 @@ def _confidence(text: str) -> float:
     return value
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a fraction of at least 0 (say 0.1)")
+    return value
+
+
 def _count(text: str) -> int:
     return whole_number(text, 0)
 
@@ -49,7 +61,30 @@ def add_compare_command(commands: Any) -> None:
     compare.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit with 1 when some metric's drop is significant (its interval below 0)",
+        help="exit with 1 when some metric's drop is significant (its interval below 0), "
+        "or the cost or agent time per conversation rose significantly (its interval above "
+        "0 and above the tolerance)",
+    )
+    compare.add_argument(
+        "--cost-tolerance",
+        type=_fraction,
+        default=0.0,
+        metavar="FRACTION",
+        help="a cost rise is a regression only when its interval lies above this fraction "
+        "of run A's mean cost per conversation too (default 0; 0.1 allows 10%%)",
+    )
+    compare.add_argument(
+        "--latency-tolerance",
+        type=_fraction,
+        default=0.0,
+        metavar="FRACTION",
+        help="the same for the agent time per conversation (default 0)",
+    )
+    compare.add_argument(
+        "--success",
+        metavar="METRIC",
+        help="the metric that says a conversation succeeded, for cost and agent time per "
+        "successful conversation (default: the first metric with a pass mark in both runs)",
     )
     compare.add_argument(
         "--confidence",
@@ -74,6 +109,7 @@ def run_compare(arguments: argparse.Namespace) -> int:
 
     from ..report.compare import compare_runs
     from ..report.compare_console import interval, level, print_comparison, signed
+    from ..report.compare_cost_console import amount, amount_interval, signed_amount
     from ..report.compare_html import write_comparison_html
     from ..report.loaded import LoadedRun, load_run
 
@@ -88,8 +124,22 @@ def run_compare(arguments: argparse.Namespace) -> int:
             print(f"tracegrade: {path} holds no result rows", file=sys.stderr)
             return EXIT_INPUT
         runs.append(run)
+    shared = set(runs[0].metric_names) & set(runs[1].metric_names)
+    if arguments.success is not None and shared and arguments.success not in shared:
+        print(
+            f"tracegrade: --success {arguments.success}: not a metric of both runs "
+            f"(shared: {', '.join(sorted(shared))})",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
-        comparison = compare_runs(*runs, confidence=arguments.confidence)
+        comparison = compare_runs(
+            *runs,
+            confidence=arguments.confidence,
+            success=arguments.success if shared else None,
+            cost_tolerance=arguments.cost_tolerance,
+            latency_tolerance=arguments.latency_tolerance,
+        )
     except InputError as error:  # a value that is not a number, naming file and record
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
@@ -102,6 +152,12 @@ def run_compare(arguments: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     print_comparison(Console(), comparison, arguments.show)
+    if arguments.success is not None and comparison.usage is None:
+        print(
+            f"tracegrade: --success {arguments.success}: no row of either run carries the "
+            "agent's usage, so cost and time are not compared",
+            file=sys.stderr,
+        )
     if arguments.html:
         try:
             write_comparison_html(comparison, arguments.html, arguments.show)
@@ -109,12 +165,27 @@ def run_compare(arguments: argparse.Namespace) -> int:
             print(f"tracegrade: {error}", file=sys.stderr)
             return EXIT_INPUT
         print(f"wrote {arguments.html}", file=sys.stderr)
-    if arguments.fail_on_regression and comparison.regressions:
+    spent = comparison.usage.regressions if comparison.usage is not None else []
+    if arguments.fail_on_regression and (comparison.regressions or spent):
         for metric in comparison.regressions:
             print(
                 f"tracegrade: {metric.name} regressed: delta {signed(metric.delta)}, "
                 f"{level(comparison.confidence)} interval {interval(metric.ci)} over "
                 f"{metric.pairs} pairs",
+                file=sys.stderr,
+            )
+        for item in spent:
+            beyond = (
+                f", beyond the tolerance of {100 * item.tolerance:g}% "
+                f"({amount(item.name, item.allowance)})"
+                if item.tolerance
+                else ""
+            )
+            print(
+                f"tracegrade: {item.label} per conversation regressed: delta "
+                f"{signed_amount(item.name, item.delta)}, {level(comparison.confidence)} "
+                f"interval {amount_interval(item.name, item.ci)} over {item.pairs} pairs"
+                f"{beyond}",
                 file=sys.stderr,
             )
         return EXIT_GATE

@@ -25,6 +25,12 @@ Every metric is taken as higher-is-better, as all of tracegrade's are: a drop is
 regression. Samples whose status changed (scored, failed, rejected), samples in one run
 only and metrics in one run only are listed, not compared; pairs where a metric scored
 in one run but not in the other are counted per metric.
+
+A metric that does not apply to a sample (a value of ``None``) leaves it out of that
+run's mean and the pair out of the delta: only samples it applied to in both runs are
+paired, and the samples each run applied it to, and the pairs it applied to in one run
+only, are counted. When the rows carry the agent's usage, the agent's cost, time and
+tokens are compared too (:mod:`~tracegrade.report.compare_cost`).
 """
 
 from __future__ import annotations
@@ -35,11 +41,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import InputError
 from ..model.results import SampleResult
 from ..model.samples import SampleId
-from ..run.stats import RunningStats
+from .compare_cost import UsageComparison, compare_usage
+from .compare_success import success_metric
 from .loaded import LoadedRun
+from .paired import ComparisonInputError, Pair, Verdict, paired_delta
 
 __all__ = [
     "MIN_PAIRS",
@@ -53,14 +60,9 @@ __all__ = [
 ]
 
 PairedBy = Literal["id", "index"]
-Verdict = Literal["regression", "improvement", "not significant", "too few pairs"]
 
 MIN_PAIRS = 10
 """Pairs a metric needs for a verdict other than ``too few pairs``."""
-
-
-class ComparisonInputError(InputError):
-    """A row holds something a comparison cannot use (names the file and the record)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +106,16 @@ class StatusChange:
 
 @dataclass(frozen=True)
 class MetricComparison:
-    """One metric in both runs. ``mean_a``/``mean_b`` are over every scored sample of
-    each run (``scored_a``/``scored_b`` of them); ``delta`` and ``ci`` over the ``pairs``
-    scored in both (``None`` without pairs). ``regressed`` is worst drop first,
-    ``improved`` largest rise first; ``unchanged`` pairs scored the same.
-    ``scored_only_in_a``/``scored_only_in_b`` count the pairs where the metric has a
-    value in that run only (it failed, or the record was rejected, in the other)."""
+    """One metric in both runs. ``mean_a``/``mean_b`` are over every sample of each run
+    the metric scored and applied to (``scored_a``/``scored_b`` of them; it did not
+    apply to ``not_applicable_a``/``not_applicable_b`` more); ``delta`` and ``ci`` over
+    the ``pairs`` it scored and applied to in both (``None`` without pairs).
+    ``regressed`` is worst drop first, ``improved`` largest rise first; ``unchanged``
+    pairs scored the same. ``scored_only_in_a``/``scored_only_in_b`` count the pairs
+    where the metric has a value in that run only as it failed, or the record was
+    rejected, in the other; ``applied_only_in_a``/``applied_only_in_b`` those where it
+    has a value in that run only as it did not apply in the other. Neither is in the
+    delta."""
 
     name: str
     mean_a: float | None
@@ -125,6 +131,10 @@ class MetricComparison:
     unchanged: int
     scored_only_in_a: int
     scored_only_in_b: int
+    not_applicable_a: int = 0
+    not_applicable_b: int = 0
+    applied_only_in_a: int = 0
+    applied_only_in_b: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,9 @@ class RunComparison:
     confidence: float
     seed: int
     min_pairs: int
+    usage: UsageComparison | None = None
+    """Cost and agent time of the paired samples (``None`` when no row of either run
+    carries agent usage)."""
 
     @property
     def inputs_differ(self) -> bool:
@@ -179,16 +192,28 @@ def compare_runs(
     seed: int = 0,
     resamples: int = 1000,
     min_pairs: int = MIN_PAIRS,
+    success: str | None = None,
+    cost_tolerance: float = 0.0,
+    latency_tolerance: float = 0.0,
 ) -> RunComparison:
     """Compare run ``b`` with run ``a`` (the baseline): see the module's docstring.
 
     ``confidence`` is the bootstrap interval's level, ``seed`` its random stream and
     ``resamples`` its number of resamples. A metric's value that is not a finite number
-    raises :class:`ComparisonInputError` naming the file and the record."""
+    raises :class:`ComparisonInputError` naming the file and the record.
+
+    Cost and agent time are compared too (:mod:`~tracegrade.report.compare_cost`):
+    against the success metric ``success`` (a metric of both runs; ``None``: the first
+    metric with a pass mark in both run records, if any), and with a regression only
+    where the rise exceeds ``cost_tolerance`` / ``latency_tolerance`` (fractions of run
+    A's mean) as well as 0. A ``success`` not in both runs is a ValueError."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if min_pairs < 1:
         raise ValueError(f"min_pairs must be at least 1, got {min_pairs}")
+    for name, tolerance in (("cost", cost_tolerance), ("latency", latency_tolerance)):
+        if not 0.0 <= tolerance < math.inf:
+            raise ValueError(f"{name}_tolerance must be a fraction of at least 0, got {tolerance}")
     paired_by, note = _pairing(a, b)
     pairs, only_a, only_b = _pairs(a, b, paired_by)
     names_a, names_b = set(a.metric_names), set(b.metric_names)
@@ -196,6 +221,18 @@ def compare_runs(
     metrics = tuple(
         _compare_metric(name, (a, b), pairs, paired_by, confidence, seed, resamples, min_pairs)
         for name in shared
+    )
+    chosen, why = success_metric(a, b, shared, success)
+    usage = compare_usage(
+        (a, b),
+        pairs,
+        success=chosen,
+        success_chosen=why,
+        tolerances={"cost": cost_tolerance, "agent_seconds": latency_tolerance},
+        confidence=confidence,
+        seed=seed,
+        resamples=resamples,
+        min_pairs=min_pairs,
     )
     return RunComparison(
         path_a=a.path,
@@ -216,11 +253,8 @@ def compare_runs(
         confidence=confidence,
         seed=seed,
         min_pairs=min_pairs,
+        usage=usage,
     )
-
-
-Pair = tuple[int, int]
-"""Where a sample is in run A's rows and in run B's."""
 
 
 def _usable_id(value: object) -> bool:
@@ -278,16 +312,35 @@ def _ref(row: SampleResult, paired_by: PairedBy) -> SampleRef:
     return SampleRef(label, row.index, row.id)
 
 
-def _values(run: LoadedRun, name: str) -> list[float | None]:
-    """Each row's value of ``name`` (``None`` where not scored), in row order; a value
-    that is not a finite number is an error naming the file and the record."""
-    values: list[float | None] = []
+class _NotApplicable:
+    """A row's value of a metric that does not apply to its sample."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_APPLICABLE"
+
+
+NOT_APPLICABLE = _NotApplicable()
+
+Value = float | None | _NotApplicable
+"""A row's value of a metric: a number, ``None`` where not scored (the metric failed or
+the record was rejected), or :data:`NOT_APPLICABLE`."""
+
+
+def _values(run: LoadedRun, name: str) -> list[Value]:
+    """Each row's value of ``name``, in row order; a value that is not a finite number
+    (and not a metric's "does not apply") is an error naming the file and the record."""
+    values: list[Value] = []
     for row in run.rows:
         score = row.scores.get(name)
         if score is None:
             values.append(None)
             continue
         value = score.value
+        if value is None:  # rows hold a null value only with not_applicable: true
+            values.append(NOT_APPLICABLE)
+            continue
         if type(value) is not float or not math.isfinite(value):
             value = _as_number(run, row, name, value)
         values.append(value)
@@ -304,9 +357,11 @@ def _as_number(run: LoadedRun, row: SampleResult, name: str, value: object) -> f
     )
 
 
-def _mean(values: list[float | None]) -> tuple[float | None, int]:
-    scored = [value for value in values if value is not None]
-    return (math.fsum(scored) / len(scored) if scored else None), len(scored)
+def _mean(values: list[Value]) -> tuple[float | None, int, int]:
+    """The mean over the rows the metric applied to, how many, and how many it did not."""
+    scored = [value for value in values if isinstance(value, float)]
+    not_applicable = sum(value is NOT_APPLICABLE for value in values)
+    return (math.fsum(scored) / len(scored) if scored else None), len(scored), not_applicable
 
 
 def _compare_metric(
@@ -321,17 +376,21 @@ def _compare_metric(
 ) -> MetricComparison:
     a, b = runs
     values_a, values_b = _values(a, name), _values(b, name)
-    mean_a, scored_a = _mean(values_a)
-    mean_b, scored_b = _mean(values_b)
+    mean_a, scored_a, not_applicable_a = _mean(values_a)
+    mean_b, scored_b, not_applicable_b = _mean(values_b)
     differences: list[float] = []
     regressed: list[SampleChange] = []
     improved: list[SampleChange] = []
-    only_a = only_b = 0
+    only_a = only_b = applied_only_a = applied_only_b = 0
     for place_a, place_b in pairs:
         value_a, value_b = values_a[place_a], values_b[place_b]
-        if value_a is None or value_b is None:
-            only_a += value_b is None and value_a is not None
-            only_b += value_a is None and value_b is not None
+        if not isinstance(value_a, float) or not isinstance(value_b, float):
+            if isinstance(value_a, float):
+                only_a += value_b is None
+                applied_only_a += value_b is NOT_APPLICABLE
+            elif isinstance(value_b, float):
+                only_b += value_a is None
+                applied_only_b += value_a is NOT_APPLICABLE
             continue
         differences.append(value_b - value_a)
         if value_a != value_b:
@@ -347,7 +406,7 @@ def _compare_metric(
     # worst first; the sort is stable, so equal changes keep run A's order
     regressed.sort(key=lambda change: change.delta)
     improved.sort(key=lambda change: -change.delta)
-    delta, ci = _paired_delta(differences, confidence, seed, resamples)
+    delta, ci = paired_delta(differences, confidence, seed, resamples)
     return MetricComparison(
         name=name,
         mean_a=mean_a,
@@ -363,18 +422,11 @@ def _compare_metric(
         unchanged=len(differences) - len(regressed) - len(improved),
         scored_only_in_a=only_a,
         scored_only_in_b=only_b,
+        not_applicable_a=not_applicable_a,
+        not_applicable_b=not_applicable_b,
+        applied_only_in_a=applied_only_a,
+        applied_only_in_b=applied_only_b,
     )
-
-
-def _paired_delta(
-    differences: list[float], confidence: float, seed: int, resamples: int
-) -> tuple[float | None, tuple[float, float] | None]:
-    """The mean difference and its bootstrap interval (``None`` without pairs)."""
-    if not differences:
-        return None, None
-    stats = RunningStats(seed=seed)
-    stats.extend(differences)
-    return math.fsum(differences) / len(differences), stats.bootstrap_ci(confidence, resamples)
 
 
 def _verdict(ci: tuple[float, float] | None, pairs: int, min_pairs: int) -> Verdict:

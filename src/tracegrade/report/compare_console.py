@@ -1,6 +1,7 @@
 """What ``tracegrade compare`` prints: a table of the metrics' paired deltas and
-verdicts, then per metric the samples that moved most, the samples whose status changed
-and those found in one run only.
+verdicts (with how many samples each run applied a metric to, where one did not apply to
+some), cost and time when the rows carry usage, then per metric the samples that moved
+most, the samples whose status changed and those found in one run only.
 
 Text from the runs (ids, reasons, errors, metric names, paths) is never parsed as rich
 markup: it goes in as :class:`rich.text.Text`, so ``[red]`` or a trailing backslash in
@@ -16,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .compare import MetricComparison, RunComparison, SampleChange, SampleRef
+from .compare_cost_console import print_usage
 
 VERDICT_STYLES = {
     "regression": "bold red",
@@ -65,6 +67,8 @@ def print_comparison(console: Console, comparison: RunComparison, show: int = 5)
     _print_header(console, comparison)
     _print_table(console, comparison)
     _print_notes(console, comparison)
+    if comparison.usage is not None:
+        print_usage(console, comparison.usage, comparison)
     for metric in comparison.metrics:
         _print_moves(console, metric, show)
     _print_status_changes(console, comparison, show)
@@ -120,6 +124,8 @@ def _print_table(console: Console, comparison: RunComparison) -> None:
 
 def _print_notes(console: Console, comparison: RunComparison) -> None:
     for metric in comparison.metrics:
+        if metric.not_applicable_a or metric.not_applicable_b:
+            _say(console, applied_note(metric))
         if metric.scored_only_in_a or metric.scored_only_in_b:
             _say(
                 console,
@@ -138,9 +144,26 @@ def _print_notes(console: Console, comparison: RunComparison) -> None:
             _say(console, f"Metrics in run {side} only (not compared): {', '.join(names)}")
     _say(
         console,
-        "Means are over each run's scored samples; the delta and its interval over the "
-        "pairs scored in both. Higher is better for every metric.",
+        "Means are over each run's scored samples the metric applied to; the delta and its "
+        "interval over the pairs scored and applied in both. Higher is better for every "
+        "metric.",
     )
+
+
+def applied_note(metric: MetricComparison) -> str:
+    """How many samples of each run the metric applied to, and the pairs it applied to
+    in one run only (for a metric that did not apply to some sample)."""
+    note = (
+        f"{metric.name}: applied to {samples(metric.scored_a)} of run A "
+        f"(not to {metric.not_applicable_a}), {samples(metric.scored_b)} of run B "
+        f"(not to {metric.not_applicable_b})"
+    )
+    if metric.applied_only_in_a or metric.applied_only_in_b:
+        note += (
+            f"; {metric.applied_only_in_a} pair(s) applied in run A only, "
+            f"{metric.applied_only_in_b} in run B only (not in the delta)"
+        )
+    return note
 
 
 def _print_moves(console: Console, metric: MetricComparison, show: int) -> None:

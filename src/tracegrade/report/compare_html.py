@@ -1,7 +1,8 @@
 """``tracegrade compare --html``: the comparison as one self-contained HTML page.
 
-The page holds what the terminal shows (the metrics' table, the samples that moved most,
-status changes, samples in one run only), rendered through the autoescaped
+The page holds what the terminal shows (the metrics' table, how many samples each metric
+applied to, cost and agent time per conversation and per success, the samples that moved
+most, status changes, samples in one run only), rendered through the autoescaped
 ``compare.html.j2``. It carries no script, so its Content-Security-Policy runs none;
 its only style is the shared ``page.css``, inlined.
 """
@@ -13,7 +14,14 @@ import os
 from ..io.files import open_output
 from ._page import page_context, render
 from .compare import RunComparison
-from .compare_console import interval, level, samples, signed
+from .compare_console import applied_note, interval, level, samples, signed
+from .compare_cost_console import (
+    amount,
+    amount_interval,
+    signed_amount,
+    success_notes,
+    usage_notes,
+)
 
 VERDICT_CLASSES = {
     "regression": "regressed",
@@ -36,6 +44,12 @@ def render_comparison(comparison: RunComparison, show: int = 20) -> str:
         "show": max(show, 0),
         "level": level(comparison.confidence),
         "verdict_classes": VERDICT_CLASSES,
+        "applied_note": applied_note,
+        "amount": amount,
+        "signed_amount": signed_amount,
+        "amount_interval": amount_interval,
+        "usage_notes": usage_notes,
+        "success_notes": success_notes,
         "signed": signed,
         "interval": interval,
         "samples": samples,
