@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .io.dataset import EvaluationDataset, iter_jsonl
     from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
+    from .metrics.budgets import CostBudget, LatencyBudget, TokenBudget
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.strings import (
         DistanceMeasure,
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     )
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+    from .pricing import PriceTable, read_prices
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
@@ -89,6 +91,11 @@ _MODULE_OF = {
     "ToolCallF1": "metrics.tool_calls",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "TokenBudget": "metrics.budgets",
+    "LatencyBudget": "metrics.budgets",
+    "CostBudget": "metrics.budgets",
+    "PriceTable": "pricing",
+    "read_prices": "pricing",
     "ArgumentMatch": "metrics.arguments",
     "any_of": "metrics.arguments",
     "optional": "metrics.arguments",
@@ -153,6 +160,7 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "ArgumentMatch",
     "ConversionError",
+    "CostBudget",
     "DistanceMeasure",
     "EvalTestCase",
     "EvaluationDataset",
@@ -160,6 +168,7 @@ __all__ = [
     "ExactMatch",
     "HumanMessage",
     "InputError",
+    "LatencyBudget",
     "LoadedRun",
     "Message",
     "Metric",
@@ -167,6 +176,7 @@ __all__ = [
     "MissingFieldError",
     "MultiTurnSample",
     "NonLLMStringSimilarity",
+    "PriceTable",
     "RecordError",
     "RunComparison",
     "Sample",
@@ -175,6 +185,7 @@ __all__ = [
     "SingleTurnSample",
     "StringMetric",
     "StringPresence",
+    "TokenBudget",
     "ToolCall",
     "ToolCallAccuracy",
     "ToolCallF1",
@@ -198,6 +209,7 @@ __all__ = [
     "load_run",
     "optional",
     "parse_message",
+    "read_prices",
     "report_results_file",
     "sample_from_messages",
     "to_openai",

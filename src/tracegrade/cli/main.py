@@ -219,6 +219,13 @@ def _add_evaluate(commands: Any) -> None:
         help="requests per question before it fails, retries included (default 4)",
     )
     run.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="price the LLM steps that state tokens but no cost: a prices file (TOML, or "
+        "JSON by its name), whose rows win over the price database, or 'genai-prices' for "
+        "the database alone (pip install 'tracegrade[prices]'); see docs/behaviour.md",
+    )
+    run.add_argument(
         "--sample-deadline",
         type=_seconds,
         metavar="SECONDS",

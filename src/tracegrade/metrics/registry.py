@@ -7,6 +7,7 @@ from typing import Any
 
 from .arguments import ArgumentMatch
 from .base import Metric
+from .budgets import CostBudget, LatencyBudget, TokenBudget
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS, ExactMatch, StringMetric
@@ -25,6 +26,9 @@ METRICS: dict[str, type[Metric]] = {
     "tool_correctness": ToolCorrectnessMetric,
     "trajectory_match": TrajectoryMatch,
     "tool_call_validity": ToolCallValidity,
+    "token_budget": TokenBudget,
+    "latency_budget": LatencyBudget,
+    "cost_budget": CostBudget,
     **STRING_METRICS,
     "topic_adherence": TopicAdherenceScore,
     "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,
