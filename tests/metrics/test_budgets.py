@@ -30,8 +30,10 @@ def _ai(usage: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
 
 
 def test_tokens_within_the_budget_pass() -> None:
-    sample = _sample(_ai({"input_tokens": 800, "output_tokens": 200}),
-                     _ai({"input_tokens": 900, "output_tokens": 100}))
+    sample = _sample(
+        _ai({"input_tokens": 800, "output_tokens": 200}),
+        _ai({"input_tokens": 900, "output_tokens": 100}),
+    )
     score = TokenBudget(max=2000).score(sample)
     # 800 + 200 + 900 + 100 = 2,000: within a budget of 2,000
     assert (score.value, score.success) == (1.0, True)
@@ -40,8 +42,9 @@ def test_tokens_within_the_budget_pass() -> None:
 
 
 def test_partial_usage_under_the_budget_is_incomplete_not_a_pass() -> None:
-    sample = _sample(_ai({"input_tokens": 1000, "output_tokens": 200}), _ai(None),
-                     _ai({"input_tokens": 5}))  # no output tokens: not counted
+    sample = _sample(
+        _ai({"input_tokens": 1000, "output_tokens": 200}), _ai(None), _ai({"input_tokens": 5})
+    )  # no output tokens: not counted
     score = TokenBudget(max=2000).score(sample)
     assert (score.value, score.success) == (0.0, False)
     assert score.details["incomplete"] is True
@@ -130,15 +133,15 @@ def test_cost_adds_stated_and_priced_steps_by_model() -> None:
 
 
 def test_cost_of_a_model_missing_from_the_prices_is_an_error_naming_it() -> None:
-    sample = _sample(_ai({"input_tokens": 10, "output_tokens": 10, "model": "ghost",
-                          "provider": "acme"}))
+    sample = _sample(
+        _ai({"input_tokens": 10, "output_tokens": 10, "model": "ghost", "provider": "acme"})
+    )
     with pytest.raises(UnknownModelError, match="model 'ghost' \\(provider 'acme'\\)"):
         CostBudget(max=1.0, prices=TABLE).score(sample)
 
 
 def test_cost_with_a_step_of_unknown_cost_is_incomplete() -> None:
-    sample = _sample(_ai({"input_tokens": 100, "output_tokens": 100, "model": "small"}),
-                     _ai(None))
+    sample = _sample(_ai({"input_tokens": 100, "output_tokens": 100, "model": "small"}), _ai(None))
     score = CostBudget(max=1.0, prices=TABLE).score(sample)
     assert score.value == 0.0 and score.details["incomplete"] is True
     assert "1 of 2 LLM steps have a known cost (message 2: states no usage)" in score.reason

@@ -68,7 +68,7 @@ def conversation_cost(
             except UnknownModelError as error:
                 if strict:
                     raise UnknownModelError(
-                        error.model, error.provider, f"{error} (message {position})"
+                        error.model, error.provider, error.where, f"message {position}"
                     ) from None
                 unknown.append(f"message {position}: {error}")
                 continue

@@ -28,11 +28,15 @@ class PriceError(TracegradeError, LookupError):
 class UnknownModelError(PriceError):
     """The price table has no price for a model (named with its provider)."""
 
-    def __init__(self, model: str, provider: str | None, where: str) -> None:
+    def __init__(
+        self, model: str, provider: str | None, where: str, step: str | None = None
+    ) -> None:
         self.model = model
         self.provider = provider
+        self.where = where
         of = f"model {model!r}" + (f" (provider {provider!r})" if provider else "")
-        super().__init__(f"no price for {of} in {where}")
+        said = f"no price for {of} in {where}"
+        super().__init__(f"{step}: {said}" if step else said)
 
 
 class PriceFileError(TracegradeError, ValueError):
