@@ -184,3 +184,13 @@ def test_worker_processes_price_as_one_process_does(tmp_path: Path) -> None:
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     assert one.read_bytes() == two.read_bytes()
     assert _rows(one)[0]["agent_usage"]["cost_priced_steps"] == 1
+
+
+def test_the_config_files_prices_are_read_from_its_folder(tmp_path: Path) -> None:
+    data = _data(tmp_path)
+    (tmp_path / "conf").mkdir()
+    _prices(tmp_path / "conf", PRICES, "house.toml")
+    (tmp_path / "tracegrade.toml").write_text('prices = "conf/house.toml"\n')
+    main(["evaluate", str(data), "-m", "tool_call_f1", "--out", "out.jsonl", "--progress", "off"])
+    record = json.loads(run_record_path(tmp_path / "out.jsonl").read_text())
+    assert record["prices"] == f"{(tmp_path / 'conf' / 'house.toml').resolve()} v1"
