@@ -63,6 +63,11 @@ def test_without_the_extra_the_database_names_it_and_a_file_still_prices(
             database = "no error"
         except PriceError as error:
             database = str(error)
+        try:
+            PriceTable(database=True)
+            forced = "no error"
+        except PriceError as error:
+            forced = str(error)
         budget = evaluate("data.jsonl", [CostBudget(max=1.0)], progress=False).rows[0]
         priced = evaluate("data.jsonl", [CostBudget(max=1.0)], prices="prices.toml",
                           progress=False)
@@ -70,6 +75,7 @@ def test_without_the_extra_the_database_names_it_and_a_file_still_prices(
             "installed": database_installed(),
             "plain": plain.agent_usage.to_dict(),
             "database": database,
+            "forced": forced,
             "budget": budget.errors.get("cost_budget"),
             "priced": priced.rows[0].scores["cost_budget"].details["spent"],
             "version": read_prices("prices.toml").version,
@@ -79,7 +85,7 @@ def test_without_the_extra_the_database_names_it_and_a_file_still_prices(
     )
     assert found["installed"] is False
     assert "cost" not in found["plain"]  # nothing priced without prices
-    assert EXTRA in found["database"]
+    assert EXTRA in found["database"] and EXTRA in found["forced"]
     assert EXTRA in found["budget"]
     # 1000 x $1 + 250 x $4 per million, from the file alone
     assert abs(found["priced"] - 0.002) < 1e-12

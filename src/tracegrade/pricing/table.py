@@ -51,6 +51,8 @@ class PriceTable:
         self.aliases = {name.lower(): target for name, target in (aliases or {}).items()}
         self.source = source
         self.database = database_installed() if database is None else database
+        if database:
+            database_version()  # PriceError naming the extra when it is not installed
         self._by_model: dict[str, list[PriceRow]] = {}
         for row in self.rows:
             self._by_model.setdefault(row.model.lower(), []).append(row)
@@ -61,7 +63,6 @@ class PriceTable:
     @classmethod
     def from_database(cls) -> PriceTable:
         """The database's prices alone; PriceError naming the extra when it is missing."""
-        database_version()
         return cls(database=True)
 
     @property
