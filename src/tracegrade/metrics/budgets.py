@@ -64,10 +64,11 @@ class _Budget(Metric):
 
 
 class TokenBudget(_Budget):
-    """The conversation's tokens of ``kind`` against ``max``: ``total`` (input and
-    output, the default), ``input``, ``output`` or ``reasoning``, summed over its LLM
-    steps (AIMessages). A step without a usage, or without a count of the kind, leaves
-    the count incomplete."""
+    """1.0 when the conversation's tokens are known and within ``max``, else 0.0.
+
+    The tokens of ``kind``: ``total`` (input and output, the default), ``input``,
+    ``output`` or ``reasoning``, summed over its LLM steps (AIMessages). A step without
+    a usage, or without a count of the kind, leaves the count incomplete."""
 
     name = "token_budget"
 
@@ -116,9 +117,10 @@ class TokenBudget(_Budget):
 
 
 class LatencyBudget(_Budget):
-    """The conversation's agent time against ``max_seconds``: the union of the
-    intervals its LLM steps and tools ran (calls side by side count once; the human's
-    time between turns not at all; see
+    """1.0 when the conversation's agent time is known and within ``max_seconds``.
+
+    Agent time is the union of the intervals its LLM steps and tools ran (calls side by
+    side count once; the human's time between turns not at all; see
     :attr:`~tracegrade.model.agent_usage.AgentUsage.agent_seconds`). Details give the
     time in LLM steps and in tools. A step or tool result without a time leaves it
     incomplete."""
@@ -159,8 +161,9 @@ class LatencyBudget(_Budget):
 
 
 class CostBudget(_Budget):
-    """The conversation's cost (US dollars) against ``max``: per LLM step the cost its
-    source stated, else the step priced from its tokens by ``prices`` (a
+    """1.0 when the conversation's cost (US dollars) is known and within ``max``.
+
+    Per LLM step the cost its source stated, else the step priced from its tokens by ``prices`` (a
     :class:`~tracegrade.pricing.PriceTable` or a prices file's path). Without one the
     run's prices are used, else the price database (the ``prices`` extra). A model
     without a price raises the UnknownModelError naming it; a step without usage or
