@@ -64,6 +64,8 @@ PUBLIC = {
     "tracegrade.metrics.handoffs": ["HandoffMatch"],
     "tracegrade.metrics.arguments": ["ArgumentMatch", "any_of", "optional"],
     "tracegrade.metrics.validity": ["ToolCallValidity"],
+    "tracegrade.metrics.budgets": ["CostBudget", "LatencyBudget", "TokenBudget"],
+    "tracegrade.pricing": ["PriceTable", "read_prices"],
     "tracegrade.model.results": ["SampleResult", "Score"],
     "tracegrade.run.results": ["EvaluationResult", "MetricSummary"],
     "tracegrade.report.loaded": ["LoadedRun", "load_run"],

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .io.dataset import EvaluationDataset, iter_jsonl
     from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
+    from .metrics.budgets import CostBudget, LatencyBudget, TokenBudget
     from .metrics.efficiency import ToolCallEfficiency
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.handoffs import HandoffMatch
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     )
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
+    from .pricing import PriceTable, read_prices
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
@@ -95,6 +97,11 @@ _MODULE_OF = {
     "TrajectoryMatch": "metrics.trajectory",
     "ToolErrorRecovery": "metrics.tool_error_recovery",
     "HandoffMatch": "metrics.handoffs",
+    "TokenBudget": "metrics.budgets",
+    "LatencyBudget": "metrics.budgets",
+    "CostBudget": "metrics.budgets",
+    "PriceTable": "pricing",
+    "read_prices": "pricing",
     "ArgumentMatch": "metrics.arguments",
     "any_of": "metrics.arguments",
     "optional": "metrics.arguments",
@@ -159,6 +166,7 @@ __all__ = [
     "AgentGoalAccuracyWithoutReference",
     "ArgumentMatch",
     "ConversionError",
+    "CostBudget",
     "DistanceMeasure",
     "EvalTestCase",
     "EvaluationDataset",
@@ -167,6 +175,7 @@ __all__ = [
     "HandoffMatch",
     "HumanMessage",
     "InputError",
+    "LatencyBudget",
     "LoadedRun",
     "Message",
     "Metric",
@@ -174,6 +183,7 @@ __all__ = [
     "MissingFieldError",
     "MultiTurnSample",
     "NonLLMStringSimilarity",
+    "PriceTable",
     "RecordError",
     "RunComparison",
     "Sample",
@@ -182,6 +192,7 @@ __all__ = [
     "SingleTurnSample",
     "StringMetric",
     "StringPresence",
+    "TokenBudget",
     "ToolCall",
     "ToolCallAccuracy",
     "ToolCallEfficiency",
@@ -207,6 +218,7 @@ __all__ = [
     "load_run",
     "optional",
     "parse_message",
+    "read_prices",
     "report_results_file",
     "sample_from_messages",
     "to_openai",

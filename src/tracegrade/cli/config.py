@@ -57,7 +57,8 @@ class ProjectConfig:
     ``judge_cache_max_mb`` and ``judge_cache_max_age_days`` are the judge cache's limits.
     ``matching`` holds, per metric name, the table of its argument rule (read by
     :meth:`tracegrade.metrics.arguments.ArgumentMatch.from_dict`); ``tools`` a JSON file of
-    the tools' definitions for ``tool_call_validity`` (absolute, as ``out``).
+    the tools' definitions for ``tool_call_validity`` (absolute, as ``out``); ``prices``
+    a prices file (absolute, as ``out``; see :mod:`tracegrade.pricing.files`).
     """
 
     metrics: list[str] | None = None
@@ -77,6 +78,7 @@ class ProjectConfig:
     pass_k: list[int] | None = None
     matching: dict[str, dict[str, Any]] | None = None
     tools: Path | None = None
+    prices: Path | None = None
     path: Path
 
 
@@ -181,6 +183,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     pass_k: list[_Count] | None = None
     matching: dict[_Text, dict[str, Any]] | None = None
     tools: _Text | None = None
+    prices: _Text | None = None
 
 
 _FIELDS: tuple[str, ...] = _Settings.__struct_fields__
@@ -210,6 +213,7 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "concurrency": (_COUNT, None),
     "out": (_TEXT, None),
     "tools": ("must be the path of a JSON file of tool definitions (for tool_call_validity)", None),
+    "prices": ("must be the path of a prices file (TOML or JSON; see docs/behaviour.md)", None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),
     "pass_k": ("must be an array of integers of at least 1", _COUNT),
     "matching": (
@@ -259,6 +263,8 @@ def _parse(path: Path, table: Mapping[str, Any], prefix: str) -> ProjectConfig:
         fields["out"] = (path.parent / settings.out).resolve()
     if settings.tools is not None:
         fields["tools"] = (path.parent / settings.tools).resolve()
+    if settings.prices is not None:
+        fields["prices"] = (path.parent / settings.prices).resolve()
     return ProjectConfig(**fields, path=path)
 
 

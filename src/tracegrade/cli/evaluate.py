@@ -82,6 +82,8 @@ class Settings:
     judge_timeout: float | None = None
     judge_max_attempts: int | None = None
     sample_deadline: float | None = None
+    prices: str | None = None
+    """A prices file, or ``genai-prices`` (see :func:`tracegrade.evaluate`'s ``prices``)."""
     retry_failed: bool = False
     judge_cache_max_mb: float | None = None
     judge_cache_max_age_days: float | None = None
@@ -140,6 +142,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         judge_timeout=arguments.judge_timeout or chosen.judge_timeout,
         judge_max_attempts=arguments.judge_max_attempts or chosen.judge_max_attempts,
         sample_deadline=arguments.sample_deadline or chosen.sample_deadline,
+        prices=arguments.prices or (str(chosen.prices) if chosen.prices else None),
         retry_failed=arguments.retry_failed,
         judge_cache_max_mb=chosen.judge_cache_max_mb,
         judge_cache_max_age_days=chosen.judge_cache_max_age_days,
@@ -408,11 +411,12 @@ def run(settings: Settings) -> int:
             sample_deadline=settings.sample_deadline,
             retry_failed=settings.retry_failed,
             while_scoring=_import_report,
+            prices=settings.prices,
         )
-    except OSError as error:  # the input is missing, or a folder
+    except OSError as error:  # the input (or the prices file) is missing, or a folder
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
-    except (TypeError, ValueError, ImportError) as error:
+    except (TypeError, ValueError, ImportError, LookupError) as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
     failed = noted_and_judged(settings)

@@ -23,6 +23,7 @@ a results file is missing, unreadable, empty or not one, or the page cannot be w
 from __future__ import annotations
 
 import argparse
+import inspect
 import sys
 import warnings
 from collections.abc import Sequence
@@ -219,6 +220,13 @@ def _add_evaluate(commands: Any) -> None:
         help="requests per question before it fails, retries included (default 4)",
     )
     run.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="price the LLM steps that state tokens but no cost: a prices file (TOML, or "
+        "JSON by its name), whose rows win over the price database, or 'genai-prices' for "
+        "the database alone (pip install 'tracegrade[prices]'); see docs/behaviour.md",
+    )
+    run.add_argument(
         "--sample-deadline",
         type=_seconds,
         metavar="SECONDS",
@@ -282,6 +290,8 @@ def _add_convert(commands: Any) -> None:
 
 def _option(key: str, default: Any) -> str:
     """An option as typed on the command line, with the choices of an enumeration."""
+    if default is inspect.Parameter.empty:
+        return f"{key}=(required)"
     if isinstance(default, Enum):
         choices = "|".join(str(member.value) for member in type(default))
         return f"{key}={default.value} ({choices})"

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._json import dumps, numbered_lines
 from ..io.files import read_lines
@@ -29,6 +29,9 @@ from ..model.samples import SAMPLE_TYPES, Sample
 from ..run.results import RowTally, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, score_outcomes
 from .partitions import Partition
+
+if TYPE_CHECKING:
+    from ..pricing import PriceTable
 
 
 @dataclass(frozen=True)
@@ -63,13 +66,16 @@ def score_records(
     sample_deadline: float | None = None,
     number: int = 0,
     kind: str = "index",
+    prices: PriceTable | None = None,
 ) -> PartitionResult:
     """Score records held in memory (samples or their dict forms), indexed from
     ``first_index`` as the run numbers them: a malformed one is rejected naming its
     index, as :func:`tracegrade.evaluate` does for a list (``kind="row"``: its row, as
     for a DataFrame)."""
     outcomes = (_parsed(record, index, kind) for index, record in enumerate(records, first_index))
-    return _scored(outcomes, metrics, first_index, thresholds, concurrency, sample_deadline, number)
+    return _scored(
+        outcomes, metrics, first_index, thresholds, concurrency, sample_deadline, number, prices
+    )
 
 
 def score_partition(
@@ -81,11 +87,12 @@ def score_partition(
     concurrency: int = DEFAULT_CONCURRENCY,
     sample_deadline: float | None = None,
     folder: str | None = None,
+    prices: PriceTable | None = None,
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
     ``folder/part-NNNNN.jsonl`` (whole, or not at all: a killed task leaves no part of
-    it) and not sent back."""
+    it) and not sent back. ``prices`` price the rows' agent usage."""
     if records is not None:
         result = score_records(
             records,
@@ -96,6 +103,7 @@ def score_partition(
             sample_deadline=sample_deadline,
             number=partition.number,
             kind=partition.kind,
+            prices=prices,
         )
     else:
         result = _scored(
@@ -106,6 +114,7 @@ def score_partition(
             concurrency,
             sample_deadline,
             partition.number,
+            prices,
         )
     if folder is None:
         return result
@@ -161,6 +170,7 @@ def _scored(
     concurrency: int,
     sample_deadline: float | None,
     number: int,
+    prices: PriceTable | None = None,
 ) -> PartitionResult:
     rows = sorted(
         score_outcomes(
@@ -169,6 +179,7 @@ def _scored(
             first_index=first_index,
             concurrency=concurrency,
             sample_deadline=sample_deadline,
+            prices=prices,
         ),
         key=lambda row: row.index,
     )

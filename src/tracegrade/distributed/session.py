@@ -40,7 +40,7 @@ from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
-from ..run.session import check_outputs, describe_judge, describe_metric
+from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -54,6 +54,8 @@ from .scoring import PartitionResult, part_path, score_partition
 
 if TYPE_CHECKING:
     from distributed import Client
+
+    from ..pricing import PriceTable
 
 
 class DistributedError(TracegradeError):
@@ -87,6 +89,7 @@ def evaluate_distributed(
     keep_rows: bool = False,
     progress: Callable[[str], None] | None = None,
     parquet: str | os.PathLike[str] | None = None,
+    prices: PriceTable | str | os.PathLike[str] | None = None,
 ) -> EvaluationResult:
     """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
     ``evaluate(data, metrics, out=out)`` on one machine.
@@ -107,7 +110,8 @@ def evaluate_distributed(
     brings every row back into the result (its memory grows with the input).
     ``progress`` is called with a line as each partition finishes. ``parquet`` also
     writes the rows as Parquet (the ``parquet`` extra), from the client, once every
-    partition is done.
+    partition is done. ``prices`` are as :func:`tracegrade.evaluate`'s: the table
+    goes to the workers with the metrics.
 
     The result's :attr:`~EvaluationResult.run_facts` hold ``distributed``: the
     partitions in all, scored this time and kept from before.
@@ -130,6 +134,7 @@ def evaluate_distributed(
         keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
         progress=progress,
         parquet=parquet,
+        prices=run_prices(prices, metrics),
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
@@ -156,6 +161,7 @@ class _Given:
     keep_rows: bool
     progress: Callable[[str], None] | None
     parquet: str | os.PathLike[str] | None
+    prices: PriceTable | None = None
 
 
 def _evaluate(
@@ -172,7 +178,8 @@ def _evaluate(
         raise ValueError("resume=True needs out=: the results file of the stopped run")
     say = progress or (lambda line: None)
     files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
-    record = _run_record(files, metrics) if files else None
+    version = None if given.prices is None else given.prices.version
+    record = _run_record(files, metrics, version) if files else None
     folder = parts_folder(out) if out is not None else None
     done: dict[int, RowTally] = {}
     if out is not None and folder is not None:
@@ -195,6 +202,7 @@ def _evaluate(
         concurrency=each,
         sample_deadline=sample_deadline,
         folder=str(folder) if folder is not None else None,
+        prices=given.prices,
     )
     futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
@@ -355,7 +363,9 @@ def _as_bag(data: Any) -> tuple[Any, str] | None:
     return to_bag(index=False, format="dict").map(without_nan), "row"
 
 
-def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:
+def _run_record(
+    files: list[str], metrics: Sequence[Metric], prices: str | None = None
+) -> dict[str, Any]:
     """The run record: that of ``evaluate(out=...)`` for one file; for several, the
     input is their list, its size their total and its fingerprint that of them all."""
     if len(files) == 1:
@@ -366,6 +376,7 @@ def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:
             NATIVE_SOURCE,
             [describe_metric(metric) for metric in metrics],
             describe_judge(metrics),
+            prices,
         )
         return one.to_dict()
     size, fingerprint = files_fingerprint(files)
@@ -377,6 +388,7 @@ def _run_record(files: list[str], metrics: Sequence[Metric]) -> dict[str, Any]:
         "metrics": [describe_metric(metric) for metric in metrics],
         "judge": describe_judge(metrics),
         "version": RUN_RECORD_VERSION,
+        **({} if prices is None else {"prices": prices}),
     }
 
 

@@ -106,6 +106,9 @@ class RunRecord:
     metrics: tuple[str, ...]
     judge: str | None = None
     version: int = RUN_RECORD_VERSION
+    prices: str | None = None
+    """The version of the prices the run priced its steps with (see
+    :attr:`tracegrade.pricing.PriceTable.version`); ``None``: it had none."""
 
     def __post_init__(self) -> None:
         # credentials in the judge's URL are never written, nor shown in a message
@@ -121,6 +124,7 @@ class RunRecord:
         source: str,
         metrics: Sequence[str],
         judge: str | None,
+        prices: str | None = None,
     ) -> RunRecord:
         """The record of a run over the file ``data`` (size and a hash of its first MB
         stand for its content, so a changed input is noticed without reading it all)."""
@@ -140,10 +144,14 @@ class RunRecord:
             source,
             tuple(metrics),
             judge,
+            prices=prices,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "metrics": list(self.metrics)}
+        found = {**asdict(self), "metrics": list(self.metrics)}
+        if self.prices is None:
+            del found["prices"]  # a run without prices writes the record it always did
+        return found
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
@@ -159,6 +167,7 @@ class RunRecord:
             tuple(data["metrics"]),
             data.get("judge"),
             version,
+            data.get("prices"),
         )
 
     def differences(self, other: RunRecord) -> list[str]:
@@ -178,6 +187,8 @@ class RunRecord:
             found.append(f"the metrics were {', '.join(other.metrics)}")
         if self.judge != other.judge:
             found.append(f"the judge was {other.judge or 'the default'}")
+        if self.prices != other.prices:
+            found.append(f"the prices were {other.prices or 'none'}")
         return found
 
 

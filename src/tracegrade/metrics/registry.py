@@ -7,6 +7,7 @@ from typing import Any
 
 from .arguments import ArgumentMatch
 from .base import Metric
+from .budgets import CostBudget, LatencyBudget, TokenBudget
 from .efficiency import ToolCallEfficiency
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .handoffs import HandoffMatch
@@ -32,6 +33,9 @@ METRICS: dict[str, type[Metric]] = {
     "tool_call_validity": ToolCallValidity,
     "tool_error_recovery": ToolErrorRecovery,
     "tool_call_efficiency": ToolCallEfficiency,
+    "token_budget": TokenBudget,
+    "latency_budget": LatencyBudget,
+    "cost_budget": CostBudget,
     **STRING_METRICS,
     "topic_adherence": TopicAdherenceScore,
     "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,

@@ -41,6 +41,13 @@ def _number(text: str) -> float:
         raise MetricSpecError(f"expected a number, got {text!r}") from None
 
 
+def _whole(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise MetricSpecError(f"expected a whole number, got {text!r}") from None
+
+
 def _converter(parameter: inspect.Parameter, converters: Converters) -> Callable[[str], Any]:
     special = converters.get(parameter.name)
     if special is not None:
@@ -50,6 +57,8 @@ def _converter(parameter: inspect.Parameter, converters: Converters) -> Callable
         return _flag
     if annotation.startswith("float"):
         return _number
+    if annotation.startswith("int"):
+        return _whole
     return str
 
 

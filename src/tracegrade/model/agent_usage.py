@@ -50,6 +50,12 @@ class AgentUsage:
     when they ran. ``unmetered_steps`` counts the AIMessages without a ``usage`` when
     some have one, and ``untimed_steps`` the AIMessages and ToolMessages without a time
     when some have one: a budget over a conversation with either knows only part of it.
+
+    In a run given prices (:mod:`tracegrade.pricing`), ``cost`` is the conversation's
+    cost with the steps priced from their tokens included, and ``cost_stated_steps``,
+    ``cost_priced_steps`` and ``cost_unknown_steps`` count its LLM steps whose cost the
+    source stated, that were priced, and that could not be (no usage or tokens, or a
+    model without a price); without prices these three are ``None``.
     """
 
     input_tokens: int | None = None
@@ -68,6 +74,9 @@ class AgentUsage:
     agent_seconds: float | None = None
     unmetered_steps: int | None = None
     untimed_steps: int | None = None
+    cost_stated_steps: int | None = None
+    cost_priced_steps: int | None = None
+    cost_unknown_steps: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The fields that are not ``None``, as JSON-ready numbers."""

@@ -17,6 +17,9 @@ _KINDS = (
     ("output tokens", "output tokens", "output_tokens"),
     ("  reasoning", "reasoning tokens", "reasoning_tokens"),
     ("cost (stated)", "cost (stated)", "cost"),
+    ("  steps stated", "LLM steps of stated cost", "cost_stated_steps"),
+    ("  steps priced", "LLM steps priced from tokens", "cost_priced_steps"),
+    ("  steps unpriced", "LLM steps of unknown cost", "cost_unknown_steps"),
     ("LLM steps", "LLM steps", "llm_steps"),
     ("  without usage", "LLM steps without usage", "unmetered_steps"),
     ("agent time", "agent time", "agent_seconds"),
@@ -32,7 +35,7 @@ _TOOL_RESULTS = (
     ("  error", "tool results in error"),
     ("  unknown", "tool results of unknown outcome"),
 )
-_GAPS = frozenset({"unmetered_steps", "untimed_steps"})
+_GAPS = frozenset({"unmetered_steps", "untimed_steps", "cost_unknown_steps"})
 """Kinds shown only when some step lacked what they count."""
 _SECONDS = frozenset({"duration", "llm_seconds", "tool_seconds", "agent_seconds"})
 
@@ -53,6 +56,13 @@ class UsageLine:
     """How many of the run's conversations stated it: ``"812 of 1,000"``."""
 
 
+def _label(label: str, kind: str, usage: AgentUsageSummary) -> str:
+    """The cost's label says when some of it was priced from tokens."""
+    if kind == "cost" and usage.cost_priced_steps is not None and usage.cost_priced_steps.total:
+        return label.replace("(stated)", "(stated and priced)")
+    return label
+
+
 def _amount(kind: str, value: float) -> str:
     if kind == "cost":
         return f"${value:,.6f}"
@@ -71,8 +81,8 @@ def usage_lines(usage: AgentUsageSummary) -> list[UsageLine]:
             continue
         lines.append(
             UsageLine(
-                label,
-                name,
+                _label(label, kind, usage),
+                _label(name, kind, usage),
                 _amount(kind, found.total),
                 _amount(kind, found.mean),
                 _amount(kind, found.largest),

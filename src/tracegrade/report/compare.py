@@ -174,6 +174,20 @@ class RunComparison:
         return bool(first) and bool(second) and first != second
 
     @property
+    def prices_notice(self) -> str | None:
+        """What a reader of the costs needs told when the runs priced their steps with
+        different prices (the run records' ``prices``), else ``None``: costs may then
+        differ because the prices changed, not the agent."""
+        first = self.record_a.get("prices")
+        second = self.record_b.get("prices")
+        if first == second:
+            return None
+        return (
+            "costs differ partly because the prices changed: run A priced with "
+            f"{first or 'no prices'}, run B with {second or 'no prices'}"
+        )
+
+    @property
     def regressions(self) -> list[MetricComparison]:
         """The metrics whose drop is significant."""
         return [item for item in self.metrics if item.verdict == "regression"]

@@ -93,6 +93,11 @@ def _print_header(console: Console, comparison: RunComparison) -> None:
             console,
             ("The runs read different input files (or the file changed between them).", "yellow"),
         )
+    if comparison.prices_notice is not None:
+        _say(
+            console,
+            (comparison.prices_notice[0].upper() + comparison.prices_notice[1:] + ".", "yellow"),
+        )
 
 
 def _print_table(console: Console, comparison: RunComparison) -> None:

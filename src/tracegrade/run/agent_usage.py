@@ -70,7 +70,9 @@ class AgentUsageSummary:
     ``llm_seconds`` and ``tool_seconds`` (time in LLM steps and in tools),
     ``agent_seconds`` (the agent's own time, parallel steps once), ``unmetered_steps``
     and ``untimed_steps`` (steps without a usage or a time in conversations where others
-    have one), and ``tool_results``. What the judge cost is apart:
+    have one), ``cost_stated_steps``, ``cost_priced_steps`` and ``cost_unknown_steps``
+    (in a run given prices: the LLM steps whose cost was stated, priced from tokens, or
+    not known), and ``tool_results``. What the judge cost is apart:
     :attr:`~tracegrade.run.results.EvaluationResult.usage`.
     """
 
@@ -88,6 +90,9 @@ class AgentUsageSummary:
     agent_seconds: UsageTotal | None = None
     unmetered_steps: UsageTotal | None = None
     untimed_steps: UsageTotal | None = None
+    cost_stated_steps: UsageTotal | None = None
+    cost_priced_steps: UsageTotal | None = None
+    cost_unknown_steps: UsageTotal | None = None
     tool_results: ToolResults | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -52,11 +52,23 @@ def _registered_spec(metric: Metric) -> str | None:
     if name is None:
         return None
     try:
-        default = kind()
+        taken = options_of(kind)
+        try:
+            default: Any = kind()
+        except TypeError:  # an option without a default (a budget's max): always shown
+            default = None
         options = []
-        for key in options_of(kind):
+        for key, parameter in taken.items():
             text = _option_text(getattr(metric, key))
-            if text != _option_text(getattr(default, key)):
+            if default is not None:
+                usual = _option_text(getattr(default, key))
+            elif parameter.default is parameter.empty:
+                usual = None
+            elif key == "name":
+                usual = _option_text(kind.name)
+            else:
+                usual = _option_text(parameter.default)
+            if text != usual:
                 options.append(f"{key}={text}")
     except (AttributeError, TypeError, ValueError):
         return None  # options it does not keep under their own names: described as a class

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from ..convert._base import Skipped
+    from ..pricing import PriceTable
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -125,16 +126,21 @@ def _record_failure(
 
 
 def open_row(
-    index: int, outcome: Outcome, raise_exceptions: bool
+    index: int, outcome: Outcome, raise_exceptions: bool, prices: PriceTable | None = None
 ) -> tuple[Sample | None, SampleResult]:
     """The record's sample (None when rejected) and the row it will fill, holding the
-    conversation's agent usage when it records any."""
+    conversation's agent usage when it records any (its cost priced with ``prices``
+    when the run has them)."""
     if isinstance(outcome, RecordError):
         if raise_exceptions:
             raise outcome
         place = f"{outcome.kind} {outcome.position}"
         return None, SampleResult(index, outcome.record_id, rejected=str(outcome), place=place)
     usage = agent_usage_of(outcome)
+    if prices is not None and usage is not None:
+        from ..pricing import priced_usage
+
+        usage = priced_usage(outcome, usage, prices)
     return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id, agent_usage=usage)
 
 
@@ -160,6 +166,7 @@ def _plain_rows(
     raise_exceptions: bool,
     batch_size: int = 1,
     first_index: int = 0,
+    prices: PriceTable | None = None,
 ) -> Generator[SampleResult, None, None]:
     """Rows of a run without judged metrics, in input order, scored ``batch_size`` at a
     time with the garbage collector paused (see :data:`SCORING_BATCH`); the records are
@@ -167,7 +174,7 @@ def _plain_rows(
     numbered = enumerate(records, first_index)
     if batch_size == 1:
         for index, outcome in numbered:
-            row = _scored(index, outcome, metrics, raise_exceptions)
+            row = _scored(index, outcome, metrics, raise_exceptions, prices)
             if row is not None:
                 yield row
         return
@@ -178,7 +185,7 @@ def _plain_rows(
         with gc_paused():
             try:
                 for index, outcome in islice(numbered, batch_size):
-                    scored.append(_scored(index, outcome, metrics, raise_exceptions))
+                    scored.append(_scored(index, outcome, metrics, raise_exceptions, prices))
             except BaseException as error:  # the rows scored before it are handed on first
                 stopped = error
         read = len(scored)
@@ -188,12 +195,16 @@ def _plain_rows(
 
 
 def _scored(
-    index: int, outcome: Outcome | None, metrics: Sequence[Metric], raise_exceptions: bool
+    index: int,
+    outcome: Outcome | None,
+    metrics: Sequence[Metric],
+    raise_exceptions: bool,
+    prices: PriceTable | None = None,
 ) -> SampleResult | None:
     """The row of one record, scored; ``None`` for a record passed over."""
     if outcome is None:
         return None
-    sample, row = open_row(index, outcome, raise_exceptions)
+    sample, row = open_row(index, outcome, raise_exceptions, prices)
     if sample is not None:
         score_inline(sample, row, metrics, raise_exceptions)
     return row
@@ -234,6 +245,7 @@ async def _judged_rows(
     deadline: float | None = None,
     waiting: JudgeWait | None = None,
     first_index: int = 0,
+    prices: PriceTable | None = None,
 ) -> AsyncGenerator[SampleResult, None]:
     """Rows of a run with judged metrics, as they finish: deterministic metrics are
     scored as each record is read, judged ones with up to ``concurrency`` samples at
@@ -254,7 +266,7 @@ async def _judged_rows(
         for index, outcome in enumerate(records, first_index):
             if outcome is None:
                 continue
-            sample, row = open_row(index, outcome, raise_exceptions)
+            sample, row = open_row(index, outcome, raise_exceptions, prices)
             if sample is None:
                 yield row
                 continue
@@ -408,6 +420,7 @@ def iter_evaluate(
     progress: ProgressMode | bool = False,
     sample_deadline: float | None = None,
     left_out: Skipped | None = None,
+    prices: PriceTable | None = None,
 ) -> Iterator[SampleResult]:
     """Score records one at a time, yielding each one's row as soon as it is done.
 
@@ -417,7 +430,8 @@ def iter_evaluate(
     keep coming while samples wait on the judge. ``sample_deadline`` (seconds) bounds
     each judged metric on each sample, retries included: past it the metric fails on
     that sample with a JudgeError and the run goes on. ``left_out`` is as in
-    :func:`read_records`.
+    :func:`read_records`. ``prices`` prices each row's agent usage (see
+    :func:`~tracegrade.run.session.evaluate`).
     """
     records = _checked_records(data, metrics, concurrency, source, skip, left_out)
     check_deadline(sample_deadline)
@@ -426,11 +440,11 @@ def iter_evaluate(
     if _judged(metrics):
         waiting = JudgeWait(metrics)
         judged_rows = _judged_rows(
-            records, metrics, concurrency, raise_exceptions, sample_deadline, waiting
+            records, metrics, concurrency, raise_exceptions, sample_deadline, waiting, 0, prices
         )
         rows = _in_own_loop(judged_rows)
     else:
-        rows = _plain_rows(records, metrics, raise_exceptions, _scoring_batch(data))
+        rows = _plain_rows(records, metrics, raise_exceptions, _scoring_batch(data), 0, prices)
     return _reported(rows, data, source, skip, progress, waiting)
 
 
@@ -441,6 +455,7 @@ def score_outcomes(
     first_index: int = 0,
     concurrency: int = DEFAULT_CONCURRENCY,
     sample_deadline: float | None = None,
+    prices: PriceTable | None = None,
 ) -> Iterator[SampleResult]:
     """The rows of records already read (each a sample, the RecordError rejecting it, or
     ``None`` for one passed over), numbered from ``first_index``: what
@@ -453,9 +468,11 @@ def score_outcomes(
     _check_no_running_loop(metrics)
     if _judged(metrics):
         return _in_own_loop(
-            _judged_rows(outcomes, metrics, concurrency, False, sample_deadline, None, first_index)
+            _judged_rows(
+                outcomes, metrics, concurrency, False, sample_deadline, None, first_index, prices
+            )
         )
-    return _plain_rows(outcomes, metrics, False, SCORING_BATCH, first_index)
+    return _plain_rows(outcomes, metrics, False, SCORING_BATCH, first_index, prices)
 
 
 def _scoring_batch(data: Data) -> int:
@@ -480,12 +497,15 @@ async def aiter_evaluate(
     progress: ProgressMode | bool = False,
     sample_deadline: float | None = None,
     left_out: Skipped | None = None,
+    prices: PriceTable | None = None,
 ) -> AsyncIterator[SampleResult]:
     """:func:`iter_evaluate` for async callers."""
     records = _checked_records(data, metrics, concurrency, source, skip, left_out)
     check_deadline(sample_deadline)
     waiting = JudgeWait(metrics)
-    rows = _judged_rows(records, metrics, concurrency, raise_exceptions, sample_deadline, waiting)
+    rows = _judged_rows(
+        records, metrics, concurrency, raise_exceptions, sample_deadline, waiting, 0, prices
+    )
     with reporter_for(data, source, skip, progress) as reporter:
         if waiting.metrics:
             reporter.keep_talking(waiting.describe)

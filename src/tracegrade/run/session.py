@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     import threading
 
     from ..convert._base import Skipped
+    from ..pricing import PriceTable
 
 __all__ = [
     "AUTO_WORKERS_BYTES",
@@ -131,6 +132,7 @@ class EvaluationRun:
         sample_deadline: float | None = None,
         retry_failed: bool = False,
         while_scoring: Callable[[], None] | None = None,
+        prices: PriceTable | str | PathLike[str] | None = None,
     ) -> None:
         check_metrics(metrics)
         _check_concurrency(concurrency)
@@ -170,6 +172,7 @@ class EvaluationRun:
                     "and evaluate that"
                 )
         check_outputs(data, out, parquet)
+        self.prices = run_prices(prices, metrics)
         self.data = data
         self.metrics = list(metrics)
         self.raise_exceptions = raise_exceptions
@@ -225,6 +228,7 @@ class EvaluationRun:
             self.source or NATIVE_SOURCE,
             [describe_metric(metric) for metric in self.metrics],
             describe_judge(self.metrics),
+            None if self.prices is None else self.prices.version,
         )
 
     def _open(self) -> RunOutputs:
@@ -250,6 +254,7 @@ class EvaluationRun:
                 progress=self.progress,
                 sample_deadline=self.sample_deadline,
                 left_out=self.left_out,
+                prices=self.prices,
             )
             # every row kept: what each batch builds need not be walked by the collector
             keeping = kept_aside() if self.keep_limit is None else nullcontext()
@@ -286,6 +291,7 @@ class EvaluationRun:
                 progress=self.progress,
                 sample_deadline=self.sample_deadline,
                 left_out=self.left_out,
+                prices=self.prices,
             )
             async with aclosing(cast("AsyncGenerator[SampleResult, None]", rows)) as each:
                 async for row in each:
@@ -316,7 +322,9 @@ class EvaluationRun:
         outputs = self._open()
         complete = False
         try:
-            pool = WorkerPool(self.metrics, workers=self.workers, thresholds=self.thresholds)
+            pool = WorkerPool(
+                self.metrics, workers=self.workers, thresholds=self.thresholds, prices=self.prices
+            )
             with pool:
                 spans = pool.score_file(cast("OutputPath", self.data), skip=outputs.done)
                 reporter = reporter_for(self.data, None, outputs.done, self.progress)
@@ -339,6 +347,31 @@ class EvaluationRun:
         return outputs.result()
 
 
+def run_prices(
+    prices: PriceTable | str | PathLike[str] | None, metrics: Sequence[Metric]
+) -> PriceTable | None:
+    """The run's price table (see :func:`evaluate`), handed to its cost budgets that
+    have no prices of their own. A prices file that cannot be read raises."""
+    from ..metrics.budgets import CostBudget
+
+    budgets = [m for m in metrics if isinstance(m, CostBudget) and m.prices is None]
+    if prices is None and not budgets:
+        return None
+    from ..pricing import database_installed, price_table
+
+    if prices is not None:
+        table = price_table(prices)
+    elif database_installed():
+        from ..pricing import PriceTable
+
+        table = PriceTable.from_database()
+    else:
+        return None  # each budget fails on its samples, naming the extra
+    for budget in budgets:
+        budget.run_prices = table
+    return table
+
+
 def evaluate(
     data: Data,
     metrics: Sequence[Metric],
@@ -356,6 +389,7 @@ def evaluate(
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
     retry_failed: bool = False,
+    prices: PriceTable | str | PathLike[str] | None = None,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric: what ``tracegrade evaluate``
     does, from Python.
@@ -388,6 +422,14 @@ def evaluate(
     and retries included: past it the metric fails on that sample (a JudgeError that
     counts the requests sent) and the run goes on.
 
+    ``prices`` (a :class:`~tracegrade.pricing.PriceTable`, a prices file's path, or
+    ``"genai-prices"`` for the price database alone) prices each conversation's LLM
+    steps that state tokens but no cost: the rows' agent usage then holds the
+    conversation's cost and how many steps were stated, priced and of unknown cost, the
+    run record the prices' version, and cost budgets without prices of their own use
+    them. A run with a cost budget and no ``prices`` uses the price database when the
+    ``prices`` extra is installed; any other run without ``prices`` prices nothing.
+
     ``keep_rows`` says which rows the result holds, in input order: every one (True),
     none (False) or those of the first N records (a number); the summary, counts,
     failures and usage always cover every record, so ``keep_rows=False`` with ``out``
@@ -416,6 +458,7 @@ def evaluate(
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
         retry_failed=retry_failed,
+        prices=prices,
     )
     run.warn_unused_workers(stacklevel=2)
     return run.run()
@@ -438,6 +481,7 @@ async def aevaluate(
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
     retry_failed: bool = False,
+    prices: PriceTable | str | PathLike[str] | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
     with up to ``concurrency`` samples at the judge at once, on the running loop; worker
@@ -458,6 +502,7 @@ async def aevaluate(
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
         retry_failed=retry_failed,
+        prices=prices,
     )
     run.warn_unused_workers(stacklevel=2)
     return await run.arun()

@@ -39,7 +39,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._json import dumps, numbered_lines, without_bom
 from ..errors import InputError, WorkerError
@@ -48,6 +48,9 @@ from ..model.decoding import LineReader
 from .lifeline import end_with_parent
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, score_inline
+
+if TYPE_CHECKING:
+    from ..pricing import PriceTable
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -166,6 +169,7 @@ def _let_go(view: mmap.mmap, start: int, end: int) -> None:
 
 _worker_metrics: Sequence[Metric] = ()
 _worker_thresholds: Mapping[str, float | None] = {}
+_worker_prices: PriceTable | None = None
 _worker_slots: mmap.mmap | None = None
 _worker_slot_bytes = 0
 
@@ -176,12 +180,14 @@ def _start_worker(
     thresholds: Mapping[str, float | None],
     slots: mmap.mmap | None,
     slot_bytes: int,
+    prices: PriceTable | None = None,
 ) -> None:
-    global _worker_metrics, _worker_thresholds
+    global _worker_metrics, _worker_thresholds, _worker_prices
     global _worker_slots, _worker_slot_bytes
     end_with_parent(parent)
     _worker_metrics = metrics
     _worker_thresholds = thresholds
+    _worker_prices = prices
     _worker_slots, _worker_slot_bytes = slots, slot_bytes
     # Ctrl-C reaches the whole process group: the parent alone decides what it stops.
     # SIGTERM keeps its default, as the pool ends the workers of a broken pool with it.
@@ -204,7 +210,7 @@ def score_span(
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
         if index not in skipped:
             outcome = read(line, number, path)
-            sample, row = open_row(index, outcome, False)
+            sample, row = open_row(index, outcome, False, _worker_prices)
             if sample is not None:
                 score_inline(sample, row, _worker_metrics, False)
             written.append(dumps(row.to_dict()))
@@ -228,7 +234,8 @@ def _context() -> Any:
 
 class WorkerPool:
     """Processes that score tracegrade JSONL files with deterministic ``metrics``; pass
-    counts use ``thresholds`` as :class:`~tracegrade.run.results.SummaryAccumulator` does.
+    counts use ``thresholds`` as :class:`~tracegrade.run.results.SummaryAccumulator` does;
+    ``prices`` (picklable) price each row's agent usage in the workers.
     A context manager: leaving it stops the processes."""
 
     def __init__(
@@ -238,6 +245,7 @@ class WorkerPool:
         workers: int,
         thresholds: Mapping[str, float] | None = None,
         slot_bytes: int = SLOT_BYTES,
+        prices: PriceTable | None = None,
     ) -> None:
         self.workers = workers
         context = _context()
@@ -258,6 +266,7 @@ class WorkerPool:
                 resolve_thresholds(metrics, thresholds),
                 self._slots,
                 slot_bytes,
+                prices,
             ),
         )
 
