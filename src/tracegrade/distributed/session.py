@@ -39,6 +39,7 @@ from ..io.store import (
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
+from ..run.success import efficiency_names
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric
 from .judges import for_workers
@@ -176,7 +177,9 @@ def _evaluate(
     folder = parts_folder(out) if out is not None else None
     done: dict[int, RowTally] = {}
     if out is not None and folder is not None:
-        done = prepare(folder, record, partitions, resume, marks, Path(out))
+        done = prepare(
+            folder, record, partitions, resume, marks, Path(out), efficiency_names(metrics)
+        )
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     # every worker: scheduler_info() lists at most five by default from distributed
     # 2025.x (dask/distributed#9045) until #9308 in 2026

@@ -48,6 +48,7 @@ from .kept_rows import KeepRows, keep_limit
 from .outputs import OutputError, OutputPath, RunOutputs, check_outputs
 from .progress import ProgressMode
 from .results import EvaluationResult, resolve_thresholds
+from .success import choose_success
 from .run_record import describe_judge, describe_metric
 from .runner import (
     DEFAULT_CONCURRENCY,
@@ -131,11 +132,13 @@ class EvaluationRun:
         sample_deadline: float | None = None,
         retry_failed: bool = False,
         while_scoring: Callable[[], None] | None = None,
+        success: str | None = None,
     ) -> None:
         check_metrics(metrics)
         _check_concurrency(concurrency)
         check_deadline(sample_deadline)
-        resolve_thresholds(metrics, thresholds)  # names a metric not in the run: ValueError
+        # names a metric not in the run: ValueError
+        choose_success(success, resolve_thresholds(metrics, thresholds))
         check_workers(workers)
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
@@ -177,6 +180,7 @@ class EvaluationRun:
         self.source = source
         self.thresholds = dict(thresholds) if thresholds is not None else None
         self.pass_k = list(pass_k) if pass_k is not None else None
+        self.success = success
         self.progress: ProgressMode | bool = progress
         self.out = Path(out) if out is not None else None
         self.resume = resume
@@ -356,6 +360,7 @@ def evaluate(
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
     retry_failed: bool = False,
+    success: str | None = None,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric: what ``tracegrade evaluate``
     does, from Python.
@@ -388,6 +393,11 @@ def evaluate(
     and retries included: past it the metric fails on that sample (a JudgeError that
     counts the requests sent) and the run goes on.
 
+    ``success`` names the metric whose passes count as successful conversations in
+    :attr:`EvaluationResult.against_success` (the agent's cost and time against
+    success); without it, the first metric with a pass mark (its own threshold or
+    ``thresholds``), else none. A name not among the metrics is a ValueError.
+
     ``keep_rows`` says which rows the result holds, in input order: every one (True),
     none (False) or those of the first N records (a number); the summary, counts,
     failures and usage always cover every record, so ``keep_rows=False`` with ``out``
@@ -416,6 +426,7 @@ def evaluate(
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
         retry_failed=retry_failed,
+        success=success,
     )
     run.warn_unused_workers(stacklevel=2)
     return run.run()
@@ -438,6 +449,7 @@ async def aevaluate(
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
     retry_failed: bool = False,
+    success: str | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
     with up to ``concurrency`` samples at the judge at once, on the running loop; worker
@@ -458,6 +470,7 @@ async def aevaluate(
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
         retry_failed=retry_failed,
+        success=success,
     )
     run.warn_unused_workers(stacklevel=2)
     return await run.arun()

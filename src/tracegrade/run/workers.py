@@ -47,6 +47,7 @@ from ..metrics.base import Metric
 from ..model.decoding import LineReader
 from .lifeline import end_with_parent
 from .results import RowTally, resolve_thresholds
+from .success import efficiency_names
 from .runner import open_row, score_inline
 
 _Item = TypeVar("_Item")
@@ -198,7 +199,9 @@ def score_span(
         data = handle.read(span.end - span.start)
     _check_unchanged(path, span.end, span.start + len(data))
     written: list[bytes] = []
-    tally = RowTally(_worker_thresholds, keep_values=True)
+    tally = RowTally(
+        _worker_thresholds, keep_values=True, efficiency=efficiency_names(_worker_metrics)
+    )
     index = span.first_index
     read = LineReader()
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
