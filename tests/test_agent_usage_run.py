@@ -153,13 +153,17 @@ def test_the_totals_and_their_counts_are_the_hand_worked_ones(tmp_path: Path) ->
         None,  # c records nothing
     ]
     record = json.loads(run_record_path(tmp_path / "r.jsonl").read_text())
-    assert record["agent_usage"] == HAND_WORKED.to_dict()
+    assert record["agent_usage"] == result.agent_usage.to_dict()
+    assert {**record["agent_usage"], "distributions": None} == {
+        **HAND_WORKED.to_dict(),
+        "distributions": None,
+    }
     assert record["agent_usage"]["output_tokens"] == {
         "total": 35,
         "conversations": 2,
         "largest": 30,
     }
-    assert result.run_facts["agent_usage"] == HAND_WORKED.to_dict()
+    assert result.run_facts["agent_usage"] == result.agent_usage.to_dict()
 
 
 def test_a_run_without_usage_has_none_and_writes_no_trace_of_it(tmp_path: Path) -> None:

@@ -27,8 +27,8 @@ from ..model.decoding import LineReader, Outcome, parse_record
 from ..model.results import SampleResult
 from ..model.samples import SAMPLE_TYPES, Sample
 from ..run.results import RowTally, resolve_thresholds
-from ..run.success import efficiency_names
 from ..run.runner import DEFAULT_CONCURRENCY, score_outcomes
+from ..run.success import efficiency_names
 from .partitions import Partition
 
 

@@ -39,9 +39,9 @@ from ..io.store import (
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
-from ..run.success import efficiency_names
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric
+from ..run.success import choose_success, efficiency_names
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -88,6 +88,7 @@ def evaluate_distributed(
     keep_rows: bool = False,
     progress: Callable[[str], None] | None = None,
     parquet: str | os.PathLike[str] | None = None,
+    success: str | None = None,
 ) -> EvaluationResult:
     """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
     ``evaluate(data, metrics, out=out)`` on one machine.
@@ -108,7 +109,7 @@ def evaluate_distributed(
     brings every row back into the result (its memory grows with the input).
     ``progress`` is called with a line as each partition finishes. ``parquet`` also
     writes the rows as Parquet (the ``parquet`` extra), from the client, once every
-    partition is done.
+    partition is done. ``success`` is as in :func:`~tracegrade.evaluate`.
 
     The result's :attr:`~EvaluationResult.run_facts` hold ``distributed``: the
     partitions in all, scored this time and kept from before.
@@ -131,6 +132,7 @@ def evaluate_distributed(
         keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
         progress=progress,
         parquet=parquet,
+        success=success,
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
@@ -157,6 +159,7 @@ class _Given:
     keep_rows: bool
     progress: Callable[[str], None] | None
     parquet: str | os.PathLike[str] | None
+    success: str | None = None
 
 
 def _evaluate(
@@ -169,6 +172,7 @@ def _evaluate(
     partition_bytes, progress = given.partition_bytes, given.progress
     check_metrics(metrics)
     marks = resolve_thresholds(metrics, thresholds)
+    choose_success(given.success, marks)  # a name not among the metrics: ValueError
     if resume and out is None:
         raise ValueError("resume=True needs out=: the results file of the stopped run")
     say = progress or (lambda line: None)
@@ -217,7 +221,7 @@ def _evaluate(
         for future in futures:
             future.cancel()
     run.scored.sort()
-    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k)
+    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
     if folder is not None and out is not None:

@@ -79,11 +79,7 @@ class AgentUsage:
     def to_dict(self) -> dict[str, Any]:
         """The fields that are not ``None``, as JSON-ready numbers (``by_agent`` as a
         dict of agent name to its own dict)."""
-        found = {
-            name: value
-            for name in _NUMBERS
-            if (value := getattr(self, name)) is not None
-        }
+        found = {name: value for name in _NUMBERS if (value := getattr(self, name)) is not None}
         if self.by_agent is not None:
             found["by_agent"] = {name: each.to_dict() for name, each in self.by_agent.items()}
         return found

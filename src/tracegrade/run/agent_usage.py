@@ -160,9 +160,9 @@ class AgentUsageSummary:
     """Per kind of :data:`DISTRIBUTED` some conversation stated, its distribution per
     conversation."""
     by_agent: dict[str, AgentUsageSummary] = field(default_factory=dict)
-    """Each speaking agent's totals (``""``: steps of conversations that name agents
-    where none is named), over the conversations that name agents; empty when none
-    does. An agent's ``conversations`` are those where it took a step."""
+    """Each speaking agent's totals (``""``: the steps without a name in conversations
+    that name agents), from the conversations that name agents; empty when none does.
+    An agent's ``conversations`` are those where it took a step."""
 
     def to_dict(self) -> dict[str, Any]:
         """The kinds stated, as JSON-ready dicts, with ``conversations``."""
@@ -241,7 +241,7 @@ class AgentUsageTally:
     own has none) it keeps each conversation's value of the :data:`DISTRIBUTED` kinds
     it states, and a tally per speaking agent."""
 
-    __slots__ = ("agents", "columns", "named", "tools", "values")
+    __slots__ = ("added", "agents", "columns", "tools", "values")
 
     def __init__(self, *, distributions: bool = True) -> None:
         self.columns = {name: _Column() for name in _COUNTED}
@@ -250,10 +250,11 @@ class AgentUsageTally:
             {kind: array("d") for kind in DISTRIBUTED} if distributions else None
         )
         self.agents: dict[str, AgentUsageTally] = {}
-        self.named = 0  # conversations that name agents
+        self.added = 0  # conversations counted
 
     def add(self, usage: AgentUsage) -> None:
         """Count one conversation's usage."""
+        self.added += 1
         columns = self.columns
         for name in _COUNTED:
             value = getattr(usage, name)
@@ -275,7 +276,6 @@ class AgentUsageTally:
         if usage.input_tokens is not None and usage.output_tokens is not None:
             values["tokens"].append(usage.input_tokens + usage.output_tokens)
         if usage.by_agent is not None:
-            self.named += 1
             for name, own in usage.by_agent.items():
                 found = self.agents.get(name)
                 if found is None:
@@ -290,7 +290,7 @@ class AgentUsageTally:
         if self.values is not None and other.values is not None:
             for kind, kept in self.values.items():
                 kept.extend(other.values[kind])
-        self.named += other.named
+        self.added += other.added
         for name, theirs in other.agents.items():
             mine = self.agents.get(name)
             if mine is None:
@@ -312,7 +312,8 @@ class AgentUsageTally:
                 shapes[kind] = shape
         by_agent = {}
         for name in sorted(self.agents):
-            own = self.agents[name].summary(self.named)
+            agent = self.agents[name]
+            own = agent.summary(agent.added)
             if own is not None:
                 by_agent[name] = own
         return AgentUsageSummary(

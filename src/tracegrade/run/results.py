@@ -20,8 +20,6 @@ from ..metrics.base import Metric
 from ..metrics.judged import JudgedMetric
 from ..model.results import SampleResult, Score, Status, Usage
 from .agent_usage import AgentUsageSummary, AgentUsageTally
-from .success import AgainstSuccess, SuccessTally, choose_success, efficiency_names
-from .usage_gates import failed_usage_gates
 from .stats import (
     BOOTSTRAP_PARTS,
     PassK,
@@ -30,6 +28,8 @@ from .stats import (
     percentile_interval,
     resample_shares,
 )
+from .success import AgainstSuccess, SuccessTally, choose_success, efficiency_names
+from .usage_gates import failed_usage_gates
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -256,6 +256,7 @@ class SummaryAccumulator:
         *,
         pass_k: Sequence[int] | None = None,
         success: str | None = None,
+        efficiency: Collection[str] | None = None,
     ) -> None:
         self.thresholds = resolve_thresholds(metrics, thresholds)
         self.metric_names = list(self.thresholds)
@@ -263,7 +264,9 @@ class SummaryAccumulator:
         self.success = choose_success(success, self.thresholds)
         """The success metric (``success``, else the first with a pass mark, else
         ``None``): see :attr:`against_success`."""
-        self.efficiency = efficiency_names(metrics)
+        self.efficiency = efficiency_names(metrics) if efficiency is None else list(efficiency)
+        """The efficiency-like metrics (``efficiency``, else those of
+        :func:`~tracegrade.run.success.efficiency_names`)."""
         self._tally = RowTally(self.thresholds, efficiency=self.efficiency)
         self._stats = {name: RunningStats() for name in self.metric_names}
         self._intervals: dict[str, tuple[int, tuple[float, float] | None]] = {}

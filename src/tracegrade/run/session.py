@@ -48,7 +48,6 @@ from .kept_rows import KeepRows, keep_limit
 from .outputs import OutputError, OutputPath, RunOutputs, check_outputs
 from .progress import ProgressMode
 from .results import EvaluationResult, resolve_thresholds
-from .success import choose_success
 from .run_record import describe_judge, describe_metric
 from .runner import (
     DEFAULT_CONCURRENCY,
@@ -60,6 +59,7 @@ from .runner import (
     iter_evaluate,
     reporter_for,
 )
+from .success import choose_success
 from .worker_choice import (
     AUTO_WORKERS_BYTES,
     ONE_PROCESS_BECAUSE,

@@ -47,8 +47,8 @@ from ..metrics.base import Metric
 from ..model.decoding import LineReader
 from .lifeline import end_with_parent
 from .results import RowTally, resolve_thresholds
-from .success import efficiency_names
 from .runner import open_row, score_inline
+from .success import efficiency_names
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
