@@ -260,7 +260,9 @@ def test_the_console_shows_the_agent_usage_block_under_the_summary(
 ) -> None:
     _cli(_write(tmp_path / "data.jsonl", [A, "not json", B, C]), "r.jsonl")
     printed = capsys.readouterr().out
-    block = printed[printed.index("Agent usage") :]
+    # the tables after it (cost and time per conversation, against success) are
+    # tests/test_cost_summary.py's
+    block = printed[printed.index("Agent usage") : printed.index("Cost and time per")]
     assert printed.index("4 records: ") < printed.index("Agent usage")
     expected = [
         r"input tokens +300 +300\.0 +300 +1 of 3",

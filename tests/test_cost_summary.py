@@ -419,3 +419,21 @@ def test_the_html_overview_has_the_tables(tmp_path: Path) -> None:
     assert ["planner", "1", "1", "110", "$0.100000", "3.00 s"] in agents
     success = page.rows["against-success"]
     assert ["cost per success", "$0.383333"] in success  # the run's 1.15 over c1, c3, c4
+
+
+@pytest.mark.parametrize(
+    ("line", "rule"),
+    [
+        ("max_cost = -1", "max_cost: must be a finite number of US dollars, at least 0, got -1"),
+        ("max_p90_latency = inf", "must be a finite number of seconds, at least 0, got inf"),
+    ],
+)
+def test_the_configs_limits_must_be_finite_and_not_negative(
+    tmp_path: Path, line: str, rule: str
+) -> None:
+    from tracegrade.cli.config import ConfigError, load_config
+
+    path = tmp_path / "tracegrade.toml"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rule.replace("(", r"\(")):
+        load_config(path)

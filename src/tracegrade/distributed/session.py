@@ -417,6 +417,10 @@ def _facts(
     agent_usage = summary.agent_usage
     if agent_usage is not None:
         facts["agent_usage"] = agent_usage.to_dict()
+    if summary.success is not None:
+        facts["success"] = summary.success
+    if summary.efficiency:
+        facts["efficiency"] = list(summary.efficiency)
     return facts
 
 
