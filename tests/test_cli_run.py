@@ -773,7 +773,11 @@ def test_parquet_holds_what_the_jsonl_rows_hold() -> None:
         "task_id",
         "status",
         "rejected",
-        *(f"{name}{end}" for name in metrics for end in ("", "_reason", "_error", "_details")),
+        *(
+            f"{name}{end}"
+            for name in metrics
+            for end in ("", "_reason", "_error", "_details", "_not_applicable")
+        ),
     ]
     assert len(table) == len(rows) == 5
     for row, flat in zip(rows, table, strict=True):
@@ -788,6 +792,10 @@ def test_parquet_holds_what_the_jsonl_rows_hold() -> None:
             assert flat[f"{name}_error"] == entry.get("error")
             details = flat[f"{name}_details"]
             assert (None if details is None else json.loads(details)) == entry.get("details")
+            scored = "value" in entry and "error" not in entry
+            assert flat[f"{name}_not_applicable"] == (
+                entry.get("not_applicable", False) if scored else None
+            )
     assert [flat["tool_call_f1"] for flat in table] == [1.0, None, None, None, 0.6667]
 
 

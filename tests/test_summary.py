@@ -25,7 +25,12 @@ def _rows(count: int, seed: int) -> list[SampleResult]:
         if rng.random() < 0.02:
             rows.append(SampleResult(index, None, rejected="bad JSON", place=f"line {index}"))
             continue
-        scores = {"f1": Score(rng.random()), "recall": Score(rng.random() ** 2)}
+        recall = (
+            Score.not_applicable("nothing to recall")
+            if rng.random() < 0.1
+            else Score(rng.random() ** 2)
+        )
+        scores = {"f1": Score(rng.random()), "recall": recall}
         errors = {}
         if rng.random() < 0.05:
             errors["gate"] = f"{rng.choice(['ValueError', 'KeyError'])}: at {index}"
@@ -57,6 +62,7 @@ def test_tallies_fold_into_the_row_by_row_summary(seed: int) -> None:
     assert folded.counts == one_by_one.counts and folded.counts.rejected > 0
     assert folded.failures.lines() == one_by_one.failures.lines()
     assert len(folded.failures.lines()) == 3
+    assert folded.summary()["recall"].not_applicable > 0
 
 
 def test_a_tally_without_values_cannot_be_folded() -> None:
@@ -79,8 +85,9 @@ def _alone(rows: list[SampleResult], name: str) -> tuple[float, float] | None:
     """The metric's interval from a RunningStats of its own (no draws shared)."""
     stats = RunningStats()
     for row in rows:
-        if name in row.scores:
-            stats.add(row.scores[name].value)
+        value = row.scores[name].value if name in row.scores else None
+        if value is not None:  # the samples the metric applied to
+            stats.add(value)
     return stats.bootstrap_ci()
 
 

@@ -106,6 +106,9 @@ def _check(sample: Sample, metric: Metric, score: Score, threshold: float | None
     __tracebackhide__ = True
     if threshold is None:
         threshold = 1.0 if metric.threshold is None else metric.threshold
+    if score.value is None:  # an unknown is no pass
+        which = "" if sample.id is None else f" to sample {sample.id!r}"
+        raise AssertionError(f"{metric.name} does not apply{which}: {score.reason}")
     if score.value >= threshold:
         return score
     raise AssertionError(_failure_message(sample, metric, score, threshold))
@@ -114,6 +117,7 @@ def _check(sample: Sample, metric: Metric, score: Score, threshold: float | None
 def _failure_message(sample: Sample, metric: Metric, score: Score, threshold: float) -> str:
     """What :func:`assert_score` says when ``score`` is below ``threshold``."""
     which = "" if sample.id is None else f" on sample {sample.id!r}"
+    assert score.value is not None
     value = _number(score.value, threshold)
     lines = [
         f"{metric.name} scored {value}{which}, below the threshold {float(threshold)!r}",

@@ -346,12 +346,16 @@ def parse_gates(specs: list[str], names: list[str]) -> dict[str, float]:
 
 
 def failed_gates(summary: SummaryAccumulator, gates: dict[str, float]) -> list[str]:
-    """Why each failing gate failed; a metric that scored no sample fails its gate."""
+    """Why each failing gate failed; a metric that scored no sample fails its gate (one
+    that applied to none too: an unknown is no pass). The mean is over the samples the
+    metric applied to."""
     failures = []
     for name, least in gates.items():
         mean = summary.mean(name)
         if mean is None:
-            failures.append(f"{name} scored no sample (gate {least:g})")
+            not_applicable = summary.not_applicable(name)
+            why = f" ({not_applicable} not applicable)" if not_applicable else ""
+            failures.append(f"{name} scored no sample{why} (gate {least:g})")
         elif mean < least:
             failures.append(f"{name} mean {_shown_under(mean, least)} is under {least:g}")
     return failures

@@ -46,6 +46,8 @@ def _schema(names: Sequence[str], judged: Sequence[str]) -> pa.Schema:
             kind = pa.int64()
         elif column.endswith("_cost"):
             kind = pa.float64()
+        elif column.endswith("_not_applicable"):
+            kind = pa.bool_()
         else:
             kind = pa.string()
         fields.append(pa.field(column, kind))

@@ -53,7 +53,10 @@ def print_samples(console: Console, rows: Sequence[SampleResult], names: Sequenc
         cells = [_label(row)]
         for name in names:
             score = row.scores.get(name)
-            cells.append("error" if score is None else _fmt(score.value))
+            if score is None:
+                cells.append("error")
+            else:
+                cells.append("n/a" if score.value is None else _fmt(score.value))
         table.add_row(*cells)
     console.print(table)
     lines = []
@@ -67,7 +70,7 @@ def print_samples(console: Console, rows: Sequence[SampleResult], names: Sequenc
                 lines.append(
                     f"[bold]{_label(row)}[/] · {escape(name)}: [red]{escape(row.errors[name])}[/]"
                 )
-            elif score.value < 1.0:
+            elif score.value is not None and score.value < 1.0:
                 lines.append(f"[bold]{_label(row)}[/] · {escape(name)}: {escape(score.reason)}")
     if lines:
         console.print("\n[bold]Why scores fell short[/]", highlight=False)
@@ -102,20 +105,24 @@ def print_summary(
     table = Table(
         title=f"Summary over {_records(counts.records)}", box=box.SIMPLE_HEAVY, pad_edge=False
     )
-    table.add_column("metric", no_wrap=True)
-    for column in ("mean", "std", "95% CI", "scored", "failed", "passed"):
-        table.add_column(column, justify="right", no_wrap=True)
     found = summary.summary()
+    # the column shows only in runs where some metric did not apply to some sample
+    not_applicable = any(item.not_applicable for item in found.values())
+    table.add_column("metric", no_wrap=True)
+    columns = ("mean", "std", "95% CI", "scored", "n/a", "failed", "passed")
+    for column in columns if not_applicable else [c for c in columns if c != "n/a"]:
+        table.add_column(column, justify="right", no_wrap=True)
     for item in found.values():
-        table.add_row(
+        cells = [
             escape(item.name),
             _fmt(item.mean),
             "—" if item.std is None else f"{item.std:.3f}",
             _interval(item),
             str(item.scored),
-            str(item.failed),
-            _pass_rate(item),
-        )
+        ]
+        if not_applicable:
+            cells.append(str(item.not_applicable))
+        table.add_row(*cells, str(item.failed), _pass_rate(item))
     console.print(table)
     console.print(_pass_marks(list(found.values())) + ".", highlight=False)
     _print_trials(console, list(found.values()))

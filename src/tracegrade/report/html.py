@@ -222,8 +222,9 @@ def _write_islands(
 def _passes(
     row: SampleResult, names: Sequence[str], tally: RowTally, values: dict[str, list[float]]
 ) -> tuple[list[int | None], list[str]]:
-    """Whether the row passes each metric (``None``: not scored), the metrics it fails
-    (errors included); each score's value is noted in ``values``."""
+    """Whether the row passes each metric (``None``: not scored; ``-1``: the metric does
+    not apply), the metrics it fails (errors included); each score's value is noted in
+    ``values``."""
     passes: list[int | None] = []
     failing = []
     for name in names:
@@ -232,6 +233,9 @@ def _passes(
             passes.append(None)
             if name in row.errors:
                 failing.append(name)
+            continue
+        if score.value is None:
+            passes.append(-1)
             continue
         values[name].append(score.value)
         passed = tally.passes(name, score)

@@ -44,7 +44,9 @@ class MetricSummary:
     """A metric's aggregate over a run.
 
     ``mean``, ``std`` (sample standard deviation) and ``ci`` (a 95% bootstrap
-    confidence interval of the mean) are over the scored samples. A sample *passes* when
+    confidence interval of the mean) are over the ``scored`` samples, those the metric
+    gave a value; ``not_applicable`` counts the samples it said it does not apply to,
+    which are in no mean, pass rate or pass@k. A sample *passes* when
     it meets ``threshold`` (the metric's own, or the run's ``thresholds=``), or scores
     1.0 when there is none. ``pass_at_k`` / ``pass_hat_k`` map k to pass@k and pass^k
     over the tasks with at least k trials, when samples carry a ``task_id``. ``usage``
@@ -62,10 +64,12 @@ class MetricSummary:
     usage: Usage | None = None
     pass_at_k: Mapping[int, PassK] = field(default_factory=dict)
     pass_hat_k: Mapping[int, PassK] = field(default_factory=dict)
+    not_applicable: int = 0
 
     @property
     def pass_rate(self) -> float | None:
-        """Share of scored samples that passed (None when none was scored)."""
+        """Share of scored samples that passed (None when none was scored); samples the
+        metric does not apply to are not in it."""
         return self.passed / self.scored if self.scored else None
 
 
@@ -184,6 +188,7 @@ class RowTally:
         self.statuses: dict[Status, int] = {"scored": 0, "failed": 0, "rejected": 0}
         self.failed = dict.fromkeys(self.thresholds, 0)
         self.passed = dict.fromkeys(self.thresholds, 0)
+        self.not_applicable = dict.fromkeys(self.thresholds, 0)
         self.usage: dict[str, Usage | None] = dict.fromkeys(self.thresholds)
         self.trials = {name: TrialStats() for name in self.thresholds}
         self.failures = FailureLog()
@@ -201,14 +206,18 @@ class RowTally:
         self.statuses[row.status] += 1
         values = self.values
         for name, score in row.scores.items():
+            if score.usage is not None:
+                self.usage[name] = (self.usage[name] or Usage()) + score.usage
+            value = score.value
+            if value is None:  # does not apply: in no value, pass or trial
+                self.not_applicable[name] += 1
+                continue
             if values is not None:
-                values[name].append(score.value)
+                values[name].append(value)
             passed = self.passes(name, score)
             self.passed[name] += passed
             if row.task_id is not None:
                 self.trials[name].add(row.task_id, passed)
-            if score.usage is not None:
-                self.usage[name] = (self.usage[name] or Usage()) + score.usage
         for name in row.errors:
             self.failed[name] += 1
         for name, spent in row.failed_usage.items():
@@ -221,9 +230,12 @@ class RowTally:
 
     def passes(self, name: str, score: Score) -> bool:
         """Whether ``score`` passes: its own ``success``, else its metric's threshold
-        (full marks without one)."""
+        (full marks without one). A score without a value (the metric does not apply)
+        does not pass."""
         if score.success is not None:
             return score.success
+        if score.value is None:
+            return False
         threshold = self.thresholds[name]
         return score.value >= (1.0 if threshold is None else threshold)
 
@@ -236,6 +248,7 @@ class RowTally:
         for name in self.thresholds:
             self.failed[name] += other.failed[name]
             self.passed[name] += other.passed[name]
+            self.not_applicable[name] += other.not_applicable[name]
             self.trials[name].merge(other.trials[name])
             used = other.usage[name]
             if used is not None:
@@ -275,7 +288,8 @@ class SummaryAccumulator:
         """Count one record's outcome."""
         self._tally.add(row)
         for name, score in row.scores.items():
-            self._stats[name].add(score.value)
+            if score.value is not None:
+                self._stats[name].add(score.value)
 
     def add_tally(self, tally: RowTally) -> None:
         """Count the rows of ``tally`` (made with ``keep_values``), which come after
@@ -306,6 +320,10 @@ class SummaryAccumulator:
         """The metric's mean so far (``None`` before it scores a sample), without the
         bootstrap that :meth:`summary` runs."""
         return self._stats[name].mean
+
+    def not_applicable(self, name: str) -> int:
+        """How many samples so far the metric said it does not apply to."""
+        return self._tally.not_applicable[name]
 
     def prepare_intervals(
         self,
@@ -362,6 +380,7 @@ class SummaryAccumulator:
             tally.usage[name],
             pass_at,
             pass_hat,
+            tally.not_applicable[name],
         )
 
     @property
@@ -407,8 +426,8 @@ class SummaryAccumulator:
 class EvaluationResult:
     """What :func:`tracegrade.evaluate` returns: one row per input record, in order.
 
-    ``result["tool_call_f1"]`` lists that metric's values (``None`` where it failed or
-    the record was rejected); :meth:`summary` aggregates; :attr:`counts` says how the
+    ``result["tool_call_f1"]`` lists that metric's values (``None`` where it failed, did
+    not apply, or the record was rejected); :meth:`summary` aggregates; :attr:`counts` says how the
     records ended; :meth:`to_pandas`, :meth:`to_jsonl` and :meth:`to_parquet` export.
 
     A run made with ``keep_rows=False`` or ``keep_rows=N`` keeps no rows, or the rows of
@@ -537,7 +556,7 @@ class EvaluationResult:
         )
 
     def means(self) -> dict[str, float | None]:
-        """Mean value per metric over the samples it scored."""
+        """Mean value per metric over the samples it scored (those it applied to)."""
         return {name: summary.mean for name, summary in self.summary().items()}
 
     def __repr__(self) -> str:

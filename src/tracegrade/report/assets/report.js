@@ -50,10 +50,15 @@
   function label(row) { return row.id === null || row.id === undefined ? "record " + row.i : String(row.id); }
   function clip(text, size) { return text.length > size ? text.slice(0, size - 1) + "…" : text; }
 
+  // A metric that does not apply to the row has no value, a reason and p === -1; one
+  // that failed has no value, its error as the reason and p === null.
+  function notApplicable(row, m) { return row.p[m] === -1; }
+  function errored(row, m) { return row.v[m] === null && row.r[m] !== null && row.p[m] !== -1; }
+
   function firstFailing(row) {
     if (row.s === "rejected") return "rejected: " + row.rej;
     for (let m = 0; m < metrics.length; m++) {
-      if (row.p[m] === 0 || (row.p[m] === null && row.r[m] !== null)) return metrics[m] + ": " + row.r[m];
+      if (row.p[m] === 0 || errored(row, m)) return metrics[m] + ": " + row.r[m];
     }
     return "";
   }
@@ -78,9 +83,10 @@
       const columns = state.metric === "" ? metrics.map(function (_, m) { return m; }) : [Number(state.metric)];
       const hit = columns.some(function (m) {
         if (row.s === "rejected") return false;
-        if (state.outcome === "error") return row.v[m] === null && row.r[m] !== null;
+        if (state.outcome === "error") return errored(row, m);
         if (state.outcome === "pass") return row.p[m] === 1;
-        return row.p[m] === 0 || (row.v[m] === null && row.r[m] !== null);
+        if (state.outcome === "na") return notApplicable(row, m);
+        return row.p[m] === 0 || errored(row, m);
       });
       if (!hit) return false;
     } else if (state.metric !== "") {
@@ -129,6 +135,7 @@
 
   function valueCell(row, m) {
     if (row.s === "rejected") return el("td", "num muted", ["—"]);
+    if (notApplicable(row, m)) return el("td", "num muted", ["n/a"]);
     if (row.v[m] === null) {
       return row.r[m] === null ? el("td", "num muted", ["—"]) : el("td", "num fail", ["error"]);
     }
@@ -262,14 +269,14 @@
     const body = el("tbody", null, []);
     for (let m = 0; m < metrics.length; m++) {
       if (row.v[m] === null && row.r[m] === null) continue;
-      const failed = row.v[m] === null;
-      const verdict = failed ? el("span", "badge failed", ["error"]) : el("span", "badge " + (row.p[m] === 1 ? "pass" : "fail"), [row.p[m] === 1 ? "pass" : "fail"]);
+      const failed = errored(row, m);
+      const verdict = notApplicable(row, m) ? el("span", "badge", ["not applicable"]) : failed ? el("span", "badge failed", ["error"]) : el("span", "badge " + (row.p[m] === 1 ? "pass" : "fail"), [row.p[m] === 1 ? "pass" : "fail"]);
       const reason = el("td", null, [el("div", failed ? "fail" : null, [row.r[m] || ""])]);
       const details = found && found[m];
       if (details) {
         reason.append(el("details", null, [el("summary", "muted", ["details"]), el("pre", null, [JSON.stringify(details, null, 2)])]));
       }
-      body.append(el("tr", "score", [el("td", "mono", [metrics[m]]), el("td", "num", [fmt(row.v[m])]), el("td", null, [verdict]), reason]));
+      body.append(el("tr", "score", [el("td", "mono", [metrics[m]]), el("td", "num", [notApplicable(row, m) ? "n/a" : fmt(row.v[m])]), el("td", null, [verdict]), reason]));
     }
     return el("table", "scores", [el("thead", null, [el("tr", null, [el("th", null, ["metric"]), el("th", "num", ["value"]), el("th", null, ["verdict"]), el("th", null, ["reason"])])]), body]);
   }
