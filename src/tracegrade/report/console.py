@@ -207,7 +207,12 @@ def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
 
 def print_against_success(console: Console, against: AgainstSuccess) -> None:
     """Cost and agent time against success by the run's success metric."""
-    table = Table(title=escape(success_title(against)), box=box.SIMPLE_HEAVY, pad_edge=False)
+    table = Table(
+        title=escape(success_title(against)),
+        box=box.SIMPLE_HEAVY,
+        pad_edge=False,
+        show_header=False,
+    )
     table.add_column("", no_wrap=True)
     table.add_column("", justify="right")
     for label, value in success_lines(against):

@@ -176,7 +176,10 @@ def _write_islands(
         names,
         {k: v for k, v in marks.items() if v is not None},
         success=facts.success if facts.success in names else None,
-        efficiency=[name for name in names if name in facts.efficiency],
+        # a record without them (an older run): by name
+        efficiency=[name for name in names if name in facts.efficiency]
+        if facts.efficiency
+        else None,
     )
     tally = RowTally(marks)
     values: dict[str, list[float]] = {name: [] for name in names}
