@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +120,9 @@ def _write(path: Path, records: list[dict[str, Any] | str]) -> Path:
 def test_the_totals_and_their_counts_are_the_hand_worked_ones(tmp_path: Path) -> None:
     data = _write(tmp_path / "data.jsonl", [A, "not json", B, C])
     result = evaluate(str(data), METRICS, out=tmp_path / "r.jsonl", progress=False)
-    assert result.agent_usage == HAND_WORKED
+    assert result.agent_usage is not None
+    # the distributions per conversation are tests/test_cost_summary.py's
+    assert replace(result.agent_usage, distributions={}) == HAND_WORKED
     assert result.agent_usage is not None and result.agent_usage.output_tokens is not None
     assert result.agent_usage.output_tokens.mean == 17.5
     assert result.usage is None  # no judge: the agent's usage is not the judge's
@@ -150,13 +153,17 @@ def test_the_totals_and_their_counts_are_the_hand_worked_ones(tmp_path: Path) ->
         None,  # c records nothing
     ]
     record = json.loads(run_record_path(tmp_path / "r.jsonl").read_text())
-    assert record["agent_usage"] == HAND_WORKED.to_dict()
+    assert record["agent_usage"] == result.agent_usage.to_dict()
+    assert {**record["agent_usage"], "distributions": None} == {
+        **HAND_WORKED.to_dict(),
+        "distributions": None,
+    }
     assert record["agent_usage"]["output_tokens"] == {
         "total": 35,
         "conversations": 2,
         "largest": 30,
     }
-    assert result.run_facts["agent_usage"] == HAND_WORKED.to_dict()
+    assert result.run_facts["agent_usage"] == result.agent_usage.to_dict()
 
 
 def test_a_run_without_usage_has_none_and_writes_no_trace_of_it(tmp_path: Path) -> None:
@@ -253,7 +260,9 @@ def test_the_console_shows_the_agent_usage_block_under_the_summary(
 ) -> None:
     _cli(_write(tmp_path / "data.jsonl", [A, "not json", B, C]), "r.jsonl")
     printed = capsys.readouterr().out
-    block = printed[printed.index("Agent usage") :]
+    # the tables after it (cost and time per conversation, against success) are
+    # tests/test_cost_summary.py's
+    block = printed[printed.index("Agent usage") : printed.index("Cost and time per")]
     assert printed.index("4 records: ") < printed.index("Agent usage")
     expected = [
         r"input tokens +300 +300\.0 +300 +1 of 3",

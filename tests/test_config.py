@@ -10,8 +10,8 @@ from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
     "concurrency, fail_under, judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, "
-    "judge_max_attempts, judge_model, judge_timeout, matching, metrics, out, pass_k, prices, "
-    "progress, sample_deadline, source, thresholds, tools"
+    "judge_max_attempts, judge_model, judge_timeout, matching, max_cost, max_p90_latency, "
+    "metrics, out, pass_k, prices, progress, sample_deadline, source, success, thresholds, tools"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
 

@@ -260,3 +260,37 @@ def test_the_database_prices_gpt_4o_at_its_published_rates() -> None:
     assert table.cost(usage) == pytest.approx(expected, rel=1e-12)
     assert expected > 0
     assert table.version == f"genai-prices {genai_prices.__version__}"
+
+
+def test_a_priced_conversation_splits_its_cost_by_agent() -> None:
+    from tracegrade.model.agent_usage import agent_usage_of
+    from tracegrade.pricing.cost import priced_usage
+
+    table = PriceTable([PriceRow("tiny", Rates(1.0, 2.0))], database=False)
+    tokens = {"input_tokens": 1000, "output_tokens": 500, "model": "tiny"}
+    sample = parse_record(
+        {
+            "user_input": [
+                {"type": "human", "content": "go"},
+                {"type": "ai", "content": "a", "usage": tokens, "metadata": {"agent": "triage"}},
+                {
+                    "type": "ai",
+                    "content": "b",
+                    "usage": {"cost": 0.25},
+                    "metadata": {"agent": "billing"},
+                },
+                {"type": "ai", "content": "c", "usage": tokens, "metadata": {"agent": "billing"}},
+            ]
+        },
+        0,
+    )
+    assert isinstance(sample, MultiTurnSample)
+    usage = agent_usage_of(sample)
+    assert usage is not None and usage.by_agent is not None
+    assert usage.by_agent["triage"].cost is None  # nothing stated before pricing
+    priced = priced_usage(sample, usage, table)
+    assert priced.by_agent is not None
+    # each priced step: 1000 x $1 + 500 x $2 per million = $0.002
+    assert priced.by_agent["triage"].cost == pytest.approx(0.002)
+    assert priced.by_agent["billing"].cost == pytest.approx(0.25 + 0.002)
+    assert priced.cost == pytest.approx(0.254)

@@ -112,10 +112,12 @@ def test_exports(tmp_path: Path) -> None:
         "tool_call_f1_reason",
         "tool_call_f1_error",
         "tool_call_f1_details",
+        "tool_call_f1_not_applicable",
         "exploding",
         "exploding_reason",
         "exploding_error",
         "exploding_details",
+        "exploding_not_applicable",
     ]
     assert list(frame["status"]) == ["scored", "scored", "failed"]
     assert frame["tool_call_f1_details"].iloc[1]["missing"] == [1]

@@ -34,3 +34,17 @@ def test_the_agent_usage_is_the_one_machine_runs(client: Any, tmp_path: Path) ->
         for name in ("single.jsonl", "spread.jsonl")
     ]
     assert records[0] == records[1] == usage.to_dict()
+
+
+def test_cost_against_success_is_the_one_machine_runs(client: Any, tmp_path: Path) -> None:
+    data = usage_file(tmp_path / "runs.jsonl", 300)
+    metrics = [ToolCallF1(), ToolCorrectnessMetric(threshold=0.5)]
+    single = evaluate(str(data), metrics, progress=False, success="tool_correctness")
+    spread = evaluate_distributed(
+        str(data), metrics, client=client, partition_bytes=4096, success="tool_correctness"
+    )
+    against = single.against_success
+    assert against is not None and against.metric == "tool_correctness"
+    assert against.succeeded and against.failed and against.cost_succeeded is not None
+    assert spread.against_success == against
+    assert spread.agent_usage == single.agent_usage  # the distributions too

@@ -59,6 +59,9 @@ class ProjectConfig:
     :meth:`tracegrade.metrics.arguments.ArgumentMatch.from_dict`); ``tools`` a JSON file of
     the tools' definitions for ``tool_call_validity`` (absolute, as ``out``); ``prices``
     a prices file (absolute, as ``out``; see :mod:`tracegrade.pricing.files`).
+    the tools' definitions for ``tool_call_validity`` (absolute, as ``out``).
+    ``success``, ``max_cost`` and ``max_p90_latency`` are as ``--success``,
+    ``--max-cost`` and ``--max-p90-latency``.
     """
 
     metrics: list[str] | None = None
@@ -79,6 +82,9 @@ class ProjectConfig:
     matching: dict[str, dict[str, Any]] | None = None
     tools: Path | None = None
     prices: Path | None = None
+    success: str | None = None
+    max_cost: float | None = None
+    max_p90_latency: float | None = None
     path: Path
 
 
@@ -161,6 +167,8 @@ _Fraction = Annotated[float, msgspec.Meta(ge=0, le=1)]
 """A number between 0 and 1 (an integer becomes a float; NaN is out of range)."""
 _Positive = Annotated[float, msgspec.Meta(gt=0)]
 """A number above 0 (``inf`` included, NaN not)."""
+_Limit = Annotated[float, msgspec.Meta(ge=0, le=sys.float_info.max)]
+"""A finite number of at least 0."""
 
 
 class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -184,6 +192,9 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     matching: dict[_Text, dict[str, Any]] | None = None
     tools: _Text | None = None
     prices: _Text | None = None
+    success: _Text | None = None
+    max_cost: _Limit | None = None
+    max_p90_latency: _Limit | None = None
 
 
 _FIELDS: tuple[str, ...] = _Settings.__struct_fields__
@@ -214,6 +225,9 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "out": (_TEXT, None),
     "tools": ("must be the path of a JSON file of tool definitions (for tool_call_validity)", None),
     "prices": ("must be the path of a prices file (TOML or JSON; see docs/behaviour.md)", None),
+    "success": ("must be the name of one of the run's metrics", None),
+    "max_cost": ("must be a finite number of US dollars, at least 0", None),
+    "max_p90_latency": ("must be a finite number of seconds, at least 0", None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),
     "pass_k": ("must be an array of integers of at least 1", _COUNT),
     "matching": (
@@ -464,3 +478,9 @@ def _check_names(root: _Key, given: dict[str, str], fields: dict[str, Any]) -> N
                     f"is not one of this file's metrics{_suggestion(name, names)}: "
                     + ", ".join(names)
                 )
+    success = fields["success"]
+    if success is not None and success not in names:
+        raise root.child(given["success"]).error(
+            f"{success!r} is not one of this file's metrics{_suggestion(success, names)}: "
+            + ", ".join(names)
+        )

@@ -165,6 +165,7 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         progress=progress,
         parquet=settings.parquet,
         prices=settings.prices,
+        success=settings.success,
     )
     if progress is not None:
         progress.finish()

@@ -75,6 +75,12 @@ class Settings:
     progress: ProgressMode = "auto"
     samples: bool | None = None
     gates: dict[str, float] = field(default_factory=dict)
+    success: str | None = None
+    """The metric whose passes are the successful conversations (``--success``)."""
+    max_cost: float | None = None
+    """The most mean cost per conversation, in US dollars (``--max-cost``)."""
+    max_p90_latency: float | None = None
+    """The most 90th percentile of agent time per conversation (``--max-p90-latency``)."""
     thresholds: dict[str, float] = field(default_factory=dict)
     pass_k: list[int] | None = None
     judge_model: str | None = None
@@ -163,7 +169,31 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     settings.gates = _from_config(chosen.fail_under, names, "gate", settings.notes)
     settings.gates.update(parse_gates(arguments.fail_under, names))
     settings.thresholds = _from_config(chosen.thresholds, names, "threshold", settings.notes)
+    settings.success = arguments.success or chosen.success
+    if settings.success is not None and settings.success not in names:
+        where = "--success" if arguments.success else f"{chosen.path}, key success"
+        raise UsageError(
+            f"{where} {settings.success!r}: not one of the run's metrics ({', '.join(names)})"
+        )
+    settings.max_cost = _limit(arguments.max_cost, chosen.max_cost, "--max-cost")
+    settings.max_p90_latency = _limit(
+        arguments.max_p90_latency, chosen.max_p90_latency, "--max-p90-latency"
+    )
     return settings
+
+
+def _limit(given: str | None, configured: float | None, flag: str) -> float | None:
+    """A usage gate's limit: the flag's number (UsageError unless it is one of at least
+    0), else the config's."""
+    if given is None:
+        return configured
+    try:
+        limit = float(given)
+    except ValueError:
+        raise UsageError(f"{flag} {given!r}: not a number") from None
+    if not 0 <= limit < float("inf"):  # also refuses nan
+        raise UsageError(f"{flag} {given!r}: must be a finite number of at least 0")
+    return limit
 
 
 def keep_rows(settings: Settings) -> KeepRows:
@@ -412,6 +442,7 @@ def run(settings: Settings) -> int:
             retry_failed=settings.retry_failed,
             while_scoring=_import_report,
             prices=settings.prices,
+            success=settings.success,
         )
     except OSError as error:  # the input (or the prices file) is missing, or a folder
         print(f"tracegrade: {error}", file=sys.stderr)
@@ -493,6 +524,9 @@ def report_result(settings: Settings, result: EvaluationResult) -> int:
     print_summary(console, summary, result.left_out)
     print_failures(errors, summary)
     gates = failed_gates(summary, settings.gates)
+    gates += summary.failed_usage_gates(
+        max_cost=settings.max_cost, max_p90_latency=settings.max_p90_latency
+    )
     for failure in gates:
         errors.print(f"tracegrade: gate failed: {failure}", markup=False)
     counts = summary.counts

@@ -2,7 +2,8 @@
 
 ``evaluate`` streams: records are read, scored and written one at a time, so any size
 of input runs in flat memory. Exit codes (see README, "Exit codes"): 0 every record
-scored and every gate passed; 1 a ``--fail-under`` gate failed; 2 a usage error (unknown
+scored and every gate passed; 1 a ``--fail-under``, ``--max-cost`` or
+``--max-p90-latency`` gate failed; 2 a usage error (unknown
 metric, option, gate, source or config key, or a ``--resume`` of another run's results);
 3 an input or output problem (the input is missing, a folder or unreadable, or has
 malformed records, which are reported and counted, or holds spans from which nothing
@@ -187,6 +188,24 @@ def _add_evaluate(commands: Any) -> None:
         metavar="METRIC=VALUE",
         help="exit with 1 when the metric's mean over the scored samples is under VALUE "
         "(repeat for several)",
+    )
+    run.add_argument(
+        "--success",
+        metavar="METRIC",
+        help="the metric whose passes count as successful conversations, for cost and "
+        "time against success (default: the first metric with a pass mark)",
+    )
+    run.add_argument(
+        "--max-cost",
+        metavar="USD",
+        help="exit with 1 when the agent's mean cost per conversation is over USD, or "
+        "some conversation does not state its cost in full",
+    )
+    run.add_argument(
+        "--max-p90-latency",
+        metavar="SECONDS",
+        help="exit with 1 when the 90th percentile of agent time per conversation is "
+        "over SECONDS, or some conversation does not state its time in full",
     )
     run.add_argument(
         "--pass-k",

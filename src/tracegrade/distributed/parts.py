@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ def prepare(
     resume: bool,
     marks: Mapping[str, float | None],
     out: Path,
+    efficiency: Collection[str] = (),
 ) -> dict[int, RowTally]:
     """Ready the parts folder: on resume, the tallies of the parts already written
     (read back from them); else an empty folder. The folder's plan must be this run's.
@@ -60,7 +61,7 @@ def prepare(
         for partition in partitions:
             path = part_path(folder, partition.number)
             if path.exists():
-                kept[partition.number] = _tally_of(path, partition, marks)
+                kept[partition.number] = _tally_of(path, partition, marks, efficiency)
         return kept
     remove_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -91,7 +92,12 @@ def rows_of(path: Path) -> list[SampleResult]:
     return [SampleResult.from_dict(loads(line)) for line in path.read_bytes().splitlines() if line]
 
 
-def _tally_of(path: Path, partition: Partition, marks: Mapping[str, float | None]) -> RowTally:
+def _tally_of(
+    path: Path,
+    partition: Partition,
+    marks: Mapping[str, float | None],
+    efficiency: Collection[str] = (),
+) -> RowTally:
     """The tally of a part written by an earlier run, read back from its rows; a part
     that is not the partition's rows is an error naming it."""
     rows = rows_of(path)
@@ -100,7 +106,7 @@ def _tally_of(path: Path, partition: Partition, marks: Mapping[str, float | None
             f"cannot resume: {path} does not hold the rows of records "
             f"{partition.first_index} to {partition.first_index + partition.records - 1}"
         )
-    tally = RowTally(marks, keep_values=True)
+    tally = RowTally(marks, keep_values=True, efficiency=efficiency)
     for row in rows:
         tally.add(row)
     return tally

@@ -28,6 +28,7 @@ from ..model.results import SampleResult
 from ..model.samples import SAMPLE_TYPES, Sample
 from ..run.results import RowTally, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, score_outcomes
+from ..run.success import efficiency_names
 from .partitions import Partition
 
 if TYPE_CHECKING:
@@ -183,7 +184,11 @@ def _scored(
         ),
         key=lambda row: row.index,
     )
-    tally = RowTally(resolve_thresholds(metrics, thresholds), keep_values=True)
+    tally = RowTally(
+        resolve_thresholds(metrics, thresholds),
+        keep_values=True,
+        efficiency=efficiency_names(metrics),
+    )
     written = []
     for row in rows:
         tally.add(row)

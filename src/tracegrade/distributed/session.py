@@ -41,6 +41,7 @@ from ..model.results import SampleResult
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
+from ..run.success import choose_success, efficiency_names
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -90,6 +91,7 @@ def evaluate_distributed(
     progress: Callable[[str], None] | None = None,
     parquet: str | os.PathLike[str] | None = None,
     prices: PriceTable | str | os.PathLike[str] | None = None,
+    success: str | None = None,
 ) -> EvaluationResult:
     """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
     ``evaluate(data, metrics, out=out)`` on one machine.
@@ -112,6 +114,7 @@ def evaluate_distributed(
     writes the rows as Parquet (the ``parquet`` extra), from the client, once every
     partition is done. ``prices`` are as :func:`tracegrade.evaluate`'s: the table
     goes to the workers with the metrics.
+    partition is done. ``success`` is as in :func:`~tracegrade.evaluate`.
 
     The result's :attr:`~EvaluationResult.run_facts` hold ``distributed``: the
     partitions in all, scored this time and kept from before.
@@ -135,6 +138,7 @@ def evaluate_distributed(
         progress=progress,
         parquet=parquet,
         prices=run_prices(prices, metrics),
+        success=success,
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
@@ -162,6 +166,7 @@ class _Given:
     progress: Callable[[str], None] | None
     parquet: str | os.PathLike[str] | None
     prices: PriceTable | None = None
+    success: str | None = None
 
 
 def _evaluate(
@@ -174,6 +179,7 @@ def _evaluate(
     partition_bytes, progress = given.partition_bytes, given.progress
     check_metrics(metrics)
     marks = resolve_thresholds(metrics, thresholds)
+    choose_success(given.success, marks)  # a name not among the metrics: ValueError
     if resume and out is None:
         raise ValueError("resume=True needs out=: the results file of the stopped run")
     say = progress or (lambda line: None)
@@ -183,7 +189,9 @@ def _evaluate(
     folder = parts_folder(out) if out is not None else None
     done: dict[int, RowTally] = {}
     if out is not None and folder is not None:
-        done = prepare(folder, record, partitions, resume, marks, Path(out))
+        done = prepare(
+            folder, record, partitions, resume, marks, Path(out), efficiency_names(metrics)
+        )
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     # every worker: scheduler_info() lists at most five by default from distributed
     # 2025.x (dask/distributed#9045) until #9308 in 2026
@@ -222,7 +230,7 @@ def _evaluate(
         for future in futures:
             future.cancel()
     run.scored.sort()
-    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k)
+    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
     if folder is not None and out is not None:
@@ -422,6 +430,10 @@ def _facts(
     agent_usage = summary.agent_usage
     if agent_usage is not None:
         facts["agent_usage"] = agent_usage.to_dict()
+    if summary.success is not None:
+        facts["success"] = summary.success
+    if summary.efficiency:
+        facts["efficiency"] = list(summary.efficiency)
     return facts
 
 

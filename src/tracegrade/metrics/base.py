@@ -37,6 +37,11 @@ class Metric(ABC):
     name: str
     sample_types: ClassVar[tuple[type, ...]]
     required_fields: ClassVar[tuple[str, ...]] = ()
+    efficiency: ClassVar[bool] = False
+    """Whether the metric measures how efficiently the agent worked (wasted calls,
+    steps): the summary then gives its mean over the successful conversations only
+    (see :mod:`tracegrade.run.success`), since an agent that does nothing wastes
+    nothing."""
 
     def __init__(self, *, name: str | None = None, threshold: float | None = None) -> None:
         if name is not None:

@@ -11,7 +11,7 @@ the conversation's duration only from the times its steps record.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
@@ -56,6 +56,11 @@ class AgentUsage:
     ``cost_priced_steps`` and ``cost_unknown_steps`` count its LLM steps whose cost the
     source stated, that were priced, and that could not be (no usage or tokens, or a
     model without a price); without prices these three are ``None``.
+    ``by_agent`` splits it by speaking agent when some AIMessage names one in
+    ``metadata["agent"]``: each agent's own steps (an AIMessage under the agent it
+    names, a ToolMessage under the agent whose call it answers), its steps without a
+    name under ``""``. It is ``None`` when no AIMessage names an agent, so such rows
+    read and write as before.
     """
 
     input_tokens: int | None = None
@@ -77,15 +82,36 @@ class AgentUsage:
     cost_stated_steps: int | None = None
     cost_priced_steps: int | None = None
     cost_unknown_steps: int | None = None
+    by_agent: dict[str, AgentUsage] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields that are not ``None``, as JSON-ready numbers."""
-        return {name: value for name, value in asdict(self).items() if value is not None}
+        """The fields that are not ``None``, as JSON-ready numbers (``by_agent`` as a
+        dict of agent name to its own dict)."""
+        found = {name: value for name in _NUMBERS if (value := getattr(self, name)) is not None}
+        if self.by_agent is not None:
+            found["by_agent"] = {name: each.to_dict() for name, each in self.by_agent.items()}
+        return found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AgentUsage:
         """Read back :meth:`to_dict` (TypeError on a key it does not write)."""
-        return cls(**data)
+        split = data.get("by_agent")
+        if split is None:
+            return cls(**data)
+        if not isinstance(split, dict):
+            raise TypeError(f"agent_usage.by_agent must be an object, got {split!r}")
+        by_agent = {}
+        for name, each in split.items():
+            if not isinstance(each, dict) or "by_agent" in each:
+                raise TypeError(
+                    f"agent_usage.by_agent[{name!r}] must be an object of usage numbers"
+                )
+            by_agent[name] = cls(**each)
+        return cls(**{**data, "by_agent": by_agent})
+
+
+_NUMBERS = tuple(field.name for field in fields(AgentUsage) if field.name != "by_agent")
+"""The fields of :class:`AgentUsage` that hold a number."""
 
 
 def agent_usage_of(sample: Sample) -> AgentUsage | None:
@@ -110,7 +136,40 @@ def agent_usage_of(sample: Sample) -> AgentUsage | None:
             break
     else:
         return None
-    return _gathered(messages)
+    usage = _gathered(messages)
+    split = _split_by_agent(messages)
+    if split is None:
+        return usage
+    return replace(usage, by_agent={name: _gathered(own) for name, own in split.items()})
+
+
+def _split_by_agent(
+    messages: list[HumanMessage | AIMessage | ToolMessage],
+) -> dict[str, list[HumanMessage | AIMessage | ToolMessage]] | None:
+    """The AIMessages and ToolMessages of each speaking agent (``""`` for steps no name
+    reaches), in order; ``None`` when no AIMessage names an agent. A ToolMessage goes to
+    the agent of the call it answers (by ``tool_call_id``), else to the agent of the
+    AIMessage before it."""
+    named = False
+    split: dict[str, list[HumanMessage | AIMessage | ToolMessage]] = {}
+    callers: dict[str, str] = {}  # tool_call_id -> the calling agent
+    speaking = ""
+    for message in messages:
+        if isinstance(message, HumanMessage):
+            continue
+        if isinstance(message, AIMessage):
+            agent = message.metadata.get("agent") if isinstance(message.metadata, dict) else None
+            speaking = agent if isinstance(agent, str) else ""
+            named = named or bool(speaking)
+            for call in message.tool_calls or ():
+                if call.id is not None:
+                    callers[call.id] = speaking
+            owner = speaking
+        else:
+            wanted = message.tool_call_id
+            owner = callers.get(wanted, speaking) if wanted is not None else speaking
+        split.setdefault(owner, []).append(message)
+    return split if named else None
 
 
 def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUsage:

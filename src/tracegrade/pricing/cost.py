@@ -22,7 +22,9 @@ class ConversationCost:
     """The conversation's ``cost`` (US dollars; ``None`` when no step's is known) over
     its ``steps`` LLM steps (AIMessages): ``stated`` steps whose source gave their cost,
     ``priced`` ones priced from their tokens, and ``unknown``, why each of the rest has
-    none (``"message 3: ..."``). ``by_model`` splits the cost by ``provider/model``."""
+    none (``"message 3: ..."``). ``by_model`` splits the cost by ``provider/model``,
+    ``by_agent`` by the speaking agent (``metadata["agent"]``; ``""`` for steps naming
+    none), as :class:`~tracegrade.model.agent_usage.AgentUsage` splits usage."""
 
     cost: float | None
     steps: int
@@ -30,6 +32,7 @@ class ConversationCost:
     priced: int
     unknown: tuple[str, ...] = ()
     by_model: dict[str, float] = field(default_factory=dict)
+    by_agent: dict[str, float] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -46,6 +49,7 @@ def conversation_cost(
     messages = sample.user_input if isinstance(sample, MultiTurnSample) else []
     costs: list[float] = []
     by_model: dict[str, list[float]] = {}
+    by_agent: dict[str, list[float]] = {}
     unknown: list[str] = []
     steps = stated = priced = 0
     for position, message in enumerate(messages):
@@ -78,6 +82,7 @@ def conversation_cost(
             priced += 1
         costs.append(spent)
         by_model.setdefault(_model_name(usage.model, usage.provider), []).append(spent)
+        by_agent.setdefault(_agent_of(message), []).append(spent)
     return ConversationCost(
         math.fsum(costs) if costs else None,
         steps,
@@ -85,6 +90,7 @@ def conversation_cost(
         priced,
         tuple(unknown),
         {name: math.fsum(each) for name, each in by_model.items()},
+        {name: math.fsum(each) for name, each in by_agent.items()},
     )
 
 
@@ -92,13 +98,25 @@ def priced_usage(sample: Sample, usage: AgentUsage, prices: PriceTable) -> Agent
     """``usage`` (the sample's agent usage) with its ``cost`` the conversation's, priced
     steps included, and how many steps were stated, priced and left unknown."""
     found = conversation_cost(sample, prices)
+    split = usage.by_agent
+    if split is not None:
+        split = {
+            name: replace(each, cost=found.by_agent.get(name)) for name, each in split.items()
+        }
     return replace(
         usage,
+        by_agent=split,
         cost=found.cost,
         cost_stated_steps=found.stated,
         cost_priced_steps=found.priced,
         cost_unknown_steps=len(found.unknown),
     )
+
+
+def _agent_of(message: AIMessage) -> str:
+    metadata = message.metadata
+    agent = metadata.get("agent") if isinstance(metadata, dict) else None
+    return agent if isinstance(agent, str) else ""
 
 
 def _when(message: AIMessage) -> datetime | None:

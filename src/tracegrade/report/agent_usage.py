@@ -1,12 +1,15 @@
 """The agent's usage over a run as a person reads it: one line per kind stated, with
 its total, mean and largest per conversation and how many conversations stated it; the
-console prints them as a table and the HTML overview as a list."""
+distributions of tokens, cost and agent time per conversation; each speaking agent's
+totals; and cost and time against success. The console prints them as tables and the
+HTML overview as lists and tables."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..run.agent_usage import AgentUsageSummary, UsageTotal
+from ..run.success import AgainstSuccess
 
 TITLE = "Agent usage (from the conversations; the judge's is apart)"
 
@@ -96,3 +99,139 @@ def usage_lines(usage: AgentUsageSummary) -> list[UsageLine]:
         for (label, name), count in zip(_TOOL_RESULTS, counts, strict=True):
             lines.append(UsageLine(label, name, f"{count:,}", "", "", carried))
     return lines
+
+
+COST_TITLE = "Cost and time per conversation (the agent's; the judge's is apart)"
+
+_SHAPES = (
+    ("tokens (input + output)", "tokens"),
+    ("  input", "input_tokens"),
+    ("    cache read", "cache_read_tokens"),
+    ("    cache write", "cache_write_tokens"),
+    ("  output", "output_tokens"),
+    ("    reasoning", "reasoning_tokens"),
+    ("cost", "cost"),
+    ("agent time", "agent_seconds"),
+)
+"""Each row of the cost and time table: its label and the kind it shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShapeLine:
+    """One kind's distribution per conversation, written out."""
+
+    label: str
+    n: str
+    total: str
+    mean: str
+    p50: str
+    p90: str
+    p99: str
+
+
+def _shape_amount(kind: str, value: float) -> str:
+    if kind == "cost":
+        return f"${value:,.6f}"
+    if kind == "agent_seconds":
+        return f"{value:,.2f} s"
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+
+
+def shape_lines(usage: AgentUsageSummary) -> list[ShapeLine]:
+    """The rows of the cost and time table: each kind some conversation stated, with
+    over how many conversations, its total, mean and percentiles per conversation."""
+    lines = []
+    for label, kind in _SHAPES:
+        shape = usage.distributions.get(kind)
+        if shape is None:
+            continue
+        amounts = [
+            _shape_amount(kind, value)
+            for value in (shape.total, shape.mean, shape.p50, shape.p90, shape.p99)
+        ]
+        lines.append(ShapeLine(label, f"{shape.n:,} of {usage.conversations:,}", *amounts))
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLine:
+    """One speaking agent's totals, written out (``—`` where none of its steps said)."""
+
+    agent: str
+    conversations: str
+    llm_steps: str
+    tokens: str
+    cost: str
+    agent_time: str
+
+
+def agent_lines(usage: AgentUsageSummary) -> list[AgentLine]:
+    """A line per speaking agent, in name order (steps without a name as ``(none)``)."""
+    lines = []
+    for name, own in usage.by_agent.items():
+        tokens = [
+            found.total for found in (own.input_tokens, own.output_tokens) if found is not None
+        ]
+        steps = own.llm_steps
+        cost = own.cost
+        seconds = own.agent_seconds
+        lines.append(
+            AgentLine(
+                name or "(none)",
+                f"{own.conversations:,}",
+                "—" if steps is None else f"{int(steps.total):,}",
+                f"{int(sum(tokens)):,}" if tokens else "—",
+                "—" if cost is None else _amount("cost", cost.total),
+                "—" if seconds is None else _amount("agent_seconds", seconds.total),
+            )
+        )
+    return lines
+
+
+def success_title(against: AgainstSuccess) -> str:
+    """The heading of the block against success."""
+    return f"Against success (by {against.metric})"
+
+
+def success_lines(against: AgainstSuccess) -> list[tuple[str, str]]:
+    """The block against success as (label, value) pairs: the conversations by
+    outcome, cost and agent time per success, their means over successful and failed
+    conversations, and each efficiency-like metric over the successful ones."""
+    lines = [
+        (
+            "conversations",
+            f"{against.succeeded:,} succeeded, {against.failed:,} failed, "
+            f"{against.neither:,} neither (not applicable or an error)",
+        )
+    ]
+    for label, kind, per, succeeded, failed in (
+        (
+            "cost",
+            "cost",
+            against.cost_per_success,
+            against.cost_succeeded,
+            against.cost_failed,
+        ),
+        (
+            "agent time",
+            "agent_seconds",
+            against.seconds_per_success,
+            against.seconds_succeeded,
+            against.seconds_failed,
+        ),
+    ):
+        if succeeded is None and failed is None:
+            continue
+        shown = "— (no success states it)" if per is None else _amount(kind, per)
+        lines.append((f"{label} per success", shown))
+        lines.append((f"mean {label}, succeeded", _mean(kind, succeeded)))
+        lines.append((f"mean {label}, failed", _mean(kind, failed)))
+    for name, total in against.efficiency.items():
+        lines.append((f"{name}, succeeded", f"{total.mean:.4f} over {total.conversations:,}"))
+    return lines
+
+
+def _mean(kind: str, total: UsageTotal | None) -> str:
+    if total is None:
+        return "—"
+    return f"{_amount(kind, total.mean)} over {total.conversations:,}"

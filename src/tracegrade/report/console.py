@@ -15,7 +15,16 @@ from ..convert._base import describe_left_out
 from ..model.results import SampleResult, Usage
 from ..run.agent_usage import AgentUsageSummary
 from ..run.results import MetricSummary, SummaryAccumulator
-from .agent_usage import TITLE, usage_lines
+from ..run.success import AgainstSuccess
+from .agent_usage import (
+    COST_TITLE,
+    TITLE,
+    agent_lines,
+    shape_lines,
+    success_lines,
+    success_title,
+    usage_lines,
+)
 
 
 def _records(count: int) -> str:
@@ -128,6 +137,9 @@ def print_summary(
     agent_usage = summary.agent_usage
     if agent_usage is not None:
         print_agent_usage(console, agent_usage)
+        against = summary.against_success
+        if against is not None:
+            print_against_success(console, against)
     if summary.usage is not None:
         console.print(describe_usage(summary.usage), highlight=False, soft_wrap=True)
 
@@ -163,6 +175,48 @@ def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
         table.add_column(column, justify="right", no_wrap=True)
     for line in usage_lines(usage):
         table.add_row(line.label, line.total, line.mean, line.largest, line.carried)
+    console.print(table)
+    shapes = shape_lines(usage)
+    if shapes:
+        table = Table(title=COST_TITLE, box=box.SIMPLE_HEAVY, pad_edge=False)
+        table.add_column("", no_wrap=True)
+        for column in ("n", "total", "mean", "p50", "p90", "p99"):
+            table.add_column(column, justify="right", no_wrap=True)
+        for shape in shapes:
+            table.add_row(
+                shape.label, shape.n, shape.total, shape.mean, shape.p50, shape.p90, shape.p99
+            )
+        console.print(table)
+    agents = agent_lines(usage)
+    if agents:
+        table = Table(title="Usage by agent", box=box.SIMPLE_HEAVY, pad_edge=False)
+        table.add_column("agent", no_wrap=True)
+        for column in ("conversations", "LLM steps", "tokens", "cost", "agent time"):
+            table.add_column(column, justify="right", no_wrap=True)
+        for agent in agents:
+            table.add_row(
+                escape(agent.agent),
+                agent.conversations,
+                agent.llm_steps,
+                agent.tokens,
+                agent.cost,
+                agent.agent_time,
+            )
+        console.print(table)
+
+
+def print_against_success(console: Console, against: AgainstSuccess) -> None:
+    """Cost and agent time against success by the run's success metric."""
+    table = Table(
+        title=escape(success_title(against)),
+        box=box.SIMPLE_HEAVY,
+        pad_edge=False,
+        show_header=False,
+    )
+    table.add_column("", no_wrap=True)
+    table.add_column("", justify="right")
+    for label, value in success_lines(against):
+        table.add_row(escape(label), escape(value))
     console.print(table)
 
 

@@ -31,8 +31,9 @@ from ..model.results import SampleResult, Usage
 from ..model.samples import Sample
 from ..run.agent_usage import AgentUsageSummary
 from ..run.results import MetricSummary, RowTally, SummaryAccumulator
+from ..run.success import AgainstSuccess
 from ._page import ISLAND_MARK, island_bytes, page_context, render, write_streamed
-from .agent_usage import usage_lines
+from .agent_usage import agent_lines, shape_lines, success_lines, success_title, usage_lines
 from .charts import Histogram, histogram
 from .views import sample_view
 
@@ -70,6 +71,10 @@ class RunFacts:
     version: str | None = None
     """The tracegrade version that ran the evaluation."""
     left_out: Mapping[str, int] = field(default_factory=dict)
+    success: str | None = None
+    """The success metric the cost is weighed against (the run record's)."""
+    efficiency: Sequence[str] = ()
+    """The efficiency-like metrics averaged over successes (the run record's)."""
     notes: list[str] = field(default_factory=list)
     """Anything the reader should know about the report itself (transcripts missing)."""
 
@@ -128,7 +133,7 @@ def write_report(
     partial = target.with_name(f".{target.name}.partial")
     try:
         with tempfile.TemporaryFile() as views, open(partial, "wb") as out:
-            table, overview = _write_islands(views, rows, names, marks, samples)
+            table, overview = _write_islands(views, rows, names, marks, samples, facts)
             views.seek(0)
             page = render("report.html.j2", _context(names, marks, table, overview, facts))
             write_streamed(out, page, _chunks(views))
@@ -154,6 +159,7 @@ class _Overview:
     failures: _FailureKinds
     with_views: bool
     agent_usage: AgentUsageSummary | None = None
+    against_success: AgainstSuccess | None = None
 
 
 def _write_islands(
@@ -162,10 +168,19 @@ def _write_islands(
     names: list[str],
     marks: Mapping[str, float | None],
     samples: Iterable[Sample | RecordError | None] | None,
+    facts: RunFacts,
 ) -> tuple[bytes, _Overview]:
     """The table's island (returned), the view islands (written to ``views``, wrapped
     in their elements), and what the overview counts, in one pass over the rows."""
-    accumulator = SummaryAccumulator(names, {k: v for k, v in marks.items() if v is not None})
+    accumulator = SummaryAccumulator(
+        names,
+        {k: v for k, v in marks.items() if v is not None},
+        success=facts.success if facts.success in names else None,
+        # a record without them (an older run): by name
+        efficiency=[name for name in names if name in facts.efficiency]
+        if facts.efficiency
+        else None,
+    )
     tally = RowTally(marks)
     values: dict[str, list[float]] = {name: [] for name in names}
     failures = _FailureKinds({name: Counter() for name in names}, {n: Counter() for n in names})
@@ -202,6 +217,7 @@ def _write_islands(
         failures,
         samples is not None,
         accumulator.agent_usage,
+        accumulator.against_success,
     )
     return b"".join(table), overview
 
@@ -299,6 +315,7 @@ def _context(
     from markupsafe import Markup
 
     records, scored, failed, rejected = overview.counts
+    agent_usage, against = overview.agent_usage, overview.against_success
     usage = facts.judge_usage
     return {
         **page_context(["report.js"], ["page.css", "report.css"]),
@@ -324,7 +341,11 @@ def _context(
         ),
         "island": Markup(ISLAND_MARK),
         "left_out": sorted(facts.left_out.items(), key=lambda item: (-item[1], item[0])),
-        "agent_usage": usage_lines(overview.agent_usage) if overview.agent_usage else [],
+        "agent_usage": usage_lines(agent_usage) if agent_usage else [],
+        "cost_shapes": shape_lines(agent_usage) if agent_usage else [],
+        "cost_agents": agent_lines(agent_usage) if agent_usage else [],
+        "against": success_lines(against) if against is not None and agent_usage else [],
+        "against_title": success_title(against) if against is not None else "",
     }
 
 

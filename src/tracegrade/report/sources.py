@@ -25,6 +25,7 @@ def facts_of_record(record: Mapping[str, Any], title: str) -> RunFacts:
     """The overview's facts from a run record (keys it lacks are left unknown)."""
     usage = record.get("judge_usage")
     metrics = record.get("metrics")
+    efficiency = record.get("efficiency")
     return RunFacts(
         title=title,
         data=_text(record.get("input")),
@@ -36,6 +37,8 @@ def facts_of_record(record: Mapping[str, Any], title: str) -> RunFacts:
         duration_seconds=_number(record.get("duration_seconds")),
         version=_text(record.get("tracegrade_version")),
         left_out=dict(record.get("left_out") or {}),
+        success=_text(record.get("success")),
+        efficiency=[str(name) for name in efficiency] if isinstance(efficiency, list) else (),
     )
 
 

@@ -1,24 +1,91 @@
 """The agent's usage over a run: each conversation's
 :class:`~tracegrade.model.agent_usage.AgentUsage` added up (:class:`AgentUsageTally`)
-into totals, means and maxima that say how many conversations carried each
-(:class:`AgentUsageSummary`).
+into totals, means and maxima that say how many conversations carried each, the
+distribution per conversation of its tokens, cost and agent time, and the totals of each
+speaking agent (:class:`AgentUsageSummary`).
 
 Tallies add up in any grouping to the same numbers: token and step counts are integers,
 and costs and seconds are kept as exact partial sums (rounded once, when the summary is
 made), so a run scored in worker processes or on a cluster gives the one-process totals
-to the last bit.
+to the last bit. The distributions keep each conversation's value (8 bytes per kind
+stated): their percentiles are exact and do not depend on the grouping either.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from array import array
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..model.agent_usage import AgentUsage
 
-_COUNTED = tuple(field.name for field in fields(AgentUsage) if not field.name.startswith("tools_"))
+_COUNTED = tuple(
+    field.name
+    for field in fields(AgentUsage)
+    if not field.name.startswith("tools_") and field.name != "by_agent"
+)
 """The fields of AgentUsage summed as they are (the tool results are counted together)."""
+
+DISTRIBUTED = (
+    "tokens",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "cost",
+    "agent_seconds",
+)
+"""The kinds whose distribution per conversation a summary gives: ``tokens`` is input
+plus output (counted for a conversation that states both), the others are fields of
+:class:`~tracegrade.model.agent_usage.AgentUsage`."""
+
+PERCENTILES = (50, 90, 99)
+
+
+def percentile(ordered: list[float], share: float) -> float:
+    """The ``share`` (0..1) percentile of the sorted, non-empty ``ordered``, by linear
+    interpolation between the two closest ranks (numpy's default, ``linear``): the value
+    at rank ``(n - 1) * share`` counted from 0, between two values in proportion."""
+    rank = (len(ordered) - 1) * share
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (rank - low) * (ordered[high] - ordered[low])
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """One kind per conversation over the ``n`` conversations that stated it: its exact
+    ``total``, ``mean`` and percentiles ``p50``, ``p90``, ``p99`` (see
+    :func:`percentile`)."""
+
+    n: int
+    total: float
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+
+    @classmethod
+    def of(cls, values: array[float]) -> Distribution | None:
+        """The distribution of ``values`` (``None`` when empty)."""
+        if not values:
+            return None
+        ordered = sorted(values)
+        total = math.fsum(ordered)
+        p50, p90, p99 = (percentile(ordered, share / 100) for share in PERCENTILES)
+        return cls(len(ordered), total, total / len(ordered), p50, p90, p99)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "n": self.n,
+            "total": self.total,
+            "mean": self.mean,
+            "p50": self.p50,
+            "p90": self.p90,
+            "p99": self.p99,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,14 +161,28 @@ class AgentUsageSummary:
     cost_priced_steps: UsageTotal | None = None
     cost_unknown_steps: UsageTotal | None = None
     tool_results: ToolResults | None = None
+    distributions: dict[str, Distribution] = field(default_factory=dict)
+    """Per kind of :data:`DISTRIBUTED` some conversation stated, its distribution per
+    conversation."""
+    by_agent: dict[str, AgentUsageSummary] = field(default_factory=dict)
+    """Each speaking agent's totals (``""``: the steps without a name in conversations
+    that name agents), from the conversations that name agents; empty when none does.
+    An agent's ``conversations`` are those where it took a step."""
 
     def to_dict(self) -> dict[str, Any]:
         """The kinds stated, as JSON-ready dicts, with ``conversations``."""
         found: dict[str, Any] = {"conversations": self.conversations}
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if field.name != "conversations" and value is not None:
-                found[field.name] = value.to_dict()
+        for each in fields(self):
+            value = getattr(self, each.name)
+            if each.name in ("conversations", "distributions", "by_agent") or value is None:
+                continue
+            found[each.name] = value.to_dict()
+        if self.distributions:
+            found["distributions"] = {
+                kind: shape.to_dict() for kind, shape in self.distributions.items()
+            }
+        if self.by_agent:
+            found["by_agent"] = {name: own.to_dict() for name, own in self.by_agent.items()}
         return found
 
 
@@ -161,16 +242,24 @@ def _add_exactly(partials: list[float], value: float) -> None:
 
 class AgentUsageTally:
     """The conversations' agent usage added up as rows come; tallies :meth:`merge` in
-    any order to the same totals."""
+    any order to the same totals. With ``distributions`` (the run's tally; an agent's
+    own has none) it keeps each conversation's value of the :data:`DISTRIBUTED` kinds
+    it states, and a tally per speaking agent."""
 
-    __slots__ = ("columns", "tools")
+    __slots__ = ("added", "agents", "columns", "tools", "values")
 
-    def __init__(self) -> None:
+    def __init__(self, *, distributions: bool = True) -> None:
         self.columns = {name: _Column() for name in _COUNTED}
         self.tools = [0, 0, 0, 0]  # ok, error, unknown, conversations
+        self.values: dict[str, array[float]] | None = (
+            {kind: array("d") for kind in DISTRIBUTED} if distributions else None
+        )
+        self.agents: dict[str, AgentUsageTally] = {}
+        self.added = 0  # conversations counted
 
     def add(self, usage: AgentUsage) -> None:
         """Count one conversation's usage."""
+        self.added += 1
         columns = self.columns
         for name in _COUNTED:
             value = getattr(usage, name)
@@ -182,12 +271,36 @@ class AgentUsageTally:
             tools[1] += usage.tools_error or 0
             tools[2] += usage.tools_unknown or 0
             tools[3] += 1
+        values = self.values
+        if values is None:
+            return
+        for kind in DISTRIBUTED[1:]:
+            value = getattr(usage, kind)
+            if value is not None:
+                values[kind].append(value)
+        if usage.input_tokens is not None and usage.output_tokens is not None:
+            values["tokens"].append(usage.input_tokens + usage.output_tokens)
+        if usage.by_agent is not None:
+            for name, own in usage.by_agent.items():
+                found = self.agents.get(name)
+                if found is None:
+                    found = self.agents[name] = AgentUsageTally(distributions=False)
+                found.add(own)
 
     def merge(self, other: AgentUsageTally) -> None:
         """Fold in ``other``'s conversations."""
         for name, column in self.columns.items():
             column.merge(other.columns[name])
         self.tools = [mine + theirs for mine, theirs in zip(self.tools, other.tools, strict=True)]
+        if self.values is not None and other.values is not None:
+            for kind, kept in self.values.items():
+                kept.extend(other.values[kind])
+        self.added += other.added
+        for name, theirs in other.agents.items():
+            mine = self.agents.get(name)
+            if mine is None:
+                mine = self.agents[name] = AgentUsageTally(distributions=False)
+            mine.merge(theirs)
 
     def summary(self, conversations: int) -> AgentUsageSummary | None:
         """The totals out of ``conversations``, or ``None`` when no conversation carried
@@ -197,4 +310,17 @@ class AgentUsageTally:
         tools = ToolResults(ok, error, unknown, carried) if carried else None
         if tools is None and all(total is None for total in totals.values()):
             return None
-        return AgentUsageSummary(conversations, **totals, tool_results=tools)
+        shapes = {}
+        for kind, kept in (self.values or {}).items():
+            shape = Distribution.of(kept)
+            if shape is not None:
+                shapes[kind] = shape
+        by_agent = {}
+        for name in sorted(self.agents):
+            agent = self.agents[name]
+            own = agent.summary(agent.added)
+            if own is not None:
+                by_agent[name] = own
+        return AgentUsageSummary(
+            conversations, **totals, tool_results=tools, distributions=shapes, by_agent=by_agent
+        )

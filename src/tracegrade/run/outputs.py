@@ -80,6 +80,8 @@ class RunSettings(Protocol):
     @property
     def pass_k(self) -> list[int] | None: ...
     @property
+    def success(self) -> str | None: ...
+    @property
     def keep_limit(self) -> int | None: ...
     @property
     def out(self) -> Path | None: ...
@@ -100,7 +102,9 @@ class RunOutputs:
 
     def __init__(self, run: RunSettings) -> None:
         self.run = run
-        self.summary = SummaryAccumulator(run.metrics, run.thresholds, pass_k=run.pass_k)
+        self.summary = SummaryAccumulator(
+            run.metrics, run.thresholds, pass_k=run.pass_k, success=run.success
+        )
         self.kept = KeptRows(run.keep_limit)
         self.results: ResultsFile | None = None
         self.parquet: Any = None
@@ -214,8 +218,10 @@ class RunOutputs:
     def facts(self) -> dict[str, Any]:
         """What the run record tells people and reports of this run: the tracegrade
         version, when the run (or its last resumption) started and how long it took,
-        each metric's pass mark (its own threshold, or the run's; none: full marks) and,
-        when the conversations recorded any, the agent's usage (``agent_usage``)."""
+        each metric's pass mark (its own threshold, or the run's; none: full marks),
+        when the conversations recorded any, the agent's usage (``agent_usage``), and
+        the success metric (``success``) and efficiency-like metrics (``efficiency``)
+        the summary weighs cost against."""
         started, clock = self._started
         facts: dict[str, Any] = {
             "tracegrade_version": __version__,
@@ -228,6 +234,10 @@ class RunOutputs:
         agent_usage = self.summary.agent_usage
         if agent_usage is not None:
             facts["agent_usage"] = agent_usage.to_dict()
+        if self.summary.success is not None:
+            facts["success"] = self.summary.success
+        if self.summary.efficiency:
+            facts["efficiency"] = list(self.summary.efficiency)
         return facts
 
     def close(self, *, complete: bool) -> None:
@@ -252,7 +262,9 @@ class RunOutputs:
         all_rows = len(rows) == self.summary.records
         totals = self.summary
         if all_rows and not self.in_order:
-            totals = SummaryAccumulator(run.metrics, run.thresholds, pass_k=run.pass_k)
+            totals = SummaryAccumulator(
+                run.metrics, run.thresholds, pass_k=run.pass_k, success=run.success
+            )
             for row in rows:
                 totals.add(row)
         result = EvaluationResult.from_totals(rows, totals, run.metrics, all_rows=all_rows)

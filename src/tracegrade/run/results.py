@@ -8,7 +8,7 @@ counts of a run add up to its input.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,8 @@ from .stats import (
     percentile_interval,
     resample_shares,
 )
+from .success import AgainstSuccess, SuccessTally, choose_success, efficiency_names
+from .usage_gates import failed_usage_gates
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -175,7 +177,11 @@ class RowTally:
     """
 
     def __init__(
-        self, thresholds: Mapping[str, float | None], *, keep_values: bool = False
+        self,
+        thresholds: Mapping[str, float | None],
+        *,
+        keep_values: bool = False,
+        efficiency: Collection[str] = (),
     ) -> None:
         self.thresholds = dict(thresholds)
         self.records = 0
@@ -187,6 +193,9 @@ class RowTally:
         self.trials = {name: TrialStats() for name in self.thresholds}
         self.failures = FailureLog()
         self.agent_usage = AgentUsageTally()
+        self.success = SuccessTally(list(self.thresholds), efficiency)
+        """Each metric's successes, failures, and the cost, time and efficiency over
+        them (``efficiency``: the names of the efficiency-like metrics)."""
         self.values: dict[str, array[float]] | None = (
             {name: array("d") for name in self.thresholds} if keep_values else None
         )
@@ -217,6 +226,7 @@ class RowTally:
             self.failures.add(row)
         if row.agent_usage is not None:
             self.agent_usage.add(row.agent_usage)
+        self.success.add(row, self.passes)
 
     def passes(self, name: str, score: Score) -> bool:
         """Whether ``score`` passes: its own ``success``, else its metric's threshold
@@ -245,6 +255,7 @@ class RowTally:
                 self.usage[name] = (self.usage[name] or Usage()) + used
         self.failures.merge(other.failures)
         self.agent_usage.merge(other.agent_usage)
+        self.success.merge(other.success)
 
 
 class SummaryAccumulator:
@@ -257,11 +268,19 @@ class SummaryAccumulator:
         thresholds: Mapping[str, float] | None = None,
         *,
         pass_k: Sequence[int] | None = None,
+        success: str | None = None,
+        efficiency: Collection[str] | None = None,
     ) -> None:
         self.thresholds = resolve_thresholds(metrics, thresholds)
         self.metric_names = list(self.thresholds)
         self.pass_k = list(pass_k) if pass_k is not None else None
-        self._tally = RowTally(self.thresholds)
+        self.success = choose_success(success, self.thresholds)
+        """The success metric (``success``, else the first with a pass mark, else
+        ``None``): see :attr:`against_success`."""
+        self.efficiency = efficiency_names(metrics) if efficiency is None else list(efficiency)
+        """The efficiency-like metrics (``efficiency``, else those of
+        :func:`~tracegrade.run.success.efficiency_names`)."""
+        self._tally = RowTally(self.thresholds, efficiency=self.efficiency)
         self._stats = {name: RunningStats() for name in self.metric_names}
         self._intervals: dict[str, tuple[int, tuple[float, float] | None]] = {}
 
@@ -379,6 +398,30 @@ class SummaryAccumulator:
         statuses = self._tally.statuses
         return self._tally.agent_usage.summary(statuses["scored"] + statuses["failed"])
 
+    @property
+    def against_success(self) -> AgainstSuccess | None:
+        """The agent's cost and time against success by :attr:`success` (``None``
+        without a success metric)."""
+        if self.success is None:
+            return None
+        usage = self.agent_usage
+        cost = usage.cost if usage is not None else None
+        seconds = usage.agent_seconds if usage is not None else None
+        return self._tally.success.against(self.success, cost, seconds)
+
+    def failed_usage_gates(
+        self, *, max_cost: float | None = None, max_p90_latency: float | None = None
+    ) -> list[str]:
+        """Why each of the agent's usage gates failed (see
+        :func:`~tracegrade.run.usage_gates.failed_usage_gates`)."""
+        statuses = self._tally.statuses
+        return failed_usage_gates(
+            self.agent_usage,
+            statuses["scored"] + statuses["failed"],
+            max_cost=max_cost,
+            max_p90_latency=max_p90_latency,
+        )
+
 
 class EvaluationResult:
     """What :func:`tracegrade.evaluate` returns: one row per input record, in order.
@@ -490,6 +533,27 @@ class EvaluationResult:
         how many conversations carried it (``None`` when none carried any). Apart from
         :attr:`usage`, the judge's."""
         return self._accumulator.agent_usage
+
+    @property
+    def against_success(self) -> AgainstSuccess | None:
+        """The agent's cost and time against success by the run's success metric
+        (``evaluate(success=...)``, else the first metric with a pass mark; ``None``
+        when there is none): cost and agent time per successful conversation, their
+        means over successful and failed ones, and each efficiency-like metric's mean
+        over the successful ones."""
+        return self._accumulator.against_success
+
+    def failed_usage_gates(
+        self, *, max_cost: float | None = None, max_p90_latency: float | None = None
+    ) -> list[str]:
+        """Why each gate on the agent's usage failed, empty when all pass (what
+        ``tracegrade evaluate --max-cost / --max-p90-latency`` checks): ``max_cost`` is
+        the most mean cost per conversation in US dollars, ``max_p90_latency`` the most
+        90th percentile of agent time per conversation in seconds. A gate over a run
+        whose conversations do not all state what it measures, in full, fails."""
+        return self._accumulator.failed_usage_gates(
+            max_cost=max_cost, max_p90_latency=max_p90_latency
+        )
 
     def means(self) -> dict[str, float | None]:
         """Mean value per metric over the samples it scored (those it applied to)."""

@@ -59,6 +59,7 @@ from .runner import (
     iter_evaluate,
     reporter_for,
 )
+from .success import choose_success
 from .worker_choice import (
     AUTO_WORKERS_BYTES,
     ONE_PROCESS_BECAUSE,
@@ -133,11 +134,13 @@ class EvaluationRun:
         retry_failed: bool = False,
         while_scoring: Callable[[], None] | None = None,
         prices: PriceTable | str | PathLike[str] | None = None,
+        success: str | None = None,
     ) -> None:
         check_metrics(metrics)
         _check_concurrency(concurrency)
         check_deadline(sample_deadline)
-        resolve_thresholds(metrics, thresholds)  # names a metric not in the run: ValueError
+        # names a metric not in the run: ValueError
+        choose_success(success, resolve_thresholds(metrics, thresholds))
         check_workers(workers)
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
@@ -180,6 +183,7 @@ class EvaluationRun:
         self.source = source
         self.thresholds = dict(thresholds) if thresholds is not None else None
         self.pass_k = list(pass_k) if pass_k is not None else None
+        self.success = success
         self.progress: ProgressMode | bool = progress
         self.out = Path(out) if out is not None else None
         self.resume = resume
@@ -390,6 +394,7 @@ def evaluate(
     sample_deadline: float | None = None,
     retry_failed: bool = False,
     prices: PriceTable | str | PathLike[str] | None = None,
+    success: str | None = None,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric: what ``tracegrade evaluate``
     does, from Python.
@@ -429,6 +434,10 @@ def evaluate(
     run record the prices' version, and cost budgets without prices of their own use
     them. A run with a cost budget and no ``prices`` uses the price database when the
     ``prices`` extra is installed; any other run without ``prices`` prices nothing.
+    ``success`` names the metric whose passes count as successful conversations in
+    :attr:`EvaluationResult.against_success` (the agent's cost and time against
+    success); without it, the first metric with a pass mark (its own threshold or
+    ``thresholds``), else none. A name not among the metrics is a ValueError.
 
     ``keep_rows`` says which rows the result holds, in input order: every one (True),
     none (False) or those of the first N records (a number); the summary, counts,
@@ -459,6 +468,7 @@ def evaluate(
         sample_deadline=sample_deadline,
         retry_failed=retry_failed,
         prices=prices,
+        success=success,
     )
     run.warn_unused_workers(stacklevel=2)
     return run.run()
@@ -482,6 +492,7 @@ async def aevaluate(
     sample_deadline: float | None = None,
     retry_failed: bool = False,
     prices: PriceTable | str | PathLike[str] | None = None,
+    success: str | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
     with up to ``concurrency`` samples at the judge at once, on the running loop; worker
@@ -503,6 +514,7 @@ async def aevaluate(
         sample_deadline=sample_deadline,
         retry_failed=retry_failed,
         prices=prices,
+        success=success,
     )
     run.warn_unused_workers(stacklevel=2)
     return await run.arun()

@@ -48,6 +48,7 @@ from ..model.decoding import LineReader
 from .lifeline import end_with_parent
 from .results import RowTally, resolve_thresholds
 from .runner import open_row, score_inline
+from .success import efficiency_names
 
 if TYPE_CHECKING:
     from ..pricing import PriceTable
@@ -204,7 +205,9 @@ def score_span(
         data = handle.read(span.end - span.start)
     _check_unchanged(path, span.end, span.start + len(data))
     written: list[bytes] = []
-    tally = RowTally(_worker_thresholds, keep_values=True)
+    tally = RowTally(
+        _worker_thresholds, keep_values=True, efficiency=efficiency_names(_worker_metrics)
+    )
     index = span.first_index
     read = LineReader()
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
