@@ -20,10 +20,10 @@ def test_evaluates_the_example_and_writes_results(
     out = tmp_path / "results.jsonl"
     assert main(["evaluate", str(EXAMPLE), *METRICS, "--out", str(out)]) == EXIT_OK
     printed = capsys.readouterr().out
-    assert "Summary over 8 records" in printed and "flight-paris" in printed
+    assert "Summary over 10 records" in printed and "flight-paris" in printed
     assert "unit 'fahrenheit' vs 'celsius'" in printed  # reasons are shown
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 8
+    assert len(rows) == 10
     assert rows[0]["id"] == "flight-paris"
     assert {name: m["value"] for name, m in rows[3]["metrics"].items()} == {
         "tool_call_f1": 0.6667,
@@ -131,7 +131,7 @@ def test_installed_console_script_runs() -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "tool_call_f1" in done.stdout and "0.5583" in done.stdout
+    assert "tool_call_f1" in done.stdout and "0.5967" in done.stdout
 
 
 def test_markup_in_data_is_printed_as_it_is(
@@ -184,14 +184,14 @@ def test_out_rows_have_a_stable_metric_order(tmp_path: Path) -> None:
 
 
 def test_fail_under_gates_the_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # the example's means: tool_call_f1 0.5583, tool_correctness 0.8125
-    passing = ["--fail-under", "tool_call_f1=0.55", "--fail-under", "tool_correctness=0.8"]
+    # the example's means: tool_call_f1 0.5967 (0.59664), tool_correctness 0.85
+    passing = ["--fail-under", "tool_call_f1=0.59", "--fail-under", "tool_correctness=0.85"]
     assert main(["evaluate", str(EXAMPLE), *METRICS, *passing]) == EXIT_OK
     capsys.readouterr()
-    failing = ["--fail-under", "tool_call_f1=0.56", "--fail-under", "tool_correctness=0.8"]
+    failing = ["--fail-under", "tool_call_f1=0.6", "--fail-under", "tool_correctness=0.85"]
     assert main(["evaluate", str(EXAMPLE), *METRICS, *failing]) == EXIT_GATE
     errors = capsys.readouterr().err
-    assert "gate failed: tool_call_f1 mean 0.5583 is under 0.56" in errors
+    assert "gate failed: tool_call_f1 mean 0.5967 is under 0.6" in errors
     assert "tool_correctness" not in errors
 
 

@@ -204,7 +204,7 @@ def test_the_documented_example_shows_the_documented_failure(pytester: pytest.Py
     (pytester.path / "agent_runs.jsonl").write_bytes(runs.read_bytes())
     pytester.makepyfile(test_agent=README_EXAMPLE)
     result = pytester.runpytest("-W", "ignore::tracegrade.TracegradeWarning")
-    result.assert_outcomes(passed=3, failed=5)
+    result.assert_outcomes(passed=3, failed=7)
     result.stdout.fnmatch_lines(
         shown(
             [

@@ -80,7 +80,7 @@ def test_the_wheel_scores_the_example_in_an_empty_environment(
     out, page = tmp_path / "results.jsonl", tmp_path / "report.html"
     done = _run([venv / "bin" / "tracegrade", "evaluate", EXAMPLE, *METRICS, "--out", out,
                  "--html", page], tmp_path)  # fmt: skip
-    assert "8 records: 8 scored, 0 failed, 0 rejected" in done.stdout
+    assert "10 records: 10 scored, 0 failed, 0 rejected" in done.stdout
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["id"] for row in rows] == [
         json.loads(line)["id"] for line in EXAMPLE.read_text().splitlines() if line.strip()

@@ -67,7 +67,7 @@ def test_the_command_line_and_the_api_work_without_the_sdk(tmp_path: Path) -> No
         tmp_path,
     )
     assert found["codes"] == dict.fromkeys(["help", "evaluate", "report", "compare", "convert"], 0)
-    assert found["scored"] == 8
+    assert found["scored"] == 10
     assert found["judge loaded"] == []
 
 

@@ -108,11 +108,19 @@ def test_the_overview_shows_the_agents_usage_only_when_recorded(tmp_path: Path) 
     record = json.loads(run_record_path(out).read_text())["agent_usage"]
     total, carried = record["output_tokens"]["total"], record["output_tokens"]["conversations"]
     assert record["conversations"] == 25 and carried == 10
-    assert f"output tokens {total} (mean {total / carried:.1f}, " in text
-    assert "over 10 of 25 conversations" in text and "<dt>agent usage</dt>" in text
+    # the tokens per conversation are in the table of distributions, the steps in the list
+    row = f'<tr><td>output</td><td class="num">{carried}</td><td class="num">{total:,}</td>'
+    assert row in text
+    steps = record["llm_steps"]
+    assert f"LLM steps {steps['total']} (mean " in text
+    assert f"over {steps['conversations']} of 25 conversations" in text
+    assert "<dt>agent usage</dt>" in text
     assert main(["report", str(out), "--html", str(tmp_path / "again.html")]) == 0
-    assert f"output tokens {total} (mean" in (tmp_path / "again.html").read_text()
+    assert row in (tmp_path / "again.html").read_text()
     first = json.loads(EXAMPLES.read_text().splitlines()[0])
+    for message in first["user_input"]:  # the example as it was before it stated usage
+        for field in ("usage", "timing", "outcome"):
+            message.pop(field, None)
     plain = write_jsonl(tmp_path / "plain.jsonl", [first])
     assert cli_evaluate(plain, tmp_path / "plain-results.jsonl", "--html", str(html)) == 0
     assert "agent usage" not in html.read_text(encoding="utf-8")
@@ -180,7 +188,7 @@ def test_evaluate_writes_the_report_without_a_results_file(tmp_path: Path) -> No
     code = main(["evaluate", str(EXAMPLES), *flags, "--html", str(html), "--no-config"])
     assert code == 0
     text = html.read_text(encoding="utf-8")
-    assert len(island(text)["rows"]) == 8 and all("x" in view for view in views(text))
+    assert len(island(text)["rows"]) == 10 and all("x" in view for view in views(text))
 
 
 def test_a_result_writes_its_report(tmp_path: Path) -> None:
@@ -213,7 +221,7 @@ def test_a_notebook_shows_a_compact_summary() -> None:
     assert shown.startswith("<div") and "<table>" in shown and "<script" not in shown
     for name, mean in result.means().items():
         assert name in shown and f"{mean:.4f}" in shown
-    assert "8 records: 8 scored, 0 failed, 0 rejected" in shown
+    assert "10 records: 10 scored, 0 failed, 0 rejected" in shown
 
 
 def test_a_results_file_without_its_run_record_reports_scores_only(
@@ -225,7 +233,7 @@ def test_a_results_file_without_its_run_record_reports_scores_only(
     assert main(["report", str(out), "--html", str(html)]) == 0
     assert "no run record" in capsys.readouterr().err
     text = html.read_text(encoding="utf-8")
-    assert len(island(text)["rows"]) == 8 and not any("x" in view for view in views(text))
+    assert len(island(text)["rows"]) == 10 and not any("x" in view for view in views(text))
     # what it cannot know of the run is left out, not guessed
     assert "<dt>data</dt>" not in text and "<dt>evaluated by</dt>" not in text
     assert "<dt>records</dt>" in text

@@ -64,6 +64,7 @@ class ToolCallEfficiency(Metric):
 
     name = "tool_call_efficiency"
     sample_types = (MultiTurnSample,)
+    efficiency = True  # the summary shows its mean over successful conversations
 
     def __init__(
         self,

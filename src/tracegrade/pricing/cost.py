@@ -100,9 +100,7 @@ def priced_usage(sample: Sample, usage: AgentUsage, prices: PriceTable) -> Agent
     found = conversation_cost(sample, prices)
     split = usage.by_agent
     if split is not None:
-        split = {
-            name: replace(each, cost=found.by_agent.get(name)) for name, each in split.items()
-        }
+        split = {name: replace(each, cost=found.by_agent.get(name)) for name, each in split.items()}
     return replace(
         usage,
         by_agent=split,

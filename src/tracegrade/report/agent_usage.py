@@ -1,8 +1,10 @@
-"""The agent's usage over a run as a person reads it: one line per kind stated, with
-its total, mean and largest per conversation and how many conversations stated it; the
-distributions of tokens, cost and agent time per conversation; each speaking agent's
-totals; and cost and time against success. The console prints them as tables and the
-HTML overview as lists and tables."""
+"""The agent's usage over a run as a person reads it: the distributions of tokens,
+cost and agent time per conversation (n, total, mean, p50, p90, p99); one line per other
+kind stated (steps, durations, tool results), with its total, mean and largest per
+conversation; each speaking agent's totals; and cost and time against success. Each
+kind shows once. The console prints them as tables and the HTML overview as lists and
+tables. Amounts are written short (four significant digits for a cost under a dollar)
+so that the tables fit an 80-column terminal."""
 
 from __future__ import annotations
 
@@ -20,11 +22,11 @@ _KINDS = (
     ("output tokens", "output tokens", "output_tokens"),
     ("  reasoning", "reasoning tokens", "reasoning_tokens"),
     ("cost (stated)", "cost (stated)", "cost"),
-    ("  steps stated", "LLM steps of stated cost", "cost_stated_steps"),
-    ("  steps priced", "LLM steps priced from tokens", "cost_priced_steps"),
-    ("  steps unpriced", "LLM steps of unknown cost", "cost_unknown_steps"),
     ("LLM steps", "LLM steps", "llm_steps"),
     ("  without usage", "LLM steps without usage", "unmetered_steps"),
+    ("  of stated cost", "LLM steps of stated cost", "cost_stated_steps"),
+    ("  priced", "LLM steps priced from tokens", "cost_priced_steps"),
+    ("  of unknown cost", "LLM steps of unknown cost", "cost_unknown_steps"),
     ("agent time", "agent time", "agent_seconds"),
     ("duration", "duration", "duration"),
     ("time in LLM steps", "time in LLM steps", "llm_seconds"),
@@ -38,8 +40,16 @@ _TOOL_RESULTS = (
     ("  error", "tool results in error"),
     ("  unknown", "tool results of unknown outcome"),
 )
-_GAPS = frozenset({"unmetered_steps", "untimed_steps", "cost_unknown_steps"})
-"""Kinds shown only when some step lacked what they count."""
+_GAPS = frozenset(
+    {
+        "unmetered_steps",
+        "untimed_steps",
+        "cost_unknown_steps",
+        "cost_stated_steps",
+        "cost_priced_steps",
+    }
+)
+"""Kinds shown only when some step counts in them."""
 _SECONDS = frozenset({"duration", "llm_seconds", "tool_seconds", "agent_seconds"})
 
 
@@ -57,6 +67,8 @@ class UsageLine:
     largest: str
     carried: str
     """How many of the run's conversations stated it: ``"812 of 1,000"``."""
+    n: str
+    """How many conversations stated it: ``"812"``."""
 
 
 def _label(label: str, kind: str, usage: AgentUsageSummary) -> str:
@@ -68,19 +80,29 @@ def _label(label: str, kind: str, usage: AgentUsageSummary) -> str:
 
 def _amount(kind: str, value: float) -> str:
     if kind == "cost":
-        return f"${value:,.6f}"
+        return _dollars(value)
     if kind in _SECONDS:
-        return f"{value:,.2f} s"
+        return f"{value:,.0f} s" if value >= 1000 else f"{value:,.2f} s"
     return f"{value:,}" if isinstance(value, int) else f"{value:,.1f}"
+
+
+def _dollars(value: float) -> str:
+    """US dollars written short: cents from a dollar up, else four significant digits."""
+    if value >= 1000:
+        return f"${value:,.0f}"
+    if value >= 1:
+        return f"${value:,.2f}"
+    return f"${value:#.4g}"
 
 
 def usage_lines(usage: AgentUsageSummary) -> list[UsageLine]:
     """The kinds some conversation stated, in a fixed order, then the tool results by
     outcome."""
     lines = []
+    shown_apart = set(usage.distributions)  # in the table of distributions
     for label, name, kind in _KINDS:
         found: UsageTotal | None = getattr(usage, kind)
-        if found is None or (kind in _GAPS and not found.total):
+        if found is None or (kind in _GAPS and not found.total) or kind in shown_apart:
             continue
         lines.append(
             UsageLine(
@@ -90,6 +112,7 @@ def usage_lines(usage: AgentUsageSummary) -> list[UsageLine]:
                 _amount(kind, found.mean),
                 _amount(kind, found.largest),
                 f"{found.conversations:,} of {usage.conversations:,}",
+                f"{found.conversations:,}",
             )
         )
     tools = usage.tool_results
@@ -97,14 +120,22 @@ def usage_lines(usage: AgentUsageSummary) -> list[UsageLine]:
         carried = f"{tools.conversations:,} of {usage.conversations:,}"
         counts = (tools.ok, tools.error, tools.unknown)
         for (label, name), count in zip(_TOOL_RESULTS, counts, strict=True):
-            lines.append(UsageLine(label, name, f"{count:,}", "", "", carried))
+            lines.append(
+                UsageLine(label, name, f"{count:,}", "", "", carried, f"{tools.conversations:,}")
+            )
     return lines
 
 
-COST_TITLE = "Cost and time per conversation (the agent's; the judge's is apart)"
+def usage_title(usage: AgentUsageSummary) -> str:
+    """The heading of the agent usage: over how many conversations, apart from the
+    judge's."""
+    return f"Agent usage over {usage.conversations:,} conversations (the judge's is apart)"
+
+
+COST_TITLE = "Cost and time per conversation"
 
 _SHAPES = (
-    ("tokens (input + output)", "tokens"),
+    ("tokens (in + out)", "tokens"),
     ("  input", "input_tokens"),
     ("    cache read", "cache_read_tokens"),
     ("    cache write", "cache_write_tokens"),
@@ -130,11 +161,9 @@ class ShapeLine:
 
 
 def _shape_amount(kind: str, value: float) -> str:
-    if kind == "cost":
-        return f"${value:,.6f}"
-    if kind == "agent_seconds":
-        return f"{value:,.2f} s"
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.1f}"
+    if kind in ("cost", "agent_seconds"):
+        return _amount(kind, value)
+    return f"{value:,.0f}" if value == int(value) or value >= 1000 else f"{value:,.1f}"
 
 
 def shape_lines(usage: AgentUsageSummary) -> list[ShapeLine]:
@@ -149,7 +178,7 @@ def shape_lines(usage: AgentUsageSummary) -> list[ShapeLine]:
             _shape_amount(kind, value)
             for value in (shape.total, shape.mean, shape.p50, shape.p90, shape.p99)
         ]
-        lines.append(ShapeLine(label, f"{shape.n:,} of {usage.conversations:,}", *amounts))
+        lines.append(ShapeLine(label, f"{shape.n:,}", *amounts))
     return lines
 
 
@@ -200,8 +229,8 @@ def success_lines(against: AgainstSuccess) -> list[tuple[str, str]]:
     lines = [
         (
             "conversations",
-            f"{against.succeeded:,} succeeded, {against.failed:,} failed, "
-            f"{against.neither:,} neither (not applicable or an error)",
+            f"{against.succeeded:,} succeeded, {against.failed:,} failed"
+            + (f", {against.neither:,} neither" if against.neither else ""),
         )
     ]
     for label, kind, per, succeeded, failed in (

@@ -18,12 +18,12 @@ from ..run.results import MetricSummary, SummaryAccumulator
 from ..run.success import AgainstSuccess
 from .agent_usage import (
     COST_TITLE,
-    TITLE,
     agent_lines,
     shape_lines,
     success_lines,
     success_title,
     usage_lines,
+    usage_title,
 )
 
 
@@ -102,9 +102,7 @@ def print_summary(
     what the input's converters left out (``left_out``, reason → count), the agent's
     usage when some conversation recorded any, and the judge's usage."""
     counts = summary.counts
-    table = Table(
-        title=f"Summary over {_records(counts.records)}", box=box.SIMPLE_HEAVY, pad_edge=False
-    )
+    table = _table(f"Summary over {_records(counts.records)}")
     found = summary.summary()
     # the column shows only in runs where some metric did not apply to some sample
     not_applicable = any(item.not_applicable for item in found.values())
@@ -169,16 +167,10 @@ def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
     """The agent's usage as its conversations record it: each kind's total, mean and
     largest per conversation, and over how many of the run's conversations it was
     stated; the tool results by outcome. Kinds no conversation stated are left out."""
-    table = Table(title=TITLE, box=box.SIMPLE_HEAVY, pad_edge=False)
-    table.add_column("", no_wrap=True)
-    for column in ("total", "mean", "max", "conversations"):
-        table.add_column(column, justify="right", no_wrap=True)
-    for line in usage_lines(usage):
-        table.add_row(line.label, line.total, line.mean, line.largest, line.carried)
-    console.print(table)
+    console.print(f"[bold]{escape(usage_title(usage))}[/]", highlight=False)
     shapes = shape_lines(usage)
     if shapes:
-        table = Table(title=COST_TITLE, box=box.SIMPLE_HEAVY, pad_edge=False)
+        table = _table(COST_TITLE)
         table.add_column("", no_wrap=True)
         for column in ("n", "total", "mean", "p50", "p90", "p99"):
             table.add_column(column, justify="right", no_wrap=True)
@@ -187,9 +179,18 @@ def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
                 shape.label, shape.n, shape.total, shape.mean, shape.p50, shape.p90, shape.p99
             )
         console.print(table)
+    lines = usage_lines(usage)
+    if lines:
+        table = _table("Steps, time and tools")
+        table.add_column("", no_wrap=True)
+        for column in ("n", "total", "mean", "max"):
+            table.add_column(column, justify="right", no_wrap=True)
+        for line in lines:
+            table.add_row(line.label, line.n, line.total, line.mean, line.largest)
+        console.print(table)
     agents = agent_lines(usage)
     if agents:
-        table = Table(title="Usage by agent", box=box.SIMPLE_HEAVY, pad_edge=False)
+        table = _table("Usage by agent")
         table.add_column("agent", no_wrap=True)
         for column in ("conversations", "LLM steps", "tokens", "cost", "agent time"):
             table.add_column(column, justify="right", no_wrap=True)
@@ -207,17 +208,19 @@ def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
 
 def print_against_success(console: Console, against: AgainstSuccess) -> None:
     """Cost and agent time against success by the run's success metric."""
-    table = Table(
-        title=escape(success_title(against)),
-        box=box.SIMPLE_HEAVY,
-        pad_edge=False,
-        show_header=False,
-    )
+    table = _table(escape(success_title(against)))
+    table.show_header = False
     table.add_column("", no_wrap=True)
     table.add_column("", justify="right")
     for label, value in success_lines(against):
         table.add_row(escape(label), escape(value))
     console.print(table)
+
+
+def _table(title: str) -> Table:
+    """A summary table as the console prints them: a heavy rule under the header, no
+    frame, one space between columns (so that they fit 80 columns)."""
+    return Table(title=title, box=box.SIMPLE_HEAVY, pad_edge=False, collapse_padding=True)
 
 
 def describe_usage(usage: Usage) -> str:
