@@ -151,7 +151,7 @@ def test_the_command_line_prices_and_budgets(
     main(arguments)
     out = capsys.readouterr().out
     lines = [" ".join(line.split()) for line in out.splitlines()]
-    assert any(line.startswith("cost 4 $0.2541 ") for line in lines)  # 4 state a cost  # the cost per conversation
+    assert any(line.startswith("cost 4 $0.2541 ") for line in lines)  # 4 state a cost
     assert any(line.startswith("priced ") for line in lines)  # its steps priced from tokens
     rows = _rows(tmp_path / "out.jsonl")
     assert rows[2]["metrics"]["cost_budget"]["details"]["incomplete"] is True
