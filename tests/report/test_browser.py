@@ -338,3 +338,35 @@ def test_the_table_is_in_use_while_the_conversations_are_read(
     finally:
         _Slow.release.set()
         server.shutdown()
+
+
+def test_a_metric_that_does_not_apply_shows_n_a(watched: Watched, tmp_path: Path) -> None:
+    out, html = tmp_path / "results.jsonl", tmp_path / "report.html"
+    assert evaluate(EXAMPLES, out, "-m", "tool_error_recovery", "--html", str(html)) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    applied = {
+        row["id"] for row in rows if row["metrics"]["tool_error_recovery"]["value"] is not None
+    }
+    assert 0 < len(applied) < len(rows)  # the example's two runs where a tool failed
+    page = watched.open(html)
+    header = page.locator("#metrics thead th").all_inner_texts()
+    assert "not applicable" in header
+    at = 4 + len(METRICS)  # the metric's column, after #, id, status and the four others
+    cells = page.locator(f"#table tbody tr td:nth-child({at})").all_inner_texts()
+    ids = page.locator("#table tbody tr td:nth-child(2)").all_inner_texts()
+    assert {name for name, cell in zip(ids, cells, strict=True) if cell == "n/a"} == (
+        {row["id"] for row in rows} - applied
+    )
+    # the filter for it shows the others, and the sample view names the verdict
+    page.select_option("#metric", str(len(METRICS)))
+    page.select_option("#outcome", "na")
+    shown = set(page.locator("#table tbody tr td:nth-child(2)").all_inner_texts())
+    assert shown == {row["id"] for row in rows} - applied
+    page.click("#table tbody tr")
+    page.wait_for_selector("#sample:not([hidden])")
+    verdicts = page.locator("#sample table.scores tbody tr").all_inner_texts()
+    assert any(
+        "tool_error_recovery" in line and "not applicable" in line and "no tool call failed" in line
+        for line in verdicts
+    ), verdicts
+    assert watched.errors == [] and watched.dialogs == []
