@@ -8,29 +8,18 @@ in ``sys.modules``), as if the package were not installed."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
+
+from tests.blocked_imports import run_without
 
 EXTRA = "pip install 'tracegrade[prices]'"
 
 
 def without_genai_prices(code: str, folder: Path) -> Any:
-    """Run ``code`` in ``folder`` where genai-prices cannot be imported; it prints one
-    JSON value, which is returned."""
-    blocked = 'import sys\nsys.modules["genai_prices"] = None\n' + textwrap.dedent(code)
-    done = subprocess.run(
-        [sys.executable, "-c", blocked],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=folder,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """Run ``code`` in ``folder`` where ``genai_prices`` cannot be imported (see
+    :func:`tests.blocked_imports.run_without`)."""
+    return run_without("genai_prices", code, folder)
 
 
 def test_without_the_extra_the_database_names_it_and_a_file_still_prices(

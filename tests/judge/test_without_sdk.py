@@ -6,31 +6,19 @@ Each test runs a fresh interpreter in which ``openai`` cannot be imported (None 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
+
+from tests.blocked_imports import run_without
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "agent_runs.jsonl"
 EXTRA = "pip install 'tracegrade[openai]'"
 
 
 def without_openai(code: str, folder: Path) -> Any:
-    """Run ``code`` in ``folder`` in a new interpreter where ``openai`` cannot be
-    imported; it prints one JSON value, which is returned."""
-    blocked = 'import sys\nsys.modules["openai"] = None\n' + textwrap.dedent(code)
-    done = subprocess.run(
-        [sys.executable, "-c", blocked],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=folder,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """Run ``code`` in ``folder`` where ``openai`` cannot be imported (see
+    :func:`tests.blocked_imports.run_without`)."""
+    return run_without("openai", code, folder)
 
 
 def test_the_command_line_and_the_api_work_without_the_sdk(tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ..model.call_steps import CallStep, call_steps
 from ..model.messages import AIMessage, HumanMessage, ToolMessage
@@ -50,14 +50,7 @@ Verdict = Literal[
     "recovered_after_user",
     "gave_up",
 ]
-VERDICTS: tuple[Verdict, ...] = (
-    "recovered",
-    "retried",
-    "repeated",
-    "retried_unknown_kind",
-    "recovered_after_user",
-    "gave_up",
-)
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 
 RETRYABLE_CODES = frozenset({408, 425, 429}) | frozenset(range(500, 600)) - {501, 505}
 """HTTP status codes worth a retry: request timeout, too early, too many requests, and the
