@@ -107,6 +107,8 @@ HAND_WORKED = AgentUsageSummary(
     agent_seconds=UsageTotal(2.0 + 1.0 + 0.5, 1, 3.5),  # the two AI steps apart, the tool
     unmetered_steps=UsageTotal(0, 2, 0),  # a and b: every AI step states its usage
     untimed_steps=UsageTotal(0, 1, 0),  # a: every step has a time
+    cost_stated_steps=UsageTotal(1, 1, 1),  # a's first step
+    cost_unknown_steps=UsageTotal(1, 1, 1),  # a's second states tokens and no cost
     tool_results=ToolResults(ok=0, error=1, unknown=0, conversations=1),
 )
 
@@ -140,6 +142,8 @@ def test_the_totals_and_their_counts_are_the_hand_worked_ones(tmp_path: Path) ->
             "agent_seconds": 3.5,
             "unmetered_steps": 0,
             "untimed_steps": 0,
+            "cost_stated_steps": 1,
+            "cost_unknown_steps": 1,
         },
         None,  # rejected
         {
@@ -267,7 +271,11 @@ def test_the_console_shows_the_agent_usage_block_under_the_summary(
     block = printed[printed.index("Steps, time and tools") :]
     block = block[: block.index("Against success")]
     expected = [
+        # a's cost is known for one of its two steps: in no distribution, so here
+        r"cost \(stated\) +1 +\$0\.2500 +\$0\.2500 +\$0\.2500",
         r"LLM steps +2 +3 +1\.5 +2",
+        r"  of stated cost +1 +1 +1\.0 +1",
+        r"  of unknown cost +1 +1 +1\.0 +1",
         r"duration +1 +4\.00 s +4\.00 s +4\.00 s",
         r"time in LLM steps +1 +3\.00 s +3\.00 s +3\.00 s",
         r"time in tools +1 +0\.50 s +0\.50 s +0\.50 s",

@@ -148,13 +148,18 @@ def test_a_model_without_a_price_is_an_error_naming_it_and_where_to_add_it(
 
 def test_the_version_is_the_files_or_its_content_hash(tmp_path: Path) -> None:
     named = read_prices(_file(tmp_path))
-    assert named.version == f"{tmp_path / 'prices.toml'} negotiated 2026-11; {database_version()}"
+    assert named.version == f"your prices negotiated 2026-11; {database_version()}"
     unnamed = PRICES.replace('version = "negotiated 2026-11"', "database = false")
     first = read_prices(_file(tmp_path, unnamed)).version
     second = read_prices(_file(tmp_path, unnamed.replace("output = 2.0", "output = 2.5"))).version
-    assert first.startswith(f"{tmp_path / 'prices.toml'} sha256:")
+    assert first.startswith("your prices sha256:")
     assert first != second  # another price, another version
     assert "genai-prices" not in first  # database = false: not used, not named
+    # the same prices read from another place are the same prices
+    elsewhere = tmp_path / "copy"
+    elsewhere.mkdir()
+    assert read_prices(_file(elsewhere, unnamed)).version == first
+    assert read_prices(_file(elsewhere)).version == named.version
 
 
 def test_a_json_prices_file_reads_as_the_toml_one(tmp_path: Path) -> None:

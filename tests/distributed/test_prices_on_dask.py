@@ -33,4 +33,4 @@ def test_the_priced_rows_are_the_one_machine_runs(client: Any, tmp_path: Path) -
     assert spread.read_bytes() == single.read_bytes()
     assert '"cost_priced_steps":1' in spread.read_text()
     records = [json.loads(run_record_path(path).read_text())["prices"] for path in (single, spread)]
-    assert records == [f"{prices} v1"] * 2
+    assert records == ["your prices v1"] * 2

@@ -377,10 +377,15 @@ def test_the_example_data_from_the_command_line(workdir: Path) -> None:
             )
         )
     }
-    # sql-report: run_query retried word for word after a result reading "timeout" that
-    # carries no status; the retry is counted (unknown outcome), 1 - 1/2
-    assert scores["sql-report"]["value"] == 0.5
-    assert scores["sql-report"]["details"]["wasted"][0]["earlier"] == "unknown"
+    # sql-report: run_query retried word for word after it timed out: the retry is
+    # tool_error_recovery's (retried correctly), not a waste: 1.0
+    assert scores["sql-report"]["value"] == 1.0
+    assert [entry["position"] for entry in scores["sql-report"]["details"]["left_to_recovery"]] == [
+        1
+    ]
+    # refund-loop: refund_order repeated word for word after a validation error: a loop,
+    # recovery's to judge too; nothing wasted
+    assert scores["refund-loop"]["value"] == 1.0
     # hotel-rome: search_hotels, get_weather and book_hotel where the reference makes
     # search_hotels and book_hotel: three distinct calls against two, 1 - 1/3
     assert scores["hotel-rome"]["value"] == pytest.approx(2 / 3)
@@ -408,3 +413,49 @@ def test_options_from_the_command_line(workdir: Path) -> None:
     (score,) = run_cli(workdir, data, spec)
     assert score["value"] == 1.0
     assert score["details"]["exempt"] == [2]
+
+
+def test_a_recovery_is_not_counted_against_the_reference() -> None:
+    # a(x=1) fails on a validation error and a(x=2), the call the reference has,
+    # recovers: the failure is no step toward the reference and the recovery not one
+    # too many (tool_error_recovery judges what the agent made of the failure)
+    from tracegrade.model.decoding import parse_record
+    from tracegrade.model.samples import MultiTurnSample
+
+    def conversation(recovered: bool) -> MultiTurnSample:
+        messages: list[dict[str, object]] = [
+            {"type": "human", "content": "go"},
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"name": "a", "args": {"x": 1}, "id": "1"}],
+            },
+            {
+                "type": "tool",
+                "content": "x must be even",
+                "tool_call_id": "1",
+                "outcome": {"status": "error", "error_type": "ValidationError"},
+            },
+        ]
+        if recovered:
+            messages += [
+                {
+                    "type": "ai",
+                    "content": "",
+                    "tool_calls": [{"name": "a", "args": {"x": 2}, "id": "2"}],
+                },
+                {
+                    "type": "tool",
+                    "content": "done",
+                    "tool_call_id": "2",
+                    "outcome": {"status": "ok"},
+                },
+            ]
+        messages.append({"type": "ai", "content": "finished"})
+        record = {"user_input": messages, "reference_tool_calls": [{"name": "a", "args": {"x": 2}}]}
+        sample = parse_record(record, 0)
+        assert isinstance(sample, MultiTurnSample)
+        return sample
+
+    recovered = ToolCallEfficiency().score(conversation(recovered=True))
+    assert recovered.value == 1.0 and recovered.details["beyond_reference"] == 0

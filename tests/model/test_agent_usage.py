@@ -90,6 +90,8 @@ def test_each_kind_is_summed_over_the_steps_that_state_it() -> None:
         agent_seconds=2.0 + 1.5 + 4.25,
         unmetered_steps=1,  # the last AI step
         untimed_steps=4,  # tool b, the AI step with a start only, the last two AI steps
+        cost_stated_steps=2,  # 0.1 and 0.2
+        cost_unknown_steps=2,  # the second and the last AI steps state none
     )
 
 

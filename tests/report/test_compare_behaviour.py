@@ -204,10 +204,10 @@ def test_samples_without_usage_are_counted_on_screen_not_read_as_zero(
         "for 1 in run A, 0 in run B (not in the delta)"
     )
     assert partly in out
-    assert "0.200000" in out and "0.250000" in out and "+0.050000" in out  # the means, delta
+    assert "0.2000" in out and "0.2500" in out and "+0.0500" in out  # the means, delta
     assert "Against success: not compared" in out
     html = page.read_text(encoding="utf-8")
-    assert partly in html and 'id="cost-time"' in html and "+0.050000" in html
+    assert partly in html and 'id="cost-time"' in html and "+0.0500" in html
 
 
 def test_runs_without_usage_show_no_cost_section(
@@ -255,14 +255,14 @@ def test_a_cost_rise_fails_the_gate_naming_cost(
     capsys.readouterr()
     assert main(["compare", str(a), str(b), "--fail-on-regression"]) == EXIT_GATE
     err = capsys.readouterr().err
-    assert "cost (USD) per conversation regressed: delta +0.005475" in err
+    assert "cost (USD) per conversation regressed: delta +0.0055" in err
     assert "agent time" not in err and "m regressed" not in err
     # a tolerance of 2% of A's mean cost (0.1095): 0.00219, still below the interval
     assert (
         main(["compare", str(a), str(b), "--fail-on-regression", "--cost-tolerance", "0.02"])
         == EXIT_GATE
     )
-    assert "beyond the tolerance of 2% (0.002190)" in capsys.readouterr().err
+    assert "beyond the tolerance of 2% (0.0022)" in capsys.readouterr().err
 
 
 def test_a_cost_rise_within_the_tolerance_passes(
@@ -503,6 +503,6 @@ def test_evaluated_runs_compare_cost_per_success_and_gate_on_cost(
     assert time.mean_a == time.mean_b == 3.5 and time.verdict == "not significant"
     assert main(["compare", str(a), str(b), "--fail-on-regression"]) == EXIT_GATE
     printed = capsys.readouterr()
-    assert "cost (USD) per conversation regressed: delta +0.010000" in printed.err
+    assert "cost (USD) per conversation regressed: delta +0.0100" in printed.err
     assert "agent time" not in printed.err
     assert "Per successful conversation by tool_call_f1" in printed.out

@@ -84,7 +84,8 @@ def add_compare_command(commands: Any) -> None:
         "--success",
         metavar="METRIC",
         help="the metric that says a conversation succeeded, for cost and agent time per "
-        "successful conversation (default: the first metric with a pass mark in both runs)",
+        "successful conversation (default: the success metric both run records name, else "
+        "the first task metric with a pass mark in both runs)",
     )
     compare.add_argument(
         "--confidence",

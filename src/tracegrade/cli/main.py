@@ -193,7 +193,7 @@ def _add_evaluate(commands: Any) -> None:
         "--success",
         metavar="METRIC",
         help="the metric whose passes count as successful conversations, for cost and "
-        "time against success (default: the first metric with a pass mark)",
+        "time against success (default: the first task metric with a pass mark, not a budget)",
     )
     run.add_argument(
         "--max-cost",

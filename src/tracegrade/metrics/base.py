@@ -37,6 +37,10 @@ class Metric(ABC):
     name: str
     sample_types: ClassVar[tuple[type, ...]]
     required_fields: ClassVar[tuple[str, ...]] = ()
+    task_outcome: ClassVar[bool] = True
+    """Whether passing the metric says the agent did its task, so that it can be a run's
+    success metric by default (see :mod:`tracegrade.run.success`). Budgets, efficiency
+    and error recovery say how the agent worked, not whether it succeeded: False."""
     efficiency: ClassVar[bool] = False
     """Whether the metric measures how efficiently the agent worked (wasted calls,
     steps): the summary then gives its mean over the successful conversations only

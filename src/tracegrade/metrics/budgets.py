@@ -37,6 +37,7 @@ TOKEN_KINDS = {
 class _Budget(Metric):
     sample_types: ClassVar[tuple[type, ...]] = (MultiTurnSample,)
     unit: ClassVar[str]
+    task_outcome = False  # within budget is not success
 
     def __init__(self, limit: float, *, name: str | None, threshold: float | None) -> None:
         super().__init__(name=name, threshold=threshold)

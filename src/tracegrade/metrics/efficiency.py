@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.call_steps import call_steps
 from ..model.samples import MultiTurnSample, Sample
+from ..model.steps import ToolStatus
 from .base import Metric
 from .matching import CallMatcher, checked_matcher
 from .repeats import Earlier, Repeat, Repeats, Why, call_kinds, find_repeats
@@ -65,6 +66,7 @@ class ToolCallEfficiency(Metric):
     name = "tool_call_efficiency"
     sample_types = (MultiTurnSample,)
     efficiency = True  # the summary shows its mean over successful conversations
+    task_outcome = False
 
     def __init__(
         self,
@@ -235,8 +237,11 @@ def _beyond(
 ) -> int:
     """The calls beyond the reference's count: per scope (the conversation, or each turn
     when the reference is given per turn), the calls neither wasted, nor retries, nor of
-    a repeatable tool, less the reference calls of that scope, when more."""
+    a repeatable tool, nor failed, less the reference calls of that scope, when more. A
+    failed call is no step toward the reference, and the call that recovered from it is
+    not one too many: what the agent made of a failure is ToolErrorRecovery's."""
     set_aside = {repeat.position for repeat in (*found.wasted, *found.retries)}
+    set_aside.update(step.position for step in steps if step.status is ToolStatus.ERROR)
     whole = set(expected) == {-1}
     useful: dict[int, int] = dict.fromkeys(expected, 0)
     for step in steps:

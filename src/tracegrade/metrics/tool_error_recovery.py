@@ -62,6 +62,7 @@ class ToolErrorRecovery(FieldScoring):
 
     name = "tool_error_recovery"
     sample_types = (MultiTurnSample,)
+    task_outcome = False
     required_fields: ClassVar[tuple[str, ...]] = ()
     field_sample = MultiTurnSample
     field_names = ("user_input",)

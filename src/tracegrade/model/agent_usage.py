@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from .messages import AIMessage, HumanMessage, ToolMessage
@@ -46,16 +46,22 @@ class AgentUsage:
 
     ``agent_seconds`` is the agent's own time: the union of the intervals its LLM steps
     and tools ran (calls side by side count once; the human's time between turns, when
-    no step ran, not at all), plus the seconds of steps that state a duration but not
-    when they ran. ``unmetered_steps`` counts the AIMessages without a ``usage`` when
-    some have one, and ``untimed_steps`` the AIMessages and ToolMessages without a time
-    when some have one: a budget over a conversation with either knows only part of it.
+    no step ran, not at all; a step stating one of its ends and its duration is placed
+    by them), plus the seconds of steps that state a duration but not when they ran.
+    ``unmetered_steps`` counts the AIMessages without a ``usage`` when some have one,
+    and ``untimed_steps`` the AIMessages and ToolMessages without a time when some have
+    one: a budget over a conversation with either knows only part of it.
 
-    In a run given prices (:mod:`tracegrade.pricing`), ``cost`` is the conversation's
-    cost with the steps priced from their tokens included, and ``cost_stated_steps``,
-    ``cost_priced_steps`` and ``cost_unknown_steps`` count its LLM steps whose cost the
-    source stated, that were priced, and that could not be (no usage or tokens, or a
-    model without a price); without prices these three are ``None``.
+    ``cost_stated_steps`` and ``cost_unknown_steps`` count the LLM steps (AIMessages)
+    whose cost the source stated and those whose cost is not known, when some step
+    states one. In a run given prices (:mod:`tracegrade.pricing`), ``cost`` is the
+    conversation's cost with the steps priced from their tokens included,
+    ``cost_priced_steps`` counts those, and ``cost_unknown_steps`` the steps that could
+    not be priced (no usage or tokens, or a model without a price). A ``cost`` with
+    unknown steps is only part of the conversation's: :attr:`full_cost` is ``None``
+    then, as :attr:`full_seconds` is for agent time with untimed steps and
+    :attr:`full_tokens` for tokens with unmetered steps; figures per conversation
+    (distributions, cost against success, gates, ``compare``) read those.
     ``by_agent`` splits it by speaking agent when some AIMessage names one in
     ``metadata["agent"]``: each agent's own steps (an AIMessage under the agent it
     names, a ToolMessage under the agent whose call it answers), its steps without a
@@ -83,6 +89,24 @@ class AgentUsage:
     cost_priced_steps: int | None = None
     cost_unknown_steps: int | None = None
     by_agent: dict[str, AgentUsage] | None = None
+
+    @property
+    def full_cost(self) -> float | None:
+        """The conversation's cost when every LLM step's is known, else ``None``."""
+        return None if self.cost_unknown_steps or self.unmetered_steps else self.cost
+
+    @property
+    def full_seconds(self) -> float | None:
+        """The agent time when every step has a time, else ``None``."""
+        return None if self.untimed_steps else self.agent_seconds
+
+    @property
+    def full_tokens(self) -> tuple[int | None, int | None]:
+        """The input and output tokens when every LLM step states a usage, else ``None``
+        each (one a step leaves out is ``None`` too)."""
+        if self.unmetered_steps:
+            return None, None
+        return self.input_tokens, self.output_tokens
 
     def to_dict(self) -> dict[str, Any]:
         """The fields that are not ``None``, as JSON-ready numbers (``by_agent`` as a
@@ -220,10 +244,11 @@ def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUs
             ends.append(timing.ended_at)
         if seconds is not None:
             spent.append(seconds)
-            if timing.started_at is not None and timing.ended_at is not None:
-                placed.append((timing.started_at, timing.ended_at))
-            else:
+            placing = _interval(timing.started_at, timing.ended_at, seconds)
+            if placing is None:
                 unplaced.append(seconds)
+            else:
+                placed.append(placing)
     duration = None
     if starts and ends and max(ends) >= min(starts):
         duration = (max(ends) - min(starts)).total_seconds()
@@ -245,7 +270,22 @@ def _gathered(messages: list[HumanMessage | AIMessage | ToolMessage]) -> AgentUs
         agent_seconds=_covered(placed) + math.fsum(unplaced) if timed else None,
         unmetered_steps=ai_steps - steps if steps else None,
         untimed_steps=untimed if timed else None,
+        cost_stated_steps=len(costs) if costs else None,
+        cost_unknown_steps=ai_steps - len(costs) if costs else None,
     )
+
+
+def _interval(
+    began: datetime | None, ended: datetime | None, seconds: float
+) -> tuple[datetime, datetime] | None:
+    """When a step ran, from its ends or from one end and its length (``None`` with
+    neither end)."""
+    length = timedelta(seconds=seconds)
+    if began is not None:
+        return began, ended if ended is not None else began + length
+    if ended is not None:
+        return ended - length, ended
+    return None
 
 
 def _covered(intervals: list[tuple[datetime, datetime]]) -> float:

@@ -68,11 +68,12 @@ class PriceTable:
     @property
     def version(self) -> str:
         """What names these prices in the run record: the user's table (its ``version``
-        or hash) and the database's version, ``"; "`` between them."""
+        or its content's hash, never where it was read from: the same prices from
+        another path are the same prices) and the database's version, ``"; "`` between
+        them."""
         parts = []
         if self.own_version is not None:
-            mine = self.source or "prices"
-            parts.append(f"{mine} {self.own_version}")
+            parts.append(f"your prices {self.own_version}")
         if self.database:
             parts.append(database_version())
         return "; ".join(parts) or "no prices"

@@ -57,12 +57,12 @@ GATED = ("cost", "agent_seconds")
 """The quantities whose regression fails ``--fail-on-regression``."""
 
 _PART_OF = {
-    "cost": "unmetered_steps",
-    "input_tokens": "unmetered_steps",
-    "output_tokens": "unmetered_steps",
-    "agent_seconds": "untimed_steps",
+    "cost": ("unmetered_steps", "cost_unknown_steps"),
+    "input_tokens": ("unmetered_steps",),
+    "output_tokens": ("unmetered_steps",),
+    "agent_seconds": ("untimed_steps",),
 }
-"""The count that says a conversation states only part of a quantity."""
+"""The counts that say a conversation states only part of a quantity (any above 0)."""
 
 
 class _Partial:
@@ -183,7 +183,6 @@ def _stated_all(run: LoadedRun, name: str) -> list[Stated]:
     """Each row's value of ``name``: a number, ``None`` when not stated, or partial. An
     amount that is not a finite number of at least 0, or a count of steps without it
     that is not a whole number of at least 0, is an error naming the file and record."""
-    part_of = _PART_OF[name]
     found: list[Stated] = []
     for row in run.rows:
         usage: AgentUsage | None = row.agent_usage
@@ -191,13 +190,16 @@ def _stated_all(run: LoadedRun, name: str) -> list[Stated]:
         if value is None:
             found.append(None)
             continue
-        part = getattr(usage, part_of)
         kind = type(value)
         if (kind is not float and kind is not int) or not 0 <= value < math.inf:
             raise _bad(run, row, name, value, "a finite number of at least 0")
-        if part is not None and (type(part) is not int or part < 0):
-            raise _bad(run, row, part_of, part, "a whole number of at least 0")
-        found.append(_PARTIAL if part else float(value))
+        partial = False
+        for part_of in _PART_OF[name]:
+            part = getattr(usage, part_of)
+            if part is not None and (type(part) is not int or part < 0):
+                raise _bad(run, row, part_of, part, "a whole number of at least 0")
+            partial = partial or bool(part)
+        found.append(_PARTIAL if partial else float(value))
     return found
 
 

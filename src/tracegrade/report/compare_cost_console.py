@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 MINUS = "\N{MINUS SIGN}"
 
-DIGITS = {"cost": 6, "agent_seconds": 2, "input_tokens": 1, "output_tokens": 1}
-"""Decimal places each quantity is shown with."""
+DIGITS = {"cost": 4, "agent_seconds": 2, "input_tokens": 1, "output_tokens": 1}
+"""Decimal places each quantity is shown with (a hundredth of a cent for cost, so that
+the tables fit an 80-column terminal)."""
 
 VERDICT_STYLES = {
     "regression": "bold red",
@@ -46,7 +47,10 @@ def amount_interval(name: str, ci: tuple[float, float] | None) -> str:
     """An interval of a quantity's difference; an em dash for none."""
     if ci is None:
         return "\u2014"
-    return f"[{signed_amount(name, ci[0])}, {signed_amount(name, ci[1])}]"
+    low, high = (
+        signed_amount(name, end) if end < 0 else amount(name, end) for end in (ci[0], ci[1])
+    )
+    return f"[{low}, {high}]"  # a minus sign where an end is below 0
 
 
 def _say(console: Console, *parts: str | tuple[str, str] | Text) -> None:
@@ -55,7 +59,7 @@ def _say(console: Console, *parts: str | tuple[str, str] | Text) -> None:
 
 def _table(title: str, columns: tuple[str, ...]) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAVY, pad_edge=False, collapse_padding=True)
-    table.add_column("quantity")
+    table.add_column("quantity", no_wrap=True)  # the row's name is never squeezed out
     for column in columns:
         table.add_column(column, justify="right", no_wrap=True)
     return table
@@ -68,7 +72,7 @@ def print_usage(console: Console, usage: UsageComparison, comparison: RunCompari
     table = _table(
         f"Cost and time per conversation, B \u2212 A over the pairs stating it, {level} "
         "paired bootstrap interval",
-        ("mean A", "mean B", "delta", "interval", "pairs"),
+        ("mean A", "mean B", "delta", "interval"),
     )
     table.add_column("verdict", no_wrap=True)
     for item in usage.quantities:
@@ -78,14 +82,16 @@ def print_usage(console: Console, usage: UsageComparison, comparison: RunCompari
             amount(item.name, item.mean_b),
             signed_amount(item.name, item.delta),
             amount_interval(item.name, item.ci),
-            str(item.pairs),
             Text(item.verdict, VERDICT_STYLES[item.verdict]),
         )
     console.print(table)
-    spread = _table("Per conversation, over the same pairs", ("p50 A", "p90 A", "p50 B", "p90 B"))
+    spread = _table(
+        "Per conversation, over the same pairs", ("pairs", "p50 A", "p90 A", "p50 B", "p90 B")
+    )
     for item in usage.quantities:
         spread.add_row(
             item.label,
+            str(item.pairs),
             *(amount(item.name, x) for x in (item.p50_a, item.p90_a, item.p50_b, item.p90_b)),
         )
     console.print(spread)
@@ -137,7 +143,7 @@ def _print_success(console: Console, usage: UsageComparison, level: str) -> None
     table = _table(
         f"Per successful conversation by {found.metric}, B \u2212 A, {level} bootstrap "
         "interval over the pairs",
-        ("A", "B", "delta", "interval", "pairs", "successes A/B"),
+        ("A", "B", "delta", "interval", "pairs", "succ. A/B"),
     )
     for item in found.quantities:
         table.add_row(

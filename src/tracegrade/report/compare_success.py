@@ -73,8 +73,10 @@ def success_metric(
     a: LoadedRun, b: LoadedRun, shared: Sequence[str], asked: str | None
 ) -> tuple[str | None, str]:
     """The success metric and how it was chosen, or ``None`` and why there is none:
-    ``asked`` when given (ValueError unless both runs have it), else the first of the
-    ``shared`` metrics, in run A's order, with a pass mark in both run records."""
+    ``asked`` when given (ValueError unless both runs have it), else the success metric
+    both run records name, else the first of the ``shared`` metrics, in run A's order,
+    with a pass mark in both run records whose passing says the task was done (not a
+    budget, efficiency or recovery metric: ``Metric.task_outcome``)."""
     if asked is not None:
         if asked not in shared:
             raise ValueError(
@@ -82,8 +84,12 @@ def success_metric(
                 f"(shared: {', '.join(shared) or 'none'})"
             )
         return asked, "given with --success"
+    from ..metrics.registry import METRICS
     from .sources import ordered_names, thresholds_of_record
 
+    recorded = a.record.get("success")
+    if isinstance(recorded, str) and recorded == b.record.get("success") and recorded in shared:
+        return recorded, "the success metric of both runs' records"
     marks_a, marks_b = thresholds_of_record(a.record), thresholds_of_record(b.record)
     described = a.record.get("metrics")
     order = ordered_names(
@@ -91,6 +97,9 @@ def success_metric(
     )
     for name in order:
         mark_a, mark_b = marks_a.get(name), marks_b.get(name)
+        kind = METRICS.get(name)
+        if kind is not None and not kind.task_outcome:
+            continue  # its pass says how the agent worked, not whether it succeeded
         if mark_a is not None and mark_b is not None:
             return name, (
                 f"the first metric with a pass mark in both runs "

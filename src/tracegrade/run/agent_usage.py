@@ -39,9 +39,24 @@ DISTRIBUTED = (
 )
 """The kinds whose distribution per conversation a summary gives: ``tokens`` is input
 plus output (counted for a conversation that states both), the others are fields of
-:class:`~tracegrade.model.agent_usage.AgentUsage`."""
+:class:`~tracegrade.model.agent_usage.AgentUsage`. A conversation is in a kind's
+distribution only when it states the kind in full: every LLM step's usage for tokens,
+every step's cost for cost, every step's time for agent time; one known in part would
+understate it."""
 
 PERCENTILES = (50, 90, 99)
+
+
+def _whole_values(usage: AgentUsage) -> dict[str, float | None]:
+    """The kinds of ``usage`` whose value per conversation is ``None`` unless the
+    conversation states them in full (tokens with no step left unmetered, cost with
+    every step's known, agent time with every step timed)."""
+    tokens = None if usage.unmetered_steps else 0
+    found: dict[str, float | None] = {"cost": usage.full_cost, "agent_seconds": usage.full_seconds}
+    for kind in DISTRIBUTED[1:]:
+        if kind.endswith("_tokens") and tokens is None:
+            found[kind] = None
+    return found
 
 
 def percentile(ordered: list[float], share: float) -> float:
@@ -274,12 +289,15 @@ class AgentUsageTally:
         values = self.values
         if values is None:
             return
+        # a conversation counts in a distribution only when it states the kind in full
+        whole = _whole_values(usage)
         for kind in DISTRIBUTED[1:]:
-            value = getattr(usage, kind)
+            value = whole.get(kind, getattr(usage, kind))
             if value is not None:
                 values[kind].append(value)
-        if usage.input_tokens is not None and usage.output_tokens is not None:
-            values["tokens"].append(usage.input_tokens + usage.output_tokens)
+        input_tokens, output_tokens = usage.full_tokens
+        if input_tokens is not None and output_tokens is not None:
+            values["tokens"].append(input_tokens + output_tokens)
         if usage.by_agent is not None:
             for name, own in usage.by_agent.items():
                 found = self.agents.get(name)

@@ -207,7 +207,7 @@ class SummaryAccumulator:
         self.thresholds = resolve_thresholds(metrics, thresholds)
         self.metric_names = list(self.thresholds)
         self.pass_k = list(pass_k) if pass_k is not None else None
-        self.success = choose_success(success, self.thresholds)
+        self.success = choose_success(success, self.thresholds, metrics)
         """The success metric (``success``, else the first with a pass mark, else
         ``None``): see :attr:`against_success`."""
         self.efficiency = efficiency_names(metrics) if efficiency is None else list(efficiency)
@@ -338,9 +338,13 @@ class SummaryAccumulator:
         if self.success is None:
             return None
         usage = self.agent_usage
-        cost = usage.cost if usage is not None else None
-        seconds = usage.agent_seconds if usage is not None else None
-        return self._tally.success.against(self.success, cost, seconds)
+        shapes = usage.distributions if usage is not None else {}
+        cost, seconds = shapes.get("cost"), shapes.get("agent_seconds")
+        return self._tally.success.against(
+            self.success,
+            None if cost is None else cost.total,
+            None if seconds is None else seconds.total,
+        )
 
     def failed_usage_gates(
         self, *, max_cost: float | None = None, max_p90_latency: float | None = None

@@ -40,9 +40,15 @@ def efficiency_names(metrics: Sequence[Metric | str]) -> list[str]:
     return found
 
 
-def choose_success(success: str | None, thresholds: Mapping[str, float | None]) -> str | None:
+def choose_success(
+    success: str | None,
+    thresholds: Mapping[str, float | None],
+    metrics: Sequence[Metric | str] = (),
+) -> str | None:
     """The run's success metric: ``success`` when given (ValueError unless it is one of
-    the run's metrics), else the first metric with a pass mark of its own or the run's,
+    the run's metrics), else the first metric with a pass mark of its own or the run's
+    whose passing says the agent did its task (not a budget, efficiency or recovery:
+    ``Metric.task_outcome``; ``metrics`` tells them, a name by its registered class),
     else ``None`` (no block against success is shown)."""
     if success is not None:
         if success not in thresholds:
@@ -50,7 +56,27 @@ def choose_success(success: str | None, thresholds: Mapping[str, float | None]) 
                 f"success={success!r} is not one of the run's metrics: {', '.join(thresholds)}"
             )
         return success
-    return next((name for name, mark in thresholds.items() if mark is not None), None)
+    how = {name for name in map(_name_of, metrics) if not _task_outcome(metrics, name)}
+    return next(
+        (name for name, mark in thresholds.items() if mark is not None and name not in how),
+        None,
+    )
+
+
+def _name_of(metric: Metric | str) -> str:
+    return metric if isinstance(metric, str) else metric.name
+
+
+def _task_outcome(metrics: Sequence[Metric | str], name: str) -> bool:
+    """Whether the metric named ``name`` among ``metrics`` says the task was done."""
+    from ..metrics.registry import METRICS
+
+    for metric in metrics:
+        if _name_of(metric) != name:
+            continue
+        kind = METRICS.get(metric) if isinstance(metric, str) else type(metric)
+        return kind is None or kind.task_outcome
+    return True
 
 
 class _Outcomes:
@@ -90,7 +116,7 @@ class SuccessTally:
         usage = row.agent_usage
         cost = seconds = None
         if usage is not None:
-            cost, seconds = usage.cost, usage.agent_seconds
+            cost, seconds = usage.full_cost, usage.full_seconds  # a part would flatter
         scores = row.scores
         for name, outcomes in self.candidates.items():
             score: Score | None = scores.get(name)
@@ -114,11 +140,10 @@ class SuccessTally:
         for name, outcomes in self.candidates.items():
             outcomes.merge(other.candidates[name])
 
-    def against(
-        self, success: str, cost: UsageTotal | None, seconds: UsageTotal | None
-    ) -> AgainstSuccess:
+    def against(self, success: str, cost: float | None, seconds: float | None) -> AgainstSuccess:
         """The block for ``success``; ``cost`` and ``seconds`` are the run's totals of
-        the agent's cost and agent time (over every conversation that states them)."""
+        the agent's cost and agent time (over every conversation that states them in
+        full), ``None`` when none does."""
         outcomes = self.candidates[success]
         succeeded, failed, neither = outcomes.counts
         paid, took = outcomes.cost[0].total(), outcomes.seconds[0].total()
@@ -141,11 +166,11 @@ class SuccessTally:
         )
 
 
-def _per(run: UsageTotal | None, successes: UsageTotal | None) -> float | None:
+def _per(run: float | None, successes: UsageTotal | None) -> float | None:
     """The run's total over the successes among the conversations stating it."""
     if run is None or successes is None:
         return None
-    return run.total / successes.conversations
+    return run / successes.conversations
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,7 +40,9 @@ def failed_usage_gates(
     check_limit(max_p90_latency, "max_p90_latency")
     failures = []
     if max_cost is not None:
-        gap = _unknown(usage, conversations, "cost", "unmetered_steps", "LLM step(s) without usage")
+        gap = _unknown(
+            usage, conversations, "cost", "cost_unknown_steps", "LLM step(s) of unknown cost"
+        )
         if gap is not None:
             failures.append(f"cost unknown (gate: mean ≤ ${max_cost:g}): {gap}")
         else:
