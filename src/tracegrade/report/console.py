@@ -42,10 +42,12 @@ def _label(row: SampleResult) -> str:
 def print_samples(console: Console, rows: Sequence[SampleResult], names: Sequence[str]) -> None:
     """A table of every metric's value per sample, then the reason behind each score
     under 1.0 and each error."""
-    table = Table(title="Scores per sample")
-    table.add_column("sample")
+    table = _table("Scores per sample")
+    table.add_column("sample", no_wrap=True)
+    # a metric's name folds onto more lines when the columns do not fit the terminal
+    # (``tool_error_recovery`` over three lines rather than ``tool_e…``)
     for name in names:
-        table.add_column(escape(name), justify="right")
+        table.add_column(escape(name), justify="right", overflow="fold", min_width=6)
     for row in rows:
         if row.rejected is not None:
             table.add_row(_label(row), *(["rejected"] * len(names)))
