@@ -194,6 +194,43 @@ def test_the_summary_totals_each_agent(tmp_path: Path) -> None:
     assert usage.cost is not None and usage.cost.total == pytest.approx(0.4)
 
 
+def test_each_agent_has_its_distributions_per_conversation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the writer speaks in three conversations, with 2, 4 and 8 s of its own and a cost
+    # of 0.05 each; in a fourth its step states no time, so it is in the cost only
+    def written(ident: str, seconds: int | None) -> dict[str, Any]:
+        record = json.loads(json.dumps(TWO_AGENTS))
+        record["id"] = ident
+        step = record["user_input"][3]
+        if seconds is None:
+            del step["timing"]
+        else:
+            step["timing"] = {"started_at": _at(3), "ended_at": _at(3 + seconds)}
+        return record
+
+    records = [written("w2", 2), written("w4", 4), written("w8", 8), written("w?", None)]
+    data = _write(tmp_path / "d.jsonl", records)
+    result = evaluate(str(data), _metrics(), progress=False)
+    assert result.agent_usage is not None
+    writer = result.agent_usage.by_agent["writer"].distributions
+    seconds = writer["agent_seconds"]
+    # over 2, 4, 8: mean 14/3, p50 4, p90 at rank 1.8: 4 + 0.8 * 4 = 7.2
+    assert (seconds.n, seconds.p50) == (3, 4.0)
+    assert seconds.mean == pytest.approx(14 / 3) and seconds.p90 == pytest.approx(7.2)
+    assert (writer["cost"].n, writer["cost"].total) == (4, pytest.approx(0.2))
+    planner = result.agent_usage.by_agent["planner"].distributions
+    assert planner["agent_seconds"].n == 4 and planner["agent_seconds"].p99 == 3.0
+    _evaluate(data, "--no-samples")
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert "Per conversation, by agent" in lines
+    at = lines.index("writer tokens 4 55 55 55 55")  # the agent named on its first row
+    assert lines[at + 1 : at + 3] == [
+        "cost 4 $0.05000 $0.05000 $0.05000 $0.05000",
+        "agent time 3 4.67 s 4.00 s 7.20 s 7.92 s",
+    ]
+
+
 # -- against success ---------------------------------------------------------------------
 
 

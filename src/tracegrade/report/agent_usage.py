@@ -217,6 +217,44 @@ def agent_lines(usage: AgentUsageSummary) -> list[AgentLine]:
     return lines
 
 
+AGENT_SHAPES = (("tokens", "tokens"), ("cost", "cost"), ("agent time", "agent_seconds"))
+"""The kinds shown per conversation for each agent: label and kind."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentShapeLine:
+    """One agent's distribution of one kind per conversation, written out (``agent``
+    empty on the agent's rows after its first)."""
+
+    agent: str
+    kind: str
+    n: str
+    mean: str
+    p50: str
+    p90: str
+    p99: str
+
+
+def agent_shape_lines(usage: AgentUsageSummary) -> list[AgentShapeLine]:
+    """Each speaking agent's tokens, cost and agent time per conversation it spoke in
+    (stated in full): n, mean, p50, p90, p99; agents in name order."""
+    lines = []
+    for name, own in usage.by_agent.items():
+        first = True
+        for label, kind in AGENT_SHAPES:
+            shape = own.distributions.get(kind)
+            if shape is None:
+                continue
+            amounts = [
+                _shape_amount(kind, value)
+                for value in (shape.mean, shape.p50, shape.p90, shape.p99)
+            ]
+            shown = (name or "(none)") if first else ""
+            lines.append(AgentShapeLine(shown, label, f"{shape.n:,}", *amounts))
+            first = False
+    return lines
+
+
 def success_title(against: AgainstSuccess) -> str:
     """The heading of the block against success."""
     return f"Against success (by {against.metric})"

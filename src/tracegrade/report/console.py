@@ -19,6 +19,7 @@ from ..run.success import AgainstSuccess
 from .agent_usage import (
     COST_TITLE,
     agent_lines,
+    agent_shape_lines,
     shape_lines,
     success_lines,
     success_title,
@@ -189,6 +190,18 @@ def print_agent_usage(console: Console, usage: AgentUsageSummary) -> None:
             table.add_column(column, justify="right", no_wrap=True)
         for line in lines:
             table.add_row(line.label, line.n, line.total, line.mean, line.largest)
+        console.print(table)
+    shapes_by_agent = agent_shape_lines(usage)
+    if shapes_by_agent:
+        table = _table("Per conversation, by agent")
+        table.add_column("agent", no_wrap=True)
+        table.add_column("", no_wrap=True)
+        for column in ("n", "mean", "p50", "p90", "p99"):
+            table.add_column(column, justify="right", no_wrap=True)
+        for each in shapes_by_agent:
+            table.add_row(
+                escape(each.agent), each.kind, each.n, each.mean, each.p50, each.p90, each.p99
+            )
         console.print(table)
     agents = agent_lines(usage)
     if agents:

@@ -33,7 +33,14 @@ from ..run.agent_usage import AgentUsageSummary
 from ..run.results import MetricSummary, RowTally, SummaryAccumulator
 from ..run.success import AgainstSuccess
 from ._page import ISLAND_MARK, island_bytes, page_context, render, write_streamed
-from .agent_usage import agent_lines, shape_lines, success_lines, success_title, usage_lines
+from .agent_usage import (
+    agent_lines,
+    agent_shape_lines,
+    shape_lines,
+    success_lines,
+    success_title,
+    usage_lines,
+)
 from .charts import Histogram, histogram
 from .views import sample_view
 
@@ -344,6 +351,7 @@ def _context(
         "agent_usage": usage_lines(agent_usage) if agent_usage else [],
         "cost_shapes": shape_lines(agent_usage) if agent_usage else [],
         "cost_agents": agent_lines(agent_usage) if agent_usage else [],
+        "cost_agent_shapes": agent_shape_lines(agent_usage) if agent_usage else [],
         "against": success_lines(against) if against is not None and agent_usage else [],
         "against_title": success_title(against) if against is not None else "",
     }

@@ -257,9 +257,9 @@ def _add_exactly(partials: list[float], value: float) -> None:
 
 class AgentUsageTally:
     """The conversations' agent usage added up as rows come; tallies :meth:`merge` in
-    any order to the same totals. With ``distributions`` (the run's tally; an agent's
-    own has none) it keeps each conversation's value of the :data:`DISTRIBUTED` kinds
-    it states, and a tally per speaking agent."""
+    any order to the same totals. With ``distributions`` it keeps each conversation's
+    value of the :data:`DISTRIBUTED` kinds it states, and a tally per speaking agent
+    (with its own distributions: each agent's part of each conversation it spoke in)."""
 
     __slots__ = ("added", "agents", "columns", "tools", "values")
 
@@ -302,7 +302,7 @@ class AgentUsageTally:
             for name, own in usage.by_agent.items():
                 found = self.agents.get(name)
                 if found is None:
-                    found = self.agents[name] = AgentUsageTally(distributions=False)
+                    found = self.agents[name] = AgentUsageTally()
                 found.add(own)
 
     def merge(self, other: AgentUsageTally) -> None:
@@ -317,7 +317,7 @@ class AgentUsageTally:
         for name, theirs in other.agents.items():
             mine = self.agents.get(name)
             if mine is None:
-                mine = self.agents[name] = AgentUsageTally(distributions=False)
+                mine = self.agents[name] = AgentUsageTally()
             mine.merge(theirs)
 
     def summary(self, conversations: int) -> AgentUsageSummary | None:
