@@ -199,3 +199,20 @@ def test_the_config_files_prices_are_read_from_its_folder(tmp_path: Path) -> Non
     main(["evaluate", str(data), "-m", "tool_call_f1", "--out", "out.jsonl", "--progress", "off"])
     record = json.loads(run_record_path(tmp_path / "out.jsonl").read_text())
     assert record["prices"] == "your prices v1"
+
+
+def test_a_budget_gives_back_the_prices_of_an_earlier_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tracegrade.pricing
+
+    budget = CostBudget(max=0.1)
+    evaluate(_data(tmp_path), [budget], prices=_prices(tmp_path), progress=False)
+    assert budget.run_prices is not None
+    # a second run without prices, on an install without the price database: the
+    # first run's table must not price it
+    monkeypatch.setattr(tracegrade.pricing, "database_installed", lambda: False)
+    again = evaluate(_data(tmp_path), [budget], progress=False)
+    # r0's "small" model has a price only in the first run's file: unpriced now
+    assert "'small'" in again.rows[0].errors["cost_budget"]
+    assert budget.run_prices is None or "your prices" not in budget.run_prices.version

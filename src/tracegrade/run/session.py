@@ -363,14 +363,15 @@ def run_prices(
         return None
     from ..pricing import database_installed, price_table
 
+    table: PriceTable | None = None
     if prices is not None:
         table = price_table(prices)
     elif database_installed():
         from ..pricing import PriceTable
 
         table = PriceTable.from_database()
-    else:
-        return None  # each budget fails on its samples, naming the extra
+    # without a table each budget fails on its samples, naming the extra; a table a
+    # budget was handed by an earlier run is taken back either way
     for budget in budgets:
         budget.run_prices = table
     return table
