@@ -175,6 +175,9 @@ def test_cost_and_time_deltas_over_the_pairs_that_state_them(tmp_path: Path) -> 
     # second to the third: 0.2 + 0.8 * 0.1 for A, 0.2 + 0.8 * 0.2 for B
     assert cost.p50_a == pytest.approx(0.2) and cost.p50_b == pytest.approx(0.2)
     assert cost.p90_a == pytest.approx(0.28) and cost.p90_b == pytest.approx(0.36)
+    # p99 at rank 1.98 of three: 0.2 + 0.98 * 0.1 in A, 0.2 + 0.98 * 0.2 in B
+    assert cost.p99_a == pytest.approx(0.298) and cost.p99_b == pytest.approx(0.396)
+    assert cost.total_a == pytest.approx(0.6) and cost.total_b == pytest.approx(0.75)
     # the resampled means of the differences 0.05, 0, 0.1 lie within [0, 0.1]
     assert cost.ci is not None and cost.delta is not None
     assert cost.ci[0] < cost.delta < cost.ci[1]

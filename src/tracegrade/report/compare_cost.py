@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from ..model.agent_usage import AgentUsage
 from ..model.results import SampleResult
+from ..run.agent_usage import percentile
 from .compare_success import SuccessComparison, compare_success
 from .loaded import LoadedRun
 from .paired import ComparisonInputError, Pair, Verdict, paired_delta
@@ -77,8 +78,8 @@ Stated = float | None | _Partial
 
 @dataclass(frozen=True, slots=True)
 class QuantityComparison:
-    """One quantity in both runs over the ``pairs`` that state it in both: the means,
-    p50 and p90 of each run over those pairs, the mean paired ``delta`` (B - A) and its
+    """One quantity in both runs over the ``pairs`` that state it in both: the totals,
+    means, p50, p90 and p99 of each run over those pairs, the mean paired ``delta`` (B - A) and its
     interval ``ci`` (all ``None`` without pairs). ``tolerance`` is the increase allowed
     before a regression, as a fraction of ``mean_a``; ``gated`` says whether a
     regression fails ``--fail-on-regression``. ``missing_a``/``missing_b`` count the
@@ -95,6 +96,10 @@ class QuantityComparison:
     p50_b: float | None
     p90_b: float | None
     delta: float | None
+    total_a: float | None
+    total_b: float | None
+    p99_a: float | None
+    p99_b: float | None
     ci: tuple[float, float] | None
     verdict: Verdict
     tolerance: float
@@ -212,15 +217,6 @@ def _bad(
     )
 
 
-def _quantile(ordered: Sequence[float], p: float) -> float:
-    """The p-quantile of sorted values, interpolating between order statistics."""
-    position = p * (len(ordered) - 1)
-    below = math.floor(position)
-    if below + 1 >= len(ordered):
-        return ordered[-1]
-    return ordered[below] + (position - below) * (ordered[below + 1] - ordered[below])
-
-
 def _compare_quantity(
     name: str,
     stated: tuple[list[Stated], list[Stated]],
@@ -253,11 +249,15 @@ def _compare_quantity(
         pairs=len(differences),
         mean_a=mean_a,
         mean_b=mean_b,
-        p50_a=_quantile(ordered_a, 0.5) if ordered_a else None,
-        p90_a=_quantile(ordered_a, 0.9) if ordered_a else None,
-        p50_b=_quantile(ordered_b, 0.5) if ordered_b else None,
-        p90_b=_quantile(ordered_b, 0.9) if ordered_b else None,
+        p50_a=percentile(ordered_a, 0.5) if ordered_a else None,
+        p90_a=percentile(ordered_a, 0.9) if ordered_a else None,
+        p50_b=percentile(ordered_b, 0.5) if ordered_b else None,
+        p90_b=percentile(ordered_b, 0.9) if ordered_b else None,
         delta=delta,
+        total_a=math.fsum(values_a) if values_a else None,
+        total_b=math.fsum(values_b) if values_b else None,
+        p99_a=percentile(ordered_a, 0.99) if ordered_a else None,
+        p99_b=percentile(ordered_b, 0.99) if ordered_b else None,
         ci=ci,
         verdict=_verdict(ci, len(differences), min_pairs, allowance),
         tolerance=tolerance,

@@ -85,15 +85,21 @@ def print_usage(console: Console, usage: UsageComparison, comparison: RunCompari
             Text(item.verdict, VERDICT_STYLES[item.verdict]),
         )
     console.print(table)
-    spread = _table(
-        "Per conversation, over the same pairs", ("pairs", "p50 A", "p90 A", "p50 B", "p90 B")
-    )
+    spread = _table("Per conversation, over the same pairs", ("run", "pairs", "total"))
+    for column in ("p50", "p90", "p99"):
+        spread.add_column(column, justify="right", no_wrap=True)
     for item in usage.quantities:
-        spread.add_row(
-            item.label,
-            str(item.pairs),
-            *(amount(item.name, x) for x in (item.p50_a, item.p90_a, item.p50_b, item.p90_b)),
-        )
+        for run, total, shares in (
+            ("A", item.total_a, (item.p50_a, item.p90_a, item.p99_a)),
+            ("B", item.total_b, (item.p50_b, item.p90_b, item.p99_b)),
+        ):
+            spread.add_row(
+                item.label if run == "A" else "",
+                run,
+                str(item.pairs),
+                amount(item.name, total),
+                *(amount(item.name, share) for share in shares),
+            )
     console.print(spread)
     for line in usage_notes(usage, comparison.min_pairs):
         _say(console, line)
