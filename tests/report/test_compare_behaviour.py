@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tracegrade import ToolCallF1, evaluate
 from tracegrade.cli import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 from tracegrade.model.agent_usage import AgentUsage
 from tracegrade.model.results import SampleResult, Score
@@ -509,3 +510,50 @@ def test_evaluated_runs_compare_cost_per_success_and_gate_on_cost(
     assert "cost (USD) per conversation regressed: delta +0.0100" in printed.err
     assert "agent time" not in printed.err
     assert "Per successful conversation by tool_call_f1" in printed.out
+
+
+def test_each_agent_is_compared_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def run(name: str, writer_costs: list[float]) -> Path:
+        records = []
+        for at, cost in enumerate(writer_costs):
+            records.append(
+                {
+                    "id": f"s{at}",
+                    "user_input": [
+                        {"type": "human", "content": "go"},
+                        {
+                            "type": "ai",
+                            "content": "plan",
+                            "metadata": {"agent": "planner"},
+                            "usage": {"input_tokens": 10, "output_tokens": 1, "cost": 0.01},
+                        },
+                        {
+                            "type": "ai",
+                            "content": "done",
+                            "metadata": {"agent": "writer"},
+                            "usage": {"input_tokens": 10, "output_tokens": 1, "cost": cost},
+                        },
+                    ],
+                    "reference_tool_calls": [],
+                }
+            )
+        data = tmp_path / f"{name}-data.jsonl"
+        data.write_text("".join(json.dumps(record) + "\n" for record in records))
+        out = tmp_path / f"{name}.jsonl"
+        evaluate(str(data), [ToolCallF1()], out=out, progress=False)
+        return out
+
+    # the writer costs 0.02 more in every one of 12 pairs, the planner the same
+    a = run("a", [0.01 * (1 + at % 3) for at in range(12)])
+    b = run("b", [0.01 * (1 + at % 3) + 0.02 for at in range(12)])
+    usage = compare_runs(load_run(a), load_run(b)).usage
+    assert usage is not None
+    by_agent = {agent: {item.name: item for item in found} for agent, found in usage.by_agent}
+    assert list(by_agent) == ["planner", "writer"]
+    writer, planner = by_agent["writer"]["cost"], by_agent["planner"]["cost"]
+    assert writer.pairs == 12 and writer.delta == pytest.approx(0.02)
+    assert writer.verdict == "regression" and not writer.gated
+    assert planner.delta == pytest.approx(0.0) and planner.verdict == "not significant"
+    main(["compare", str(a), str(b)])
+    lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+    assert any(line.startswith("writer cost (USD) 0.0200 0.0400 +0.0200") for line in lines)

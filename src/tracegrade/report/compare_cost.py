@@ -126,6 +126,10 @@ class UsageComparison:
     without_usage_b: int
     success: SuccessComparison | None
     success_note: str
+    by_agent: tuple[tuple[str, tuple[QuantityComparison, ...]], ...] = ()
+    """Per speaking agent named in either run (in name order), its cost and agent time
+    over the pairs where both runs state its part of the conversation in full; never
+    gated (``gated`` False)."""
 
     @property
     def regressions(self) -> list[QuantityComparison]:
@@ -165,6 +169,23 @@ def compare_usage(
         )
         for name in QUANTITIES
     )
+    by_agent = tuple(
+        (
+            agent,
+            tuple(
+                _compare_quantity(
+                    name,
+                    (_stated_all(a, name, agent), _stated_all(b, name, agent)),
+                    pairs,
+                    0.0,
+                    (confidence, seed, resamples, min_pairs),
+                    gated=False,
+                )
+                for name in GATED
+            ),
+        )
+        for agent in _agents(a, b)
+    )
     found = None
     if success is not None:
         found = compare_success(
@@ -181,16 +202,31 @@ def compare_usage(
         sum(b.rows[place].agent_usage is None for _, place in pairs),
         found,
         "" if success is not None else success_chosen,
+        by_agent,
     )
 
 
-def _stated_all(run: LoadedRun, name: str) -> list[Stated]:
-    """Each row's value of ``name``: a number, ``None`` when not stated, or partial. An
-    amount that is not a finite number of at least 0, or a count of steps without it
-    that is not a whole number of at least 0, is an error naming the file and record."""
+def _agents(*runs: LoadedRun) -> list[str]:
+    """The speaking agents named in any row of ``runs``, in name order."""
+    named: set[str] = set()
+    for run in runs:
+        for row in run.rows:
+            usage = row.agent_usage
+            if usage is not None and usage.by_agent:
+                named.update(usage.by_agent)
+    return sorted(named)
+
+
+def _stated_all(run: LoadedRun, name: str, agent: str | None = None) -> list[Stated]:
+    """Each row's value of ``name`` (of ``agent``'s part of the conversation, when
+    given): a number, ``None`` when not stated, or partial. An amount that is not a
+    finite number of at least 0, or a count of steps without it that is not a whole
+    number of at least 0, is an error naming the file and record."""
     found: list[Stated] = []
     for row in run.rows:
         usage: AgentUsage | None = row.agent_usage
+        if agent is not None and usage is not None:
+            usage = (usage.by_agent or {}).get(agent)
         value = None if usage is None else getattr(usage, name)
         if value is None:
             found.append(None)
@@ -223,6 +259,8 @@ def _compare_quantity(
     pairs: Sequence[Pair],
     tolerance: float,
     settings: tuple[float, int, int, int],
+    *,
+    gated: bool | None = None,
 ) -> QuantityComparison:
     confidence, seed, resamples, min_pairs = settings
     values_a: list[float] = []
@@ -261,7 +299,7 @@ def _compare_quantity(
         ci=ci,
         verdict=_verdict(ci, len(differences), min_pairs, allowance),
         tolerance=tolerance,
-        gated=name in GATED,
+        gated=name in GATED if gated is None else gated,
         missing_a=missing_a,
         missing_b=missing_b,
         partial_a=partial_a,

@@ -101,6 +101,30 @@ def print_usage(console: Console, usage: UsageComparison, comparison: RunCompari
                 *(amount(item.name, share) for share in shares),
             )
     console.print(spread)
+    if usage.by_agent:
+        agents = Table(
+            title=f"By agent, B \u2212 A over the pairs stating it, {level} interval",
+            box=box.SIMPLE_HEAVY,
+            pad_edge=False,
+            collapse_padding=True,
+        )
+        for column in ("agent", "quantity"):
+            agents.add_column(column, no_wrap=True)
+        for column in ("mean A", "mean B", "delta", "interval"):
+            agents.add_column(column, justify="right", no_wrap=True)
+        agents.add_column("verdict", no_wrap=True)
+        for agent, found in usage.by_agent:
+            for at, item in enumerate(found):
+                agents.add_row(
+                    (agent or "(none)") if at == 0 else "",
+                    item.label,
+                    amount(item.name, item.mean_a),
+                    amount(item.name, item.mean_b),
+                    signed_amount(item.name, item.delta),
+                    amount_interval(item.name, item.ci),
+                    Text(item.verdict, VERDICT_STYLES[item.verdict]),
+                )
+        console.print(agents)
     for line in usage_notes(usage, comparison.min_pairs):
         _say(console, line)
     _print_success(console, usage, level)
