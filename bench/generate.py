@@ -7,10 +7,22 @@ The reference tool calls partly overlap the predicted ones: some calls are kept 
 they are, some get a changed argument, some are dropped, some are added, and now
 and then two are swapped.
 
+With ``--behaviour`` each conversation also carries what the behaviour metrics read
+(tool_error_recovery, tool_call_efficiency, the budgets, handoff_match): every AI
+message a ``usage`` (tokens, some read from a cache, from one of three OpenAI models) and
+a ``timing``, every tool message an ``outcome`` and a ``timing``; a few calls fail (a
+rate limit, a timeout, a refused argument) and are then retried as they were, changed or
+left; now and then the agent repeats a call it has just made; some conversations are
+handed to another agent, and every one has ``reference_handoffs``. These are drawn from
+a second random stream after the plain conversation, so the plain conversations are the
+same in both forms (the variant only adds to them) and the default output stays the
+same bytes as before the variant existed.
+
 Only the standard library is used, so every benchmark environment can import it; the
 same seed always gives the same bytes.
 
     python bench/generate.py 10000 out.jsonl --seed 7
+    python bench/generate.py 10000 out.jsonl --seed 7 --behaviour
 """
 
 from __future__ import annotations
@@ -18,8 +30,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -214,30 +228,231 @@ def conversation(rng: random.Random, index: int) -> dict[str, Any]:
     }
 
 
-def conversations(count: int, seed: int = 0) -> Iterator[dict[str, Any]]:
-    """``count`` conversations; the same seed gives the same conversations."""
+MODELS = [("gpt-4o-mini", 0.6), ("gpt-4o", 0.25), ("gpt-4.1-mini", 0.15)]
+"""The models that answer, with their shares of the conversations (priced in
+bench/prices.toml)."""
+AGENTS = ["billing", "travel", "support", "research"]
+"""The agents a conversation may be handed to; every one starts with ``triage``."""
+ERRORS = {
+    "429": ("retryable", '{"error":"429 Too Many Requests","retry_after":1}'),
+    "TimeoutError": ("retryable", '{"error":"the tool did not answer within 30 s"}'),
+    "ValidationError": ("refused", '{"error":"invalid argument"}'),
+    "NotFoundError": ("refused", '{"error":"no such record"}'),
+}
+"""The error types a failing call gets, whether retrying the same call can help, and
+what the tool answers."""
+ERROR_SHARE = 0.04
+"""The share of calls that fail."""
+REDUNDANT_SHARE = 0.03
+"""The share of tool-calling steps after which the agent repeats one of its calls."""
+HANDOFF_SHARE = 0.3
+"""The share of conversations handed to another agent (once or twice)."""
+_DEFAULT_CALL = re.compile(r"call_\d+_\d+_\d+")
+
+
+def _weighted(rng: random.Random, choices: list[tuple[str, float]]) -> str:
+    roll, total = rng.random(), 0.0
+    for value, share in choices:
+        total += share
+        if roll < total:
+            return value
+    return choices[-1][0]
+
+
+class _Behaviour:
+    """Adds usage, timing, outcomes, retries, repeats and handoffs to one plain
+    conversation, drawing from ``rng`` alone."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.model = _weighted(rng, MODELS)
+        day = datetime(2026, rng.randint(1, 12), rng.randint(1, 28), tzinfo=timezone.utc)
+        self.now = day + timedelta(seconds=rng.randint(0, 86_000))
+        self.context = rng.randint(600, 1500)  # the prompt's tokens before the first turn
+        self.cached = 0  # tokens of the prompt a cache holds
+        self.agent: str | None = None
+        self.out: list[dict[str, Any]] = []
+        self.extra = 0  # calls added, for their ids
+
+    def _moment(self) -> str:
+        return self.now.isoformat(timespec="milliseconds")
+
+    def wait(self, low: float, high: float) -> None:
+        self.now += timedelta(milliseconds=round(self.rng.uniform(low, high) * 1000))
+
+    def _grow(self, text: str) -> None:
+        self.context += len(text) // 4 + 4
+
+    def ai(self, message: dict[str, Any]) -> dict[str, Any]:
+        """``message`` (a copy) with the usage and timing of the LLM step behind it."""
+        rng = self.rng
+        message = dict(message)
+        output = len(message["content"]) // 4 + 20 * len(message.get("tool_calls") or []) + 5
+        output += rng.randint(0, 40)
+        usage: dict[str, Any] = {"input_tokens": self.context, "output_tokens": output}
+        if self.cached >= 1024 and rng.random() < 0.7:
+            usage["cache_read_tokens"] = self.cached // 128 * 128
+        usage["model"] = self.model
+        usage["provider"] = "openai"
+        started = self._moment()
+        self.wait(0.3 + output / 120, 0.8 + output / 60)
+        message["usage"] = usage
+        message["timing"] = {"started_at": started, "ended_at": self._moment()}
+        if self.agent is not None:
+            message["metadata"] = {"agent": self.agent}
+        self.cached = self.context
+        self.context += output
+        self.out.append(message)
+        return message
+
+    def tools(self, messages: list[dict[str, Any]], failing: list[str | None]) -> None:
+        """The tool results of one step (its calls run in parallel), ``failing`` giving
+        each one's error type or ``None``."""
+        started = self.now
+        ends = []
+        for message, error in zip(messages, failing, strict=True):
+            message = dict(message)
+            if error is None:
+                message["outcome"] = {"status": "ok"}
+            else:
+                message["content"] = ERRORS[error][1]
+                message["outcome"] = {"status": "error", "error_type": error}
+            ended = started + timedelta(milliseconds=self.rng.randint(40, 2500))
+            ends.append(ended)
+            message["timing"] = {
+                "started_at": started.isoformat(timespec="milliseconds"),
+                "ended_at": ended.isoformat(timespec="milliseconds"),
+            }
+            self._grow(message["content"])
+            self.out.append(message)
+        self.now = max(ends, default=self.now)
+
+    def step(self, calls: list[dict[str, Any]], content: str) -> list[str | None]:
+        """An added step making ``calls`` (ids given here); how each ended."""
+        for call in calls:
+            call["id"] = f"extra_{self.extra}"
+            self.extra += 1
+        self.ai({"type": "ai", "content": content, "tool_calls": calls})
+        results = [
+            {"type": "tool", "content": '{"ok":true}', "tool_call_id": call["id"]} for call in calls
+        ]
+        failing = [self.error() if self.rng.random() < 0.15 else None for _ in calls]
+        self.tools(results, failing)
+        return failing
+
+    def error(self) -> str:
+        return self.rng.choice(list(ERRORS))
+
+    def after(self, calls: list[dict[str, Any]], failing: list[str | None]) -> None:
+        """What the agent does after a step: for each failed call, retry it as it was,
+        change it or leave it; now and then repeat a call that worked."""
+        rng = self.rng
+        for call, error in zip(calls, failing, strict=True):
+            if error is None:
+                continue
+            roll = rng.random()
+            same = {"name": call["name"], "args": call["args"]}
+            if ERRORS[error][0] == "retryable":
+                if roll < 0.6:
+                    self.step([same], "Retrying.")
+                elif roll < 0.85:
+                    self.step([_changed(rng, same)], "Trying it another way.")
+            elif roll < 0.4:
+                self.step([_changed(rng, same)], "Fixing the arguments.")
+            elif roll < 0.65:
+                self.step([same], "Retrying.")  # a loop: the same refused call again
+        worked = [call for call, error in zip(calls, failing, strict=True) if error is None]
+        if worked and rng.random() < REDUNDANT_SHARE:
+            call = rng.choice(worked)
+            self.step([{"name": call["name"], "args": call["args"]}], "Checking again.")
+
+    def handoff(self, target: str) -> None:
+        """The agent hands the conversation to ``target``."""
+        call = {"name": "transfer_to_agent", "args": {"agent_name": target}}
+        call.update({"type": "HANDOFF", "target_agent": target})
+        self.step([call], "")
+        self.agent = target
+
+
+def with_behaviour(record: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """``record`` (a plain conversation) with what the behaviour metrics read, drawn
+    from ``rng``: the same messages with fields added, and added steps (retries, repeats,
+    handoffs) whose calls' ids do not start with ``call_``; failed calls' results say
+    what failed. Also ``reference_handoffs``."""
+    behaviour = _Behaviour(rng)
+    messages = record["user_input"]
+    turns = sum(1 for message in messages if message["type"] == "human")
+    handoffs: dict[int, str] = {}
+    if rng.random() < HANDOFF_SHARE:
+        behaviour.agent = "triage"
+        for turn in sorted(rng.sample(range(turns), min(turns, rng.choice([1, 1, 2])))):
+            handoffs[turn] = rng.choice([a for a in AGENTS if a != behaviour.agent])
+    turn = -1
+    index = 0
+    while index < len(messages):
+        message = messages[index]
+        if message["type"] == "human":
+            turn += 1
+            if turn:
+                behaviour.wait(2, 40)  # the human reads and answers
+            behaviour.out.append(message)
+            behaviour._grow(message["content"])
+            if turn in handoffs:
+                behaviour.handoff(handoffs[turn])
+            index += 1
+            continue
+        behaviour.ai(message)
+        calls = message.get("tool_calls") or []
+        results = messages[index + 1 : index + 1 + len(calls)]
+        failing = [behaviour.error() if rng.random() < ERROR_SHARE else None for _ in calls]
+        behaviour.tools(results, failing)
+        behaviour.after(calls, failing)
+        index += 1 + len(calls)
+    made = [handoffs[turn] for turn in sorted(handoffs)]
+    roll = rng.random()
+    if made:
+        reference = list(made)
+        if roll < 0.1:
+            reference[-1] = rng.choice([a for a in AGENTS if a != made[-1]])
+        elif roll < 0.15:
+            reference.pop()
+        elif roll < 0.2:
+            reference.append(rng.choice(AGENTS))
+    else:
+        reference = [rng.choice(AGENTS)] if roll < 0.1 else []
+    return {**record, "user_input": behaviour.out, "reference_handoffs": reference}
+
+
+def conversations(count: int, seed: int = 0, behaviour: bool = False) -> Iterator[dict[str, Any]]:
+    """``count`` conversations; the same seed gives the same conversations. With
+    ``behaviour``, each with what the behaviour metrics read (see :func:`with_behaviour`),
+    drawn from a second stream: the plain conversations are the same either way."""
     rng = random.Random(seed)
+    extra = random.Random(f"behaviour:{seed}") if behaviour else None
     for index in range(count):
-        yield conversation(rng, index)
+        record = conversation(rng, index)
+        yield record if extra is None else with_behaviour(record, extra)
 
 
-def write_jsonl(path: Path, count: int, seed: int = 0) -> Path:
+def write_jsonl(path: Path, count: int, seed: int = 0, behaviour: bool = False) -> Path:
     """Write ``count`` conversations to ``path``, one JSON object per line."""
     with open(path, "w", encoding="utf-8") as handle:
-        for record in conversations(count, seed):
+        for record in conversations(count, seed, behaviour):
             handle.write(json.dumps(record, separators=(",", ":")))
             handle.write("\n")
     return path
 
 
-def dataset(work: Path, count: int) -> Path:
+def dataset(work: Path, count: int, behaviour: bool = False) -> Path:
     """The bench's ``count`` conversations (seed 0) in ``work``, generated the first time
-    they are asked for (whole or not at all) and reused after."""
-    path = work / f"conversations-{count}.jsonl"
+    they are asked for (whole or not at all) and reused after; with ``behaviour``, their
+    behaviour variant (a file of its own)."""
+    kind = "behaviour-conversations" if behaviour else "conversations"
+    path = work / f"{kind}-{count}.jsonl"
     if not path.exists():
-        print(f"bench: generating {count} conversations ...", file=sys.stderr, flush=True)
+        print(f"bench: generating {count} {kind} ...", file=sys.stderr, flush=True)
         partial = path.with_suffix(".partial")
-        write_jsonl(partial, count, seed=0)
+        write_jsonl(partial, count, seed=0, behaviour=behaviour)
         partial.rename(path)
     return path
 
@@ -247,8 +462,11 @@ def main() -> None:
     parser.add_argument("count", type=int)
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--behaviour", action="store_true", help="with usage, timing, outcomes and handoffs"
+    )
     options = parser.parse_args()
-    write_jsonl(options.out, options.count, options.seed)
+    write_jsonl(options.out, options.count, options.seed, options.behaviour)
 
 
 if __name__ == "__main__":

@@ -69,6 +69,8 @@ class Report:
     """How the HTML report loads in a browser (see bench/report_load.py)."""
     dask_load: dict[str, Any] = field(default_factory=dict)
     """One machine against a local Dask cluster (see bench/dask_load.py)."""
+    behaviour: dict[str, Any] = field(default_factory=dict)
+    """The behaviour metrics' throughput (see bench/behaviour.py)."""
     scaling: tuple[int, float] | None = None
     """(CPUs, how many times one process's work that many processes get done at once)."""
     seconds: float = 0.0
@@ -86,6 +88,7 @@ class Report:
             lines += ["**Quick run**: tiny sizes and no competitors; not a measurement.", ""]
         lines += self._targets() + self._end_to_end() + self._api() + self._imports()
         lines += self._judged() + self._agreement() + self._report_load() + self._dask_load()
+        lines += self._behaviour()
         lines += self._machine() + self._method()
         return "\n".join(lines)
 
@@ -102,6 +105,13 @@ class Report:
         from dask_load import markdown
 
         return [*markdown(self.dask_load), ""]
+
+    def _behaviour(self) -> list[str]:
+        if not self.behaviour:
+            return []
+        from behaviour import markdown
+
+        return [*markdown(self.behaviour), ""]
 
     def _targets(self) -> list[str]:
         rows = []

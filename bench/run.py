@@ -335,6 +335,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     from dask_load import measure as measure_dask_load
 
     report.dask_load = measure_dask_load(report_sizes, work, 1 if options.quick else 3)
+    from behaviour import measure as measure_behaviour
+
+    report.behaviour = measure_behaviour(api_size, work, 1 if options.quick else 3)
     report.seconds = time.perf_counter() - started
     report.when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     options.out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,7 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
         "## Do the values agree?",
         "## The HTML report in a browser",
         "## On a Dask cluster",
+        "## Behaviour metrics",
         "## Machine",
         "## How to reproduce",
     ):
@@ -70,6 +72,9 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
         )
     ]
     assert all(float(seconds) > 0 for _, _, seconds in dask)
+    # the behaviour metrics, each in one process, and the command line with and without them
+    assert text.index("## Behaviour metrics") < text.index("## Machine")
+    assert "| `tool_error_recovery` |" in text and "| classic three + behaviour |" in text
     for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
         assert label in text  # the import-time rows
     assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text
@@ -112,6 +117,83 @@ def test_generator_is_seeded_and_realistic(tmp_path: Path) -> None:
     assert 0.3 * len(set(reference)) < len(shared) < len(set(reference))
     assert any(isinstance(v, dict) for _, a in predicted for v in eval(a).values())
     assert any(isinstance(v, list) for _, a in predicted for v in eval(a).values())
+
+
+def _plain(record: dict[str, Any]) -> dict[str, Any]:
+    """A behaviour conversation with what the variant adds taken away: its added steps
+    (calls not named ``call_T_S_P``) and their results, the added fields, and the
+    content of failed calls' results (which say what failed)."""
+    added = re.compile(r"(?!call_\d+_\d+_\d+$)")
+    kept = []
+    for message in record["user_input"]:
+        calls = message.get("tool_calls") or []
+        if any(added.match(call["id"]) for call in calls):
+            assert all(added.match(call["id"]) for call in calls)  # never mixed
+            continue
+        if message["type"] == "tool" and added.match(message["tool_call_id"]):
+            continue
+        message = {k: v for k, v in message.items() if k not in ("usage", "timing", "metadata")}
+        if message.pop("outcome", {"status": "ok"})["status"] == "error":
+            message["content"] = None
+        kept.append(message)
+    plain = {k: v for k, v in record.items() if k != "reference_handoffs"}
+    return {**plain, "user_input": kept}
+
+
+def test_the_behaviour_variant_only_adds_to_the_plain_conversations(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from generate import conversations, write_jsonl
+    finally:
+        sys.path.pop(0)
+    plain = list(conversations(300, seed=3))
+    assert plain == list(conversations(300, seed=3, behaviour=False))
+    varied = list(conversations(300, seed=3, behaviour=True))
+    assert varied == list(conversations(300, seed=3, behaviour=True))  # seeded too
+    for record, base in zip(varied, plain, strict=True):
+        failed = [
+            i
+            for i, m in enumerate(_plain(record)["user_input"])
+            if m["content"] is None  # a failed call's result
+        ]
+        expected = [
+            {**m, "content": None} if i in failed else m for i, m in enumerate(base["user_input"])
+        ]
+        assert _plain(record) == {**base, "user_input": expected}
+    # what the behaviour metrics read is there, and valid for the model
+    path = write_jsonl(tmp_path / "behaviour.jsonl", 300, seed=3, behaviour=True)
+    from tracegrade import iter_jsonl
+
+    samples = list(iter_jsonl(path))
+    assert len(samples) == 300 and all(s.reference_handoffs is not None for s in samples)
+    messages = [m for s in samples for m in s.user_input]
+    assert all(m.usage and m.timing and m.usage.model for m in messages if m.type == "ai")
+    outcomes = [m.outcome.status.value for m in messages if m.type == "tool" and m.outcome]
+    assert 0.01 < outcomes.count("error") / len(outcomes) < 0.1
+    handoffs = [c for m in messages if m.type == "ai" for c in m.tool_calls or ()
+                if c.type is not None and c.type.value == "HANDOFF"]  # fmt: skip
+    assert handoffs and all(c.target_agent for c in handoffs)
+
+
+def test_the_behaviour_benchmark_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "behaviour.py"), "--size", "100",
+         "--repetitions", "1", "--work", str(tmp_path)],
+        check=True, timeout=60, capture_output=True, text=True,
+    )  # fmt: skip
+    rows = re.findall(r"^\| `([\w:=.]+)` \| ([\d,]+) \| [\d.]+ \| [\d,]+ \|", finished.stdout, re.M)
+    assert [name.split(":")[0] for name, _ in rows] == [
+        "tool_call_f1",
+        "tool_error_recovery",
+        "tool_call_efficiency",
+        "token_budget",
+        "latency_budget",
+        "cost_budget",
+        "handoff_match",
+    ]
+    assert all(0 < int(applied) <= 100 for _, applied in rows)
+    assert "| classic three |" in finished.stdout
+    assert "| classic three + behaviour |" in finished.stdout
 
 
 def test_the_memory_sampler_counts_the_whole_process_tree() -> None:
