@@ -76,14 +76,7 @@ def print_usage(console: Console, usage: UsageComparison, comparison: RunCompari
     )
     table.add_column("verdict", no_wrap=True)
     for item in usage.quantities:
-        table.add_row(
-            item.label,
-            amount(item.name, item.mean_a),
-            amount(item.name, item.mean_b),
-            signed_amount(item.name, item.delta),
-            amount_interval(item.name, item.ci),
-            Text(item.verdict, VERDICT_STYLES[item.verdict]),
-        )
+        table.add_row(*_delta_cells(item))
     console.print(table)
     spread = _table("Per conversation, over the same pairs", ("run", "pairs", "total"))
     for column in ("p50", "p90", "p99"):
@@ -115,19 +108,23 @@ def print_usage(console: Console, usage: UsageComparison, comparison: RunCompari
         agents.add_column("verdict", no_wrap=True)
         for agent, found in usage.by_agent:
             for at, item in enumerate(found):
-                agents.add_row(
-                    (agent or "(none)") if at == 0 else "",
-                    item.label,
-                    amount(item.name, item.mean_a),
-                    amount(item.name, item.mean_b),
-                    signed_amount(item.name, item.delta),
-                    amount_interval(item.name, item.ci),
-                    Text(item.verdict, VERDICT_STYLES[item.verdict]),
-                )
+                agents.add_row((agent or "(none)") if at == 0 else "", *_delta_cells(item))
         console.print(agents)
     for line in usage_notes(usage, comparison.min_pairs):
         _say(console, line)
     _print_success(console, usage, level)
+
+
+def _delta_cells(item: QuantityComparison) -> list[str | Text]:
+    """A quantity's cells in a table of deltas: label, means, delta, interval, verdict."""
+    return [
+        item.label,
+        amount(item.name, item.mean_a),
+        amount(item.name, item.mean_b),
+        signed_amount(item.name, item.delta),
+        amount_interval(item.name, item.ci),
+        Text(item.verdict, VERDICT_STYLES[item.verdict]),
+    ]
 
 
 def usage_notes(usage: UsageComparison, min_pairs: int) -> list[str]:
