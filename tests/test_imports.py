@@ -59,6 +59,7 @@ PUBLIC = {
     ],
     "tracegrade.metrics.tool_calls": ["ToolCallAccuracy", "ToolCallF1", "ToolCorrectnessMetric"],
     "tracegrade.metrics.topic": ["TopicAdherenceScore"],
+    "tracegrade.metrics.criteria": ["Criteria"],
     "tracegrade.metrics.trajectory": ["TrajectoryMatch"],
     "tracegrade.metrics.tool_error_recovery": ["ToolErrorRecovery"],
     "tracegrade.metrics.handoffs": ["HandoffMatch"],

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
     from .metrics.budgets import CostBudget, LatencyBudget, TokenBudget
+    from .metrics.criteria import Criteria
     from .metrics.efficiency import ToolCallEfficiency
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.handoffs import HandoffMatch
@@ -100,6 +101,7 @@ _MODULE_OF = {
     "TokenBudget": "metrics.budgets",
     "LatencyBudget": "metrics.budgets",
     "CostBudget": "metrics.budgets",
+    "Criteria": "metrics.criteria",
     "PriceTable": "pricing",
     "read_prices": "pricing",
     "ArgumentMatch": "metrics.arguments",
@@ -167,6 +169,7 @@ __all__ = [
     "ArgumentMatch",
     "ConversionError",
     "CostBudget",
+    "Criteria",
     "DistanceMeasure",
     "EvalTestCase",
     "EvaluationDataset",
