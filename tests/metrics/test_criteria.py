@@ -467,3 +467,31 @@ def test_cli_names_an_unknown_criterion(
     monkeypatch.chdir(tmp_path)
     assert main(["evaluate", _data(tmp_path), "-m", "politenes"]) == EXIT_USAGE
     assert "unknown metric 'politenes'" in capsys.readouterr().err
+
+
+def test_compare_says_when_a_criterion_changed_under_the_same_name(
+    judge_server: JudgeServer,  # noqa: F811
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tracegrade import compare_runs, load_run
+
+    judge_server.respond(passing_judge)
+    data = _data(tmp_path)  # a file, so that the runs write their run records
+    judge = judge_at(judge_server)
+    paths = []
+    for side, text in (("a", POLITE), ("b", POLITE + " Never curt.")):
+        metrics = [
+            Criteria(name="politeness", criteria=text, llm=judge),
+            Criteria(name="tone", criteria="Warm.", llm=judge),
+        ]
+        paths.append(tmp_path / f"{side}.jsonl")
+        evaluate(data, metrics, out=paths[-1], progress=False)
+    comparison = compare_runs(load_run(paths[0]), load_run(paths[1]))
+    assert comparison.redefined == ("politeness",)  # tone is the same criterion in both
+    assert main(["compare", str(paths[0]), str(paths[1])]) == EXIT_OK
+    assert "Defined differently in the two runs (see their run records): politeness;" in (
+        " ".join(capsys.readouterr().out.split())
+    )
+    same = compare_runs(load_run(paths[0]), load_run(paths[0]))
+    assert same.redefined == ()
