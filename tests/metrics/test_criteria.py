@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -493,5 +494,24 @@ def test_compare_says_when_a_criterion_changed_under_the_same_name(
     assert "Defined differently in the two runs (see their run records): politeness;" in (
         " ".join(capsys.readouterr().out.split())
     )
+    page = tmp_path / "compare.html"
+    main(["compare", str(paths[0]), str(paths[1]), "--html", str(page)])
+    assert "defined differently in the two runs (see their run records): politeness;" in (
+        page.read_text(encoding="utf-8")
+    )
     same = compare_runs(load_run(paths[0]), load_run(paths[0]))
     assert same.redefined == ()
+
+
+def test_a_criterion_travels_to_worker_processes_whole() -> None:
+    metric = Criteria(
+        name="recovery", criteria="Recovers.", rubric=RECOVERY, include="conversation"
+    )
+    copy = pickle.loads(pickle.dumps(metric))
+    assert (copy.name, copy.criteria, copy.rubric, copy.include) == (
+        "recovery",
+        "Recovers.",
+        Rubric(RECOVERY),
+        ("conversation",),
+    )
+    assert describe_metric(copy) == describe_metric(metric)
