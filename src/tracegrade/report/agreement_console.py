@@ -106,8 +106,12 @@ def _print_measures(console: Console, found: Agreement) -> None:
             console,
             f"{TITLES.get(measure.name, measure.name)}: undefined on "
             f"{measure.interval.undefined} of {measure.interval.resamples} resamples "
-            "(one rater gave every drawn sample the same verdict or value); left out of "
-            "its interval",
+            "(one rater gave every drawn sample the same verdict or value); "
+            + (
+                "left out of its interval"
+                if measure.interval.low is not None
+                else "too many for an interval"
+            ),
         )
     share = found.pass_share
     if share is not None and (share >= DOMINANT or share <= 1.0 - DOMINANT):
