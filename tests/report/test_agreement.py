@@ -139,7 +139,7 @@ def test_the_unmatched_on_each_side_are_counted_and_named(tmp_path: Path) -> Non
             {"id": "judged", "label": 0.3, "metric": "tool_call_f1"},
         ],
     )
-    with pytest.raises(AgreementUsageError, match="several metrics .* --metric"):
+    with pytest.raises(AgreementUsageError, match=r"several metrics .* --metric"):
         agreement(results, labels)
     found = agreement(results, labels, metric=METRIC, resamples=10)
     assert [m.id for m in found.matched] == ["judged"]
@@ -253,7 +253,7 @@ def test_usage_errors_name_the_metrics(tmp_path: Path) -> None:
     with pytest.raises(AgreementUsageError, match="no label is for metric x"):
         agreement(results, other, metric="x")
     named = labels_file(tmp_path / "n.jsonl", [{"id": "a", "label": 1, "metric": "q"}])
-    with pytest.raises(AgreementUsageError, match="labels metric q, which .* does not hold"):
+    with pytest.raises(AgreementUsageError, match=r"labels metric q, which .* does not hold"):
         agreement(results, named)
 
 
