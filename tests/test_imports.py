@@ -70,6 +70,7 @@ PUBLIC = {
     "tracegrade.run.results": ["EvaluationResult", "MetricSummary"],
     "tracegrade.report.loaded": ["LoadedRun", "load_run"],
     "tracegrade.report.compare": ["RunComparison", "compare_runs"],
+    "tracegrade.report.agreement": ["Agreement", "agreement"],
     "tracegrade.report.reports": ["report_results_file"],
     "tracegrade.run.runner": ["aiter_evaluate", "iter_evaluate"],
     "tracegrade.run.session": ["aevaluate", "evaluate"],

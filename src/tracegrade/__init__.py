@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
     from .pricing import PriceTable, read_prices
+    from .report.agreement import Agreement, agreement
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
@@ -112,6 +113,8 @@ _MODULE_OF = {
     "LoadedRun": "report.loaded",
     "load_run": "report.loaded",
     "RunComparison": "report.compare",
+    "Agreement": "report.agreement",
+    "agreement": "report.agreement",
     "compare_runs": "report.compare",
     "report_results_file": "report.reports",
     "SampleResult": "model.results",
@@ -164,6 +167,7 @@ __all__ = [
     "AIMessage",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
+    "Agreement",
     "ArgumentMatch",
     "ConversionError",
     "CostBudget",
@@ -208,6 +212,7 @@ __all__ = [
     "TrajectoryMatch",
     "__version__",
     "aevaluate",
+    "agreement",
     "aiter_evaluate",
     "any_of",
     "compare_runs",
