@@ -79,8 +79,9 @@ class _Cutter:
 
 
 def _lines(text: str) -> str:
-    """Further lines of a text indented under their step."""
-    return text.strip().replace("\n", "\n" + INDENT)
+    """Further lines of a text indented under their step (a blank line left blank)."""
+    first, *rest = text.strip().splitlines() or [""]
+    return "\n".join([first, *(INDENT + line.rstrip() if line.strip() else "" for line in rest)])
 
 
 def _value(value: Any) -> str:
