@@ -189,8 +189,10 @@ def test_middle_steps_are_left_out_keeping_the_first_turn_and_the_last_steps() -
 def test_a_budget_too_small_to_hold_the_ends_is_refused() -> None:
     with pytest.raises(ValueError, match="step_chars must be at least 100, not 50"):
         Budget(step_chars=50)
-    with pytest.raises(ValueError, match=r"max_chars \(1000\) must be at least 4 times"):
-        Budget(step_chars=500, max_chars=1_000)
+    with pytest.raises(
+        ValueError, match=r"max_chars \(1000\) must be at least step_chars \(2000\)"
+    ):
+        Budget(step_chars=2_000, max_chars=1_000)
 
 
 def test_the_reference_lists_the_expected_calls_and_outcome() -> None:

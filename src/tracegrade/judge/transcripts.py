@@ -11,7 +11,8 @@ Long runs are shortened within a :class:`Budget`: every text (a message, a call'
 arguments, a result) longer than ``step_chars`` is cut, saying how much was cut; when
 the whole transcript is still longer than ``max_chars``, steps from the middle are left
 out under one marker, keeping the first user turn, the final answer and as many of the
-last steps as fit. Left-out steps keep their numbers, so the steps shown are numbered
+last steps as fit (the first user turn and the final answer are kept even when they
+alone pass ``max_chars``). Left-out steps keep their numbers, so the steps shown are numbered
 as in the whole run.
 """
 
@@ -42,10 +43,9 @@ class Budget:
     def __post_init__(self) -> None:
         if self.step_chars < 100:
             raise ValueError(f"step_chars must be at least 100, not {self.step_chars}")
-        if self.max_chars < 4 * self.step_chars:
+        if self.max_chars < self.step_chars:
             raise ValueError(
-                f"max_chars ({self.max_chars}) must be at least 4 times step_chars "
-                f"({self.step_chars}), to hold the first and last steps"
+                f"max_chars ({self.max_chars}) must be at least step_chars ({self.step_chars})"
             )
 
 
@@ -62,19 +62,19 @@ class Transcript:
 
 
 class _Cutter:
-    """Cuts texts to the budget's ``step_chars``, counting what it cut."""
+    """Cuts texts to the budget's ``step_chars``, noting each cut's step (``step``, the
+    number of the step being rendered, set by the caller) and characters."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        self.texts = 0
-        self.characters = 0
+        self.step = 0
+        self.cuts: list[tuple[int, int]] = []
 
     def __call__(self, text: str) -> str:
         if len(text) <= self.limit:
             return text
         cut = len(text) - self.limit
-        self.texts += 1
-        self.characters += cut
+        self.cuts.append((self.step, cut))
         return f"{text[: self.limit]} [... {cut:,} characters cut]"
 
 
@@ -166,6 +166,7 @@ def _steps(sample: MultiTurnSample, cut: _Cutter) -> list[tuple[str, str]]:
 
     steps: list[tuple[str, str]] = []
     for index, message in enumerate(sample.user_input):
+        cut.step = len(steps) + 1
         if type(message) is HumanMessage:
             steps.append(("human", f"The user said: {_lines(cut(message.content))}"))
         elif type(message) is AIMessage:
@@ -173,6 +174,7 @@ def _steps(sample: MultiTurnSample, cut: _Cutter) -> list[tuple[str, str]]:
                 said = f"{_speaker(message)} said: {_lines(cut(message.content))}"
                 steps.append(("ai", said))
             for step in by_message.get(index, []):
+                cut.step = len(steps) + 1
                 steps.append(("call", _call_step(step, earlier.get(step.position, []), cut)))
         elif index in loose:
             assert isinstance(message, ToolMessage)
@@ -197,13 +199,17 @@ def render_transcript(sample: MultiTurnSample, budget: Budget | None = None) -> 
     steps = _steps(sample, cut)
     blocks = [_numbered(number, text) for number, (_, text) in enumerate(steps, 1)]
     shortened: dict[str, Any] = {}
-    if cut.texts:
-        shortened["texts_cut"] = cut.texts
-        shortened["characters_cut"] = cut.characters
     shown = list(range(1, len(blocks) + 1))
+    left_out = 0
     if _length(blocks) > budget.max_chars:
         first_human = next((at for at, (kind, _) in enumerate(steps) if kind == "human"), 0)
         shown, left_out = _fit(blocks, first_human, budget.max_chars)
+    seen = set(shown)
+    cuts = [characters for step, characters in cut.cuts if step in seen]  # of steps shown
+    if cuts:
+        shortened["texts_cut"] = len(cuts)
+        shortened["characters_cut"] = sum(cuts)
+    if left_out:
         shortened["steps_left_out"] = left_out
     if shortened:
         shortened["budget"] = {"step_chars": budget.step_chars, "max_chars": budget.max_chars}
