@@ -35,10 +35,10 @@ def value_of(rating: int) -> float:
 
 
 class TrajectoryJudge(JudgedMetric):
-    """How sensible the agent's whole trajectory is as a way to the user's goal, judged by
-    an LLM from a numbered transcript of the run: 0.0 (a rating of 1) to 1.0 (5).
+    """How sensible the whole trajectory is as a way to the user's goal: 0.0 to 1.0.
 
-    Against the sample's reference trajectory when it has one (``use_reference``), on its
+    An LLM judge reads a numbered transcript of the run and rates it from 1 (0.0) to 5
+    (1.0). Against the sample's reference trajectory when it has one (``use_reference``), on its
     own otherwise. The reason names the steps the judge faults; ``details`` hold their
     numbers (``steps_faulted``; numbers the transcript does not show are moved to
     ``steps_out_of_range``), the rating and, when the run was too long for the budget,
