@@ -224,3 +224,53 @@ def test_a_reference_per_turn_is_listed_per_turn() -> None:
         "Expected tool calls after user turn 2:\n"
         '   1. lookup(q="b")'
     )
+
+
+def test_the_prompts_examples_read_as_the_renderer_writes() -> None:
+    """The few-shot examples hold transcripts as text; two of them, rebuilt as samples,
+    render to exactly that text, so the examples show the judge the real format."""
+    from tracegrade.judge.templates import load_prompt
+
+    timeout = ToolOutcome(status=ToolStatus.ERROR, error_type="TimeoutError")
+    dentist = sample(
+        HumanMessage(content="Cancel my dentist appointment on Friday at 3pm."),
+        AIMessage(content="", tool_calls=[call("list_appointments", "1", day="Friday")]),
+        ToolMessage(
+            content='[{"id":"ap-77","time":"15:00","title":"Dentist"},'
+            '{"id":"ap-78","time":"17:00","title":"Gym"}]',
+            tool_call_id="1",
+            outcome=OK,
+        ),
+        AIMessage(content="", tool_calls=[call("cancel_appointment", "2", id="ap-78")]),
+        ToolMessage(
+            content="the calendar service did not answer within 10 s",
+            tool_call_id="2",
+            outcome=timeout,
+        ),
+        AIMessage(content="", tool_calls=[call("cancel_appointment", "3", id="ap-78")]),
+        ToolMessage(content='{"cancelled":"ap-78"}', tool_call_id="3", outcome=OK),
+        AIMessage(content="Your dentist appointment on Friday at 3pm is cancelled."),
+    )
+    example = load_prompt("trajectory_without_reference").examples[1]
+    assert render_transcript(dentist).text == example.variables["transcript"]
+
+    booking = sample(
+        HumanMessage(content="Book Trattoria Luigi for the four of us at 8 tonight."),
+        AIMessage(
+            content="Booking it now.",
+            tool_calls=[
+                call("book_table", "b", restaurant="Trattoria Luigi", time="20:00", people=2)
+            ],
+        ),
+        ToolMessage(
+            content='{"booking":"TL-3310","people":2,"time":"20:00"}', tool_call_id="b", outcome=OK
+        ),
+        AIMessage(content="Your table at Trattoria Luigi is booked for 8 pm (booking TL-3310)."),
+        reference_tool_calls=[
+            call("book_table", "r", restaurant="Trattoria Luigi", time="20:00", people=4)
+        ],
+        reference="A table for four at Trattoria Luigi at 8 pm, confirmed to the person.",
+    )
+    example = load_prompt("trajectory_with_reference").examples[1]
+    assert render_transcript(booking).text == example.variables["transcript"]
+    assert render_reference(booking) == example.variables["reference"]
