@@ -60,6 +60,7 @@ PUBLIC = {
     "tracegrade.metrics.tool_calls": ["ToolCallAccuracy", "ToolCallF1", "ToolCorrectnessMetric"],
     "tracegrade.metrics.topic": ["TopicAdherenceScore"],
     "tracegrade.metrics.trajectory": ["TrajectoryMatch"],
+    "tracegrade.metrics.trajectory_judge": ["TrajectoryJudge"],
     "tracegrade.metrics.tool_error_recovery": ["ToolErrorRecovery"],
     "tracegrade.metrics.handoffs": ["HandoffMatch"],
     "tracegrade.metrics.arguments": ["ArgumentMatch", "any_of", "optional"],

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .metrics.tool_error_recovery import ToolErrorRecovery
     from .metrics.topic import TopicAdherenceScore
     from .metrics.trajectory import TrajectoryMatch
+    from .metrics.trajectory_judge import TrajectoryJudge
     from .metrics.validity import ToolCallValidity
     from .model.messages import (
         AIMessage,
@@ -96,6 +97,7 @@ _MODULE_OF = {
     "ToolCallEfficiency": "metrics.efficiency",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "TrajectoryJudge": "metrics.trajectory_judge",
     "ToolErrorRecovery": "metrics.tool_error_recovery",
     "HandoffMatch": "metrics.handoffs",
     "TokenBudget": "metrics.budgets",
@@ -209,6 +211,7 @@ __all__ = [
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "TrajectoryJudge",
     "TrajectoryMatch",
     "__version__",
     "aevaluate",
