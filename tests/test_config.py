@@ -364,7 +364,8 @@ ERRORS = [
         "handoff_match, "
         "latency_budget, non_llm_string_similarity, string_presence, token_budget, "
         "tool_call_accuracy, tool_call_efficiency, tool_call_f1, tool_call_validity, "
-        "tool_correctness, tool_error_recovery, topic_adherence, trajectory_match",
+        "tool_correctness, tool_error_recovery, topic_adherence, trajectory_judge, "
+        "trajectory_match",
     ),
     (
         'metrics = ["tool_call_f1:bogus=1"]',

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .metrics.tool_error_recovery import ToolErrorRecovery
     from .metrics.topic import TopicAdherenceScore
     from .metrics.trajectory import TrajectoryMatch
+    from .metrics.trajectory_judge import TrajectoryJudge
     from .metrics.validity import ToolCallValidity
     from .model.messages import (
         AIMessage,
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
     from .pricing import PriceTable, read_prices
+    from .report.agreement import Agreement, agreement
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
@@ -96,6 +98,7 @@ _MODULE_OF = {
     "ToolCallEfficiency": "metrics.efficiency",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "TrajectoryJudge": "metrics.trajectory_judge",
     "ToolErrorRecovery": "metrics.tool_error_recovery",
     "HandoffMatch": "metrics.handoffs",
     "TokenBudget": "metrics.budgets",
@@ -114,6 +117,8 @@ _MODULE_OF = {
     "LoadedRun": "report.loaded",
     "load_run": "report.loaded",
     "RunComparison": "report.compare",
+    "Agreement": "report.agreement",
+    "agreement": "report.agreement",
     "compare_runs": "report.compare",
     "report_results_file": "report.reports",
     "SampleResult": "model.results",
@@ -166,6 +171,7 @@ __all__ = [
     "AIMessage",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
+    "Agreement",
     "ArgumentMatch",
     "ConversionError",
     "CostBudget",
@@ -208,9 +214,11 @@ __all__ = [
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "TrajectoryJudge",
     "TrajectoryMatch",
     "__version__",
     "aevaluate",
+    "agreement",
     "aiter_evaluate",
     "any_of",
     "compare_runs",

@@ -21,6 +21,7 @@ from .tool_error_recovery import ToolErrorRecovery
 from .tool_errors import parse_alternatives, parse_error_kinds
 from .topic import TopicAdherenceScore
 from .trajectory import TrajectoryMatch
+from .trajectory_judge import TrajectoryJudge
 from .validity import ToolCallValidity
 
 __all__ = ["METRICS", "MetricSpecError", "build_metric", "options_of", "set_matching"]
@@ -42,6 +43,7 @@ METRICS: dict[str, type[Metric]] = {
     "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,
     "agent_goal_accuracy_without_reference": AgentGoalAccuracyWithoutReference,
     "criteria": Criteria,
+    "trajectory_judge": TrajectoryJudge,
 }
 
 
