@@ -13,11 +13,12 @@ from typing import Any
 import pytest
 from tests.judge.server import JudgeServer, Reply, judge_env, judge_server  # noqa: F401
 
-from tracegrade import Criteria, MultiTurnSample, evaluate, iter_jsonl
+from tracegrade import Criteria, MultiTurnSample, ToolMessage, evaluate, iter_jsonl
 from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
 from tracegrade.cli.config import ConfigError, load_config
 from tracegrade.judge import OpenAIJudge
 from tracegrade.judge.templates import load_prompt
+from tracegrade.judge.transcripts import call_text
 from tracegrade.metrics.criteria import Rubric
 from tracegrade.metrics.registry import MetricSpecError, build_metric
 from tracegrade.run.run_record import describe_metric
@@ -174,12 +175,93 @@ def test_the_prompt_for_real_conversations_matches_its_snapshot(
     assert metric.criteria in sent
     for label, meaning in (metric.rubric or Rubric({"fail": "-", "pass": "-"})).levels:
         assert f"- {label}: " in sent and (metric.rubric is None or meaning in sent)
-    for message in sample.user_input:
-        for call in getattr(message, "tool_calls", None) or ():
-            assert f"AI calls tool {call.name} [{call.id}]: " in sent
+    calls = [c for m in sample.user_input for c in getattr(m, "tool_calls", None) or ()]
+    results = [m.content for m in sample.user_input if isinstance(m, ToolMessage)]
+    for call in calls:
+        assert f". The agent called {call_text(call)}\n" in sent
+    for result in results:
+        assert f"): {result}\n" in sent
     assert ("Reference:\n" + reference in sent) if reference else "Reference:" not in sent
     if "reference_tool_calls" in metric.include and sample.reference_tool_calls:
-        assert "Reference tool calls:\n- " in sent
+        assert (
+            f"Reference tool calls, in order:\n1. {call_text(sample.reference_tool_calls[0])}"
+            in sent
+        )
+
+
+def test_the_prompt_examples_are_what_the_metric_writes() -> None:
+    """The few-shot examples show samples exactly as a real question shows them."""
+    pizza = MultiTurnSample(
+        user_input=[
+            {
+                "type": "human",
+                "content": "Two large pizzas, one margherita and one funghi, "
+                "delivered to 4 Elm Street.",
+            },
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"name": "charge_card", "args": {"amount": 31.0}, "id": "p1"}],
+            },
+            {
+                "type": "tool",
+                "content": "charged 31.00 EUR",
+                "tool_call_id": "p1",
+                "outcome": {"status": "ok"},
+            },
+            {"type": "ai", "content": "Done! Your pizzas are on their way to 4 Elm Street."},
+        ]
+    )
+    book = MultiTurnSample(
+        user_input=[
+            {"type": "human", "content": "Renew my library book, the one due Friday."},
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"name": "renew_loan", "args": {"item": "due-friday"}, "id": "r1"}],
+            },
+            {
+                "type": "tool",
+                "content": "item reserved by another reader",
+                "tool_call_id": "r1",
+                "outcome": {"status": "error", "error_type": "reserved"},
+            },
+            {
+                "type": "ai",
+                "content": "I couldn't renew it: another reader has reserved that book, so it "
+                "has to go back by Friday. I can put you on the reservation list for when it "
+                "returns, if you like.",
+            },
+        ],
+        reference="The user learns the book cannot be renewed, and why.",
+    )
+    prompt = load_prompt("criteria")
+    shown = [example.variables["sample"] for example in prompt.examples]
+    metric = Criteria(criteria="any")
+    assert shown == [metric.shown(pizza), metric.shown(book)]
+    numbered = Criteria(criteria="any", rubric={1: "a", 2: "b", 3: "c", 4: "d"})
+    assert [line[:5] for line in prompt.examples[1].variables["levels"].splitlines()] == [
+        line[:5] for line in numbered.variables(book)["levels"].splitlines()
+    ]
+    assert prompt.examples[0].variables["levels"] == metric.variables(pizza)["levels"]
+
+
+def test_a_long_run_is_shortened_and_the_row_says_so(
+    judge_server: JudgeServer,  # noqa: F811
+) -> None:
+    judge_server.respond(passing_judge)
+    long = MultiTurnSample(
+        user_input=[
+            {"type": "human", "content": "Summarise this: " + "word " * 2_000},
+            {"type": "ai", "content": "A summary."},
+        ]
+    )
+    metric = Criteria(name="brief", criteria="Brief.", llm=judge_at(judge_server))
+    (row,) = evaluate([long], [metric])
+    shortened = row.scores["brief"].details["shortened"]
+    # the default budget cuts a text at 3,000 characters: 16 + 10,000 - 3,000 cut
+    assert (shortened["texts_cut"], shortened["characters_cut"]) == (1, 7_016)
+    assert "[... 7,016 characters cut]" in question(judge_server.requests[0].body)
 
 
 # -- against the judge server ----------------------------------------------------------------
@@ -404,7 +486,7 @@ def test_config_tables_end_to_end_and_by_name(
     asked = [
         question(r.body) for r in judge_server.requests if "lowest first:\n- 1:" in question(r.body)
     ]
-    assert len(asked) == 3 and all("Reference tool calls:\n- " in text for text in asked)
+    assert len(asked) == 3 and all("Reference tool calls, in order:\n1. " in text for text in asked)
 
     # --metric NAME picks one configured criterion
     only = tmp_path / "only.jsonl"

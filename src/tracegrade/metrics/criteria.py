@@ -2,8 +2,10 @@
 
 One judge call per sample. The judge reads the criteria, the levels it may choose from
 (lowest first, each with its meaning), and the fields of the sample the metric shows it
-(the conversation, the ``reference`` when the sample has one), and answers with a level
-and a reason. The level becomes a value in 0..1:
+(the conversation as a transcript with numbered steps, from
+:mod:`tracegrade.judge.transcripts`, within its default budget; the ``reference`` when
+the sample has one), and answers with a level and a reason. The level becomes a value in
+0..1:
 
 - plain criteria: ``pass`` is 1.0, ``fail`` 0.0;
 - a rubric of numbered levels (``{1: "...", 5: "..."}``): (level - lowest) / (highest -
@@ -34,9 +36,9 @@ _SAMPLE_FIELD = {
     "reference_tool_calls": "reference_tool_calls",
 }
 _HEADINGS = {
-    "conversation": "Conversation",
+    "conversation": "Transcript of the conversation",
     "reference": "Reference",
-    "reference_tool_calls": "Reference tool calls",
+    "reference_tool_calls": "Reference tool calls, in order",
 }
 PASS_FAIL: dict[str | int, str] = {
     "fail": "the conversation does not meet the criteria",
@@ -243,16 +245,22 @@ class Criteria(JudgedMetric):
     def shown(self, sample: MultiTurnSample) -> str:
         """The included fields of ``sample`` as the prompt shows them, under headings;
         MissingFieldError when the sample has none of them."""
+        return self._shown(sample)[0]
+
+    def _shown(self, sample: MultiTurnSample) -> tuple[str, dict[str, Any]]:
+        """:meth:`shown`, and what the transcript's budget shortened (empty if nothing)."""
         from ..errors import MissingFieldError
-        from ..judge.templates import render_conversation
+        from ..judge.transcripts import render_transcript
 
         parts = []
+        shortened: dict[str, Any] = {}
         for field in self.include:
             value = getattr(sample, _SAMPLE_FIELD[field])
             if value is None:
                 continue
             if field == "conversation":
-                text = render_conversation(value)
+                transcript = render_transcript(sample)
+                text, shortened = transcript.text, dict(transcript.shortened)
             elif field == "reference_tool_calls":
                 text = _calls_text(value)
             else:
@@ -263,16 +271,17 @@ class Criteria(JudgedMetric):
             raise MissingFieldError(
                 f"{self.name} shows the judge {names}, and this sample has none of them"
             )
-        return "\n\n".join(parts)
+        return "\n\n".join(parts), shortened
 
     def variables(self, sample: MultiTurnSample) -> dict[str, str]:
         """What the prompt's template is filled with for ``sample``: the criteria, the
         levels (:meth:`Rubric.text`) and the fields shown (:meth:`shown`)."""
-        return {
-            "criteria": self.criteria,
-            "levels": self._scale.text(),
-            "sample": self.shown(sample),
-        }
+        return self._variables(sample)[0]
+
+    def _variables(self, sample: MultiTurnSample) -> tuple[dict[str, str], dict[str, Any]]:
+        shown, shortened = self._shown(sample)
+        variables = {"criteria": self.criteria, "levels": self._scale.text(), "sample": shown}
+        return variables, shortened
 
     async def ascore(self, sample: Sample) -> Score:
         from ..judge.base import JudgeError
@@ -281,7 +290,8 @@ class Criteria(JudgedMetric):
         self.check(sample)
         assert isinstance(sample, MultiTurnSample)
         prompt = load_prompt(PROMPT)
-        answer = await self.ask(prompt.request(self.variables(sample), schema=self._schema))
+        variables, shortened = self._variables(sample)
+        answer = await self.ask(prompt.request(variables, schema=self._schema))
         reason = str(answer.data["reason"]).strip()
         if not reason:
             raise JudgeError(
@@ -299,13 +309,15 @@ class Criteria(JudgedMetric):
             ],
             "prompt": {"name": prompt.name, "version": prompt.version},
         }
+        if shortened:  # the run was too long for the transcript's budget: what was cut
+            details["shortened"] = shortened
         return self.result(value, reason, details, answer.usage)
 
 
 def _calls_text(calls: Sequence[Any]) -> str:
-    """Reference tool calls, one ``- name {args}`` line each (``(none)`` if empty)."""
-    from .._json import dumps
+    """Reference tool calls, numbered, each as it reads in code (``(none)`` if empty)."""
+    from ..judge.transcripts import call_text
 
     if not calls:
         return "(none)"
-    return "\n".join(f"- {call.name} {dumps(call.args).decode()}" for call in calls)
+    return "\n".join(f"{number}. {call_text(call)}" for number, call in enumerate(calls, 1))
