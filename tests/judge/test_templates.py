@@ -18,7 +18,13 @@ from tracegrade.judge.templates import (
 )
 from tracegrade.metrics.topic import _schema
 
-PACKAGED = ["goal_with_reference", "goal_without_reference", "topic_adherence"]
+PACKAGED = [
+    "argument_equivalence",
+    "goal_with_reference",
+    "goal_without_reference",
+    "topic_adherence",
+]
+WITHOUT_CONVERSATION = {"argument_equivalence"}  # judges argument values, not a conversation
 FOLDER = Path(__file__).resolve().parents[2] / "src" / "tracegrade" / "judge" / "prompts"
 
 
@@ -27,7 +33,7 @@ def test_every_packaged_prompt_loads_and_is_checked() -> None:
     for name in PACKAGED:
         prompt = load_prompt(name)
         assert prompt.name == name and prompt.version
-        assert "conversation" in prompt.variables
+        assert ("conversation" in prompt.variables) != (name in WITHOUT_CONVERSATION)
         assert len(prompt.examples) >= 2
         for example in prompt.examples:
             assert problem_with(example.answer, prompt.schema) is None
