@@ -28,6 +28,7 @@ from tracegrade import (
     evaluate,
 )
 from tracegrade.cli import EXIT_OK, main
+from tracegrade.io.store import run_record_path
 from tracegrade.judge import OpenAIJudge, Usage
 from tracegrade.metrics.arguments import ArgumentMatch, any_of
 from tracegrade.metrics.judged import asks_judge
@@ -251,6 +252,20 @@ def test_a_malformed_answer_is_a_counted_failure_with_its_cause(
     assert results["tool_call_accuracy"] == [None, None]  # never a number
 
 
+def test_the_run_bounds_its_samples_at_the_judge_like_any_judged_metric(
+    judge_server: JudgeServer,  # noqa: F811
+) -> None:
+    judge_server.respond(sensible_verdicts)
+    judge_server.latency = 0.05  # long enough for the samples to overlap
+    samples = [trip(str(n), [hotel("NYC")], [hotel("New York")]) for n in range(6)]
+    metric = ToolCallAccuracy(matching=CITY)
+    metric.llm = server_judge(judge_server, cache=False)  # the samples ask alike
+    results = evaluate(samples, [metric], concurrency=2)
+    assert results["tool_call_accuracy"] == [1.0] * 6
+    assert judge_server.count == 6
+    assert judge_server.max_in_flight == 2  # concurrency=2 holds for it
+
+
 def test_a_rerun_is_served_from_the_cache(
     judge_server: JudgeServer,  # noqa: F811
     tmp_path: Path,
@@ -303,6 +318,9 @@ def test_the_command_line_and_the_config_file(
     (request,) = judge_server.requests
     asked = request.body["messages"][-1]["content"]
     assert "Guidance: abbreviations of a city are that city" in asked
+    record = json.loads(run_record_path(out).read_text())
+    assert record["judge"] == f"test-judge at {judge_server.url}"  # the run names its judge
+    assert record["judge_usage"]["requests"] == 1
 
     # the rule in the metric spec, as MODE+ARGUMENT=RULE
     spec = "tool_call_f1:matching=exact+city=semantic"
@@ -417,3 +435,13 @@ def test_instructions_must_be_text() -> None:
         "rule": "semantic",
         "instructions": "x",
     }
+
+
+def test_assert_score_asks_the_judge_from_synchronous_code() -> None:
+    from tracegrade.testing import assert_score
+
+    judge = ScriptedJudge({"verdicts": [{"pair": 1, "reason": "the same city", "same": True}]})
+    metric = ToolCallAccuracy(matching=CITY)
+    metric.llm = judge
+    score = assert_score(trip("s", [hotel("NYC")], [hotel("New York")]), metric)
+    assert score.value == 1.0 and len(judge.requests) == 1
