@@ -65,6 +65,7 @@ PUBLIC = {
     "tracegrade.metrics.tool_error_recovery": ["ToolErrorRecovery"],
     "tracegrade.metrics.handoffs": ["HandoffMatch"],
     "tracegrade.metrics.arguments": ["ArgumentMatch", "any_of", "optional"],
+    "tracegrade.metrics.semantic": ["semantic"],
     "tracegrade.metrics.validity": ["ToolCallValidity"],
     "tracegrade.metrics.budgets": ["CostBudget", "LatencyBudget", "TokenBudget"],
     "tracegrade.pricing": ["PriceTable", "read_prices"],

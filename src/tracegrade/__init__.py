@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .metrics.efficiency import ToolCallEfficiency
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.handoffs import HandoffMatch
+    from .metrics.semantic import semantic
     from .metrics.strings import (
         DistanceMeasure,
         ExactMatch,
@@ -110,6 +111,7 @@ _MODULE_OF = {
     "ArgumentMatch": "metrics.arguments",
     "any_of": "metrics.arguments",
     "optional": "metrics.arguments",
+    "semantic": "metrics.semantic",
     "ToolCallValidity": "metrics.validity",
     "TopicAdherenceScore": "metrics.topic",
     "EvaluationResult": "run.results",
@@ -232,5 +234,6 @@ __all__ = [
     "read_prices",
     "report_results_file",
     "sample_from_messages",
+    "semantic",
     "to_openai",
 ]

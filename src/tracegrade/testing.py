@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .metrics.base import Metric
-from .metrics.judged import JudgedMetric
+from .metrics.judged import JudgeAsking, JudgedMetric, asks_judge
 from .metrics.matching import best_pairing, render_value
 from .metrics.registry import build_metric
 from .model.messages import ToolCall
@@ -42,11 +42,15 @@ def assert_score(sample: Sample, metric: Metric | str, threshold: float | None =
     """
     __tracebackhide__ = True
     chosen = _metric(metric)
-    if isinstance(chosen, JudgedMetric) and _loop_is_running():
+    if asks_judge(chosen) and _loop_is_running():
         raise RuntimeError(
             f"{chosen.name} asks an LLM judge and an event loop is running here: "
             "use 'await aassert_score(...)' instead of assert_score(...)"
         )
+    if asks_judge(chosen) and not isinstance(chosen, JudgedMetric):
+        # a deterministic metric with a judged rule (semantic arguments) is scored
+        # with ascore only
+        return _check(sample, chosen, asyncio.run(_judged_score(chosen, sample)), threshold)
     return _check(sample, chosen, chosen.score(sample), threshold)
 
 
@@ -56,7 +60,7 @@ async def aassert_score(
     """:func:`assert_score` for async code: awaits ``metric.ascore(sample)``."""
     __tracebackhide__ = True
     chosen = _metric(metric)
-    if isinstance(chosen, JudgedMetric):
+    if asks_judge(chosen):
         score = await _judged_score(chosen, sample)
     else:
         score = await chosen.ascore(sample)
@@ -67,7 +71,7 @@ _judge_users: dict[tuple[int, int], int] = {}
 """How many aassert_score calls use each (event loop, judge) pair right now."""
 
 
-async def _judged_score(metric: JudgedMetric, sample: Sample) -> Score:
+async def _judged_score(metric: JudgeAsking, sample: Sample) -> Score:
     """``await metric.ascore(sample)``, then close the judge's connections, which belong
     to this event loop (a test's loop ends with the test), unless other calls running
     in the loop still use them."""

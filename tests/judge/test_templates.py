@@ -19,6 +19,7 @@ from tracegrade.judge.templates import (
 from tracegrade.metrics.topic import _schema
 
 PACKAGED = [
+    "argument_equivalence",
     "criteria",
     "goal_with_reference",
     "goal_without_reference",
@@ -26,6 +27,7 @@ PACKAGED = [
     "trajectory_with_reference",
     "trajectory_without_reference",
 ]
+WITHOUT_CONVERSATION = {"argument_equivalence"}  # judges argument values, not a conversation
 FOLDER = Path(__file__).resolve().parents[2] / "src" / "tracegrade" / "judge" / "prompts"
 
 
@@ -34,8 +36,10 @@ def test_every_packaged_prompt_loads_and_is_checked() -> None:
     for name in PACKAGED:
         prompt = load_prompt(name)
         assert prompt.name == name and prompt.version
-        # what is judged (criteria's sample: the transcript and the fields shown with it)
-        assert prompt.variables & {"conversation", "transcript", "sample"}
+        # what is judged (criteria's sample: the transcript and the fields shown with it);
+        # the argument prompt judges values, not a conversation
+        judged = prompt.variables & {"conversation", "transcript", "sample"}
+        assert bool(judged) != (name in WITHOUT_CONVERSATION)
         assert len(prompt.examples) >= 2
         for example in prompt.examples:
             assert problem_with(example.answer, prompt.schema) is None

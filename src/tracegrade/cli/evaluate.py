@@ -16,7 +16,7 @@ from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import judged_metrics
 from ..metrics.registry import MetricSpecError, build_metric, options_of, set_matching
 from ..run.progress import ProgressMode
 from ..run.results import EvaluationResult, SummaryAccumulator
@@ -392,7 +392,7 @@ def _shown_under(mean: float, least: float) -> str:
 def attach_judge(settings: Settings) -> None:
     """Give the judged metrics one judge, from the settings and the environment (the run
     record describes it from there)."""
-    judged = [metric for metric in settings.metrics if isinstance(metric, JudgedMetric)]
+    judged = judged_metrics(settings.metrics)
     if not judged:
         return
     from ..judge.client import default_judge

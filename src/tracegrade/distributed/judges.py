@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from ..judge.client import OpenAIJudge, default_judge
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import JudgeAsking, asks_judge
 
 
 def for_workers(metrics: Sequence[Metric], concurrency: int) -> list[Metric]:
@@ -32,18 +32,18 @@ def for_workers(metrics: Sequence[Metric], concurrency: int) -> list[Metric]:
     given are not changed."""
     shipped: list[Metric] = []
     for metric in metrics:
-        judge = _openai_judge(metric) if isinstance(metric, JudgedMetric) else None
+        judge = _openai_judge(metric) if asks_judge(metric) else None
         if judge is None:
             shipped.append(metric)
             continue
         twin = copy.copy(metric)
-        assert isinstance(twin, JudgedMetric)
+        assert isinstance(twin, JudgeAsking)
         twin.llm = judge.with_concurrency(concurrency)
         shipped.append(twin)
     return shipped
 
 
-def _openai_judge(metric: JudgedMetric) -> OpenAIJudge | None:
+def _openai_judge(metric: JudgeAsking) -> OpenAIJudge | None:
     """The metric's OpenAIJudge: its ``llm``, or the default judge when it has none and
     one is configured (without one, the metric fails on every sample, on a worker as on
     one machine)."""

@@ -269,9 +269,9 @@ def _write_parquet(
     """Every row, in order, as the Parquet table ``evaluate(parquet=...)`` writes: read
     a partition at a time from its part file (or from the rows brought back)."""
     from ..io.parquet import ParquetRows
-    from ..metrics.judged import JudgedMetric
+    from ..metrics.judged import judged_metrics
 
-    judged = [metric.name for metric in metrics if isinstance(metric, JudgedMetric)]
+    judged = [metric.name for metric in judged_metrics(metrics)]
     with ParquetRows(path, summary.metric_names, judged) as table:
         for partition in partitions:
             found = (

@@ -27,6 +27,9 @@ key rule of a mode holds at every level of nested dicts.
 References can say more inside their ``args``, in JSON-safe form: ``{"$any_of": [a, b]}``
 (any one of these values) and ``{"$optional": v}`` (may be absent; compared with ``v``
 when present); :func:`any_of` and :func:`optional` build them.
+
+An argument rule may be judged: ``arguments={"city": semantic()}`` (see
+:mod:`tracegrade.metrics.semantic`); :meth:`ArgumentMatch.asks_judge` says so.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from .matching import MISSING, ArgumentScore, StringComparison, best_pairing, render_value
+from .semantic import RULE_NAME, SemanticRule, entering_tool
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS
 
@@ -161,7 +165,8 @@ class ArgumentMatch:
     ``tools`` gives a whole other rule for one tool's calls; ``arguments`` another rule
     for one argument path (dot notation: ``"filters.city"``): an ArgumentMatch, any
     string metric (``similarity(response, reference)``, applied to both values' string
-    forms) or a callable ``(predicted, reference) -> float | bool``. ``paths``: only these
+    forms), :func:`~tracegrade.metrics.semantic.semantic` (an LLM judge decides) or a
+    callable ``(predicted, reference) -> float | bool``. ``paths``: only these
     argument paths are compared. A nested dict or list scores its lowest part's score.
     """
 
@@ -203,6 +208,17 @@ class ArgumentMatch:
             _check_argument_rule(path, rule)
         object.__setattr__(self, "tools", _FrozenMapping(self.tools))
         object.__setattr__(self, "arguments", _FrozenMapping(self.arguments))
+        judged = any(rule.asks_judge() for rule in self.tools.values()) or any(
+            isinstance(rule, SemanticRule)
+            or (isinstance(rule, ArgumentMatch) and rule.asks_judge())
+            for rule in self.arguments.values()
+        )
+        object.__setattr__(self, "_judged", judged)
+
+    def asks_judge(self) -> bool:
+        """Whether a rule here (or in a tool's or an argument's own rule) is judged by
+        an LLM (:func:`~tracegrade.metrics.semantic.semantic`)."""
+        return bool(self.__dict__["_judged"])
 
     # CallMatcher
 
@@ -229,6 +245,8 @@ class ArgumentMatch:
             return 1.0, [], []
         if predicted.unparsed_args is not None or reference.unparsed_args is not None:
             return _unparsed_score(predicted, reference)
+        if self.__dict__["_judged"]:  # judged pairs name their tool
+            entering_tool(reference.name)
         if self.paths is not None:
             return self._score_paths(predicted.args, reference.args)
         return self._score_arguments(predicted.args, reference.args)
@@ -449,7 +467,7 @@ def _check_choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
 
 
 def _check_argument_rule(path: str, rule: Any) -> None:
-    if isinstance(rule, ArgumentMatch):
+    if isinstance(rule, (ArgumentMatch, SemanticRule)):
         return
     if isinstance(rule, type) or not callable(getattr(rule, "similarity", rule)):
         raise TypeError(
@@ -462,6 +480,8 @@ def _compare_by(rule: Any, actual: Any, expected: Any, path: str) -> Outcome:
     """Score a value by the override ``rule`` given for its path."""
     if isinstance(rule, ArgumentMatch):
         return rule._compare(actual, expected, "")
+    if isinstance(rule, SemanticRule):
+        return rule.compare(actual, expected, path)
     similarity = getattr(rule, "similarity", None)
     if similarity is not None:
         value = float(similarity(render_value(actual), render_value(expected)))
@@ -557,15 +577,32 @@ def _read_option(cls: type[ArgumentMatch], key: str, value: Any, at: str) -> Any
 
 
 def _read_argument_rule(cls: type[ArgumentMatch], rule: Any, at: str) -> Any:
+    if rule == RULE_NAME:
+        return SemanticRule()
+    if isinstance(rule, Mapping) and "rule" in rule:
+        return _read_semantic(rule, at)
     if isinstance(rule, str):
         try:
             metric = build_from(rule, STRING_METRICS)
         except MetricSpecError as error:
-            raise ValueError(f"{at}: {error}") from None
+            raise ValueError(f"{at}: {error}; or 'semantic' (an LLM judges)") from None
         if not callable(getattr(metric, "similarity", None)):
             raise ValueError(f"{at}: {rule!r} is not a string metric")
         return metric
     return _from_dict(cls, rule, at)
+
+
+def _read_semantic(table: Mapping[str, Any], at: str) -> SemanticRule:
+    """A rule written as a table: ``{rule = "semantic", instructions = "..."}``."""
+    if table["rule"] != RULE_NAME:
+        raise ValueError(f"{at}.rule: the only rule written as a table is {RULE_NAME!r}")
+    unknown = sorted(set(table) - {"rule", "instructions"})
+    if unknown:
+        raise ValueError(f"{at}.{unknown[0]}: unknown option; options are instructions, rule")
+    instructions = table.get("instructions")
+    if instructions is not None and not (isinstance(instructions, str) and instructions.strip()):
+        raise ValueError(f"{at}.instructions: expected non-empty text, got {instructions!r}")
+    return SemanticRule(instructions)
 
 
 def _to_dict(match: ArgumentMatch) -> dict[str, Any]:
@@ -591,6 +628,8 @@ def _to_dict(match: ArgumentMatch) -> dict[str, Any]:
 def _argument_rule_dict(path: str, rule: Any) -> Any:
     if isinstance(rule, ArgumentMatch):
         return _to_dict(rule)
+    if isinstance(rule, SemanticRule):
+        return rule.to_config()
     if callable(getattr(rule, "similarity", None)):
         return _metric_spec(path, rule)
     raise TypeError(f"arguments[{path!r}]: a callable cannot be written to a config file")

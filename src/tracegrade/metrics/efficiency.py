@@ -18,6 +18,7 @@ from ..model.steps import ToolStatus
 from .base import Metric
 from .matching import CallMatcher, checked_matcher
 from .repeats import Earlier, Repeat, Repeats, Why, call_kinds, find_repeats
+from .semantic import refuse_semantic
 
 if TYPE_CHECKING:
     from ..model.call_steps import CallStep
@@ -79,6 +80,7 @@ class ToolCallEfficiency(Metric):
         super().__init__(name=name, threshold=threshold)
         self.repeatable = _names(repeatable)
         self.matching = checked_matcher(matching)
+        refuse_semantic(self.matching, self.name)
 
     def score(self, sample: Sample) -> Score:
         self.check(sample)

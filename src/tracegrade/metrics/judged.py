@@ -1,4 +1,6 @@
-"""JudgedMetric: the base of the metrics that ask an LLM judge.
+"""JudgedMetric: the base of the metrics that ask an LLM judge; JudgeAsking: what the
+runner needs of any metric that may ask one (a deterministic metric holding a judged
+rule, such as a semantic argument rule, asks one too); :func:`asks_judge` tells them.
 
 The judge is ``metric.llm`` (the attribute ragas users set: ``scorer.llm = ...``), any
 object following :class:`tracegrade.judge.Judge`; when it is ``None`` the judge
@@ -9,7 +11,8 @@ coroutine and works only where no event loop is running.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .base import Metric
 
@@ -19,14 +22,15 @@ if TYPE_CHECKING:
     from ..model.samples import Sample
 
 
-class JudgedMetric(Metric):
-    """A metric whose verdict comes from an LLM judge."""
+class JudgeAsking(Metric):
+    """A metric that may ask an LLM judge: its judge (``llm``, else the environment's),
+    :meth:`ask` and :meth:`release`. :meth:`asks_judge` says whether this one does, so
+    the runner bounds its concurrency, counts its judge usage and closes its judge's
+    connections only when it does."""
 
-    def __init__(
-        self, llm: Judge | None = None, *, name: str | None = None, threshold: float | None = None
-    ) -> None:
-        super().__init__(name=name, threshold=threshold)
-        self.llm = llm
+    def asks_judge(self) -> bool:
+        """Whether scoring a sample may ask the judge (a JudgedMetric always does)."""
+        return True
 
     def judge(self) -> Judge:
         """The judge this metric asks: ``llm`` if set, else the environment's
@@ -52,6 +56,39 @@ class JudgedMetric(Metric):
 
         return await ask(self.judge(), request)
 
+    async def release(self) -> None:
+        """Close the connections the judge opened in the running event loop, if it has
+        any to close (``aclose()``, as OpenAIJudge has); it reopens them when asked
+        again. Called when a run's event loop is about to end."""
+        try:
+            judge = self.judge()
+        except Exception:
+            return  # no judge configured: nothing was opened
+        close = getattr(judge, "aclose", None)
+        if callable(close):
+            await close()
+
+
+def asks_judge(metric: Metric) -> TypeGuard[JudgeAsking]:
+    """Whether scoring with ``metric`` asks an LLM judge: a JudgedMetric, or a metric
+    holding a judged rule (``ArgumentMatch(arguments={"city": semantic()})``)."""
+    return isinstance(metric, JudgeAsking) and metric.asks_judge()
+
+
+def judged_metrics(metrics: Sequence[Metric]) -> list[JudgeAsking]:
+    """The metrics of ``metrics`` that ask an LLM judge, in order."""
+    return [metric for metric in metrics if asks_judge(metric)]
+
+
+class JudgedMetric(JudgeAsking):
+    """A metric whose verdict comes from an LLM judge."""
+
+    def __init__(
+        self, llm: Judge | None = None, *, name: str | None = None, threshold: float | None = None
+    ) -> None:
+        super().__init__(name=name, threshold=threshold)
+        self.llm = llm
+
     def score(self, sample: Sample) -> Score:
         """Score one sample synchronously, where no event loop is running (scripts,
         the CLI); inside one (notebooks, async code) use ``await metric.ascore(sample)``."""
@@ -75,15 +112,3 @@ class JudgedMetric(Metric):
             return await self.ascore(sample)
         finally:
             await self.release()
-
-    async def release(self) -> None:
-        """Close the connections the judge opened in the running event loop, if it has
-        any to close (``aclose()``, as OpenAIJudge has); it reopens them when asked
-        again. Called when a run's event loop is about to end."""
-        try:
-            judge = self.judge()
-        except Exception:
-            return  # no judge configured: nothing was opened
-        close = getattr(judge, "aclose", None)
-        if callable(close):
-            await close()

@@ -12,6 +12,8 @@ from .criteria import Criteria, read_rubric, shown_fields
 from .efficiency import ToolCallEfficiency
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .handoffs import HandoffMatch
+from .semantic import refuse_semantic
+from .semantic_judge import SemanticArguments
 from .specs import MetricSpecError, build_from, options_of
 from .strings import STRING_METRICS, ExactMatch, StringMetric
 from .tool_call_accuracy import ToolCallAccuracy
@@ -55,8 +57,18 @@ def _string_metric(text: str) -> StringMetric:
 
 
 def _matching(text: str) -> Any:
+    """A mode, then any per-argument rules after ``+``: ``typed+city=semantic``."""
+    mode, *rules = text.split("+")
+    table: dict[str, Any] = {"mode": mode}
+    for item in rules:
+        path, equals, rule = item.partition("=")
+        if not (path and equals and rule):
+            raise MetricSpecError(
+                f"matching={text}: expected MODE+ARGUMENT=RULE (typed+city=semantic), got {item!r}"
+            )
+        table.setdefault("arguments", {})[path] = rule
     try:
-        return ArgumentMatch.from_dict({"mode": text})
+        return ArgumentMatch.from_dict(table, where="matching")
     except (TypeError, ValueError) as error:
         raise MetricSpecError(str(error)) from None
 
@@ -96,6 +108,8 @@ def set_matching(metric: Metric, table: Mapping[str, Any], where: str) -> None:
         )
     try:
         matching = ArgumentMatch.from_dict(table, where=where)
+        if not isinstance(metric, SemanticArguments):
+            refuse_semantic(matching, f"{where}: {metric.name}")
     except (TypeError, ValueError) as error:
         raise MetricSpecError(str(error)) from None
     metric.matching = matching  # type: ignore[attr-defined]  # every metric taking it keeps it

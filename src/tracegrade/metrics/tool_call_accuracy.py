@@ -29,6 +29,7 @@ from .matching import (
     describe_calls,
     exact_argument_score,
 )
+from .semantic_judge import SemanticArguments
 from .strings import ExactMatch
 from .turns import checked_or_by_turn
 
@@ -67,7 +68,7 @@ def _groups_out_of_order(
     return wrong
 
 
-class ToolCallAccuracy(FieldScoring):
+class ToolCallAccuracy(SemanticArguments, FieldScoring):
     """Order-aware accuracy of the predicted calls against the reference calls.
 
     The predicted calls are aligned with the reference ones: position by position when

@@ -25,6 +25,7 @@ from .matching import (
     describe_failed_arguments,
     same_call_indices,
 )
+from .semantic_judge import SemanticArguments
 from .turns import checked_or_by_turn
 
 
@@ -77,7 +78,7 @@ def _near_misses(
     return misses
 
 
-class ToolCallF1(FieldScoring):
+class ToolCallF1(SemanticArguments, FieldScoring):
     """F1 of the set of predicted calls against the set of reference calls.
 
     A call is its name plus its arguments (dict key order ignored, list order kept,

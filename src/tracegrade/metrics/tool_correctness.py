@@ -23,6 +23,7 @@ from .matching import (
     common_subsequence,
     describe_failed_arguments,
 )
+from .semantic_judge import SemanticArguments
 from .turns import has_turn_references, score_by_turn
 
 # ToolCorrectnessMetric tells tools apart by name and type, as deepeval does: an MCP tool
@@ -92,7 +93,7 @@ def _tool_credit(called: str | ToolCall, expected: str | ToolCall, matching: Cal
     return matching.score(called, expected)[0]
 
 
-class ToolCorrectnessMetric(Metric):
+class ToolCorrectnessMetric(SemanticArguments, Metric):
     """Did the agent call the expected tools? Compared by tool name and type.
 
     An MCP tool (``ToolCall.type``) is not the function of the same name, as in deepeval.

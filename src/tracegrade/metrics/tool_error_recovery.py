@@ -14,6 +14,7 @@ from ..model.samples import MultiTurnSample, Sample
 from .agents import for_agent
 from .base import FieldScoring
 from .matching import CallMatcher, checked_matcher
+from .semantic import refuse_semantic
 from .tool_errors import VERDICTS, FailedCall, RecoveryReport, failed_call_verdicts
 
 HANDLED_WELL = frozenset({"recovered", "retried"})
@@ -79,6 +80,7 @@ class ToolErrorRecovery(FieldScoring):
     ) -> None:
         super().__init__(name=name, threshold=threshold)
         self.matching = checked_matcher(matching)
+        refuse_semantic(self.matching, self.name)
         if isinstance(retryable, str) or not all(isinstance(k, str) for k in retryable):
             raise TypeError("retryable must be a list of error kinds (strings)")
         self.retryable = tuple(retryable)

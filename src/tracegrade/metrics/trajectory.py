@@ -18,12 +18,13 @@ from .alignment import candidates, positions_of
 from .base import FieldScoring
 from .matching import EXACT_CALLS, CallMatcher, checked_matcher, describe_calls
 from .modes import MODES, ORDERED, TrajectoryMode, checked_mode, match_in_mode, rule
+from .semantic_judge import SemanticArguments
 from .turns import checked_or_by_turn
 
 __all__ = ["MODES", "TrajectoryMatch", "TrajectoryMode"]
 
 
-class TrajectoryMatch(FieldScoring):
+class TrajectoryMatch(SemanticArguments, FieldScoring):
     """1.0 when the agent's calls follow the reference calls in the mode's sense, else 0.0.
 
     Binary, as agentevals; ``details`` give the partial picture. The modes:

@@ -18,7 +18,7 @@ from ..io.files import read_once
 from ..io.lock import OutputInUseError
 from ..io.store import IndexSet, ResultsFile, RunRecord
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import judged_metrics
 from ..model.results import SampleResult
 from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeptRows
@@ -144,7 +144,7 @@ class RunOutputs:
     def _open_parquet(self, path: Path) -> None:
         from ..io.parquet import ParquetRows
 
-        judged = [metric.name for metric in self.run.metrics if isinstance(metric, JudgedMetric)]
+        judged = [metric.name for metric in judged_metrics(self.run.metrics)]
         try:
             self.parquet = ParquetRows(path, self.summary.metric_names, judged)
         except OSError as error:

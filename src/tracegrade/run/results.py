@@ -17,7 +17,7 @@ from .._display import html_display
 from .._json import dumps
 from ..io.table import flat_columns, flat_row
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import asks_judge
 from ..model.results import SampleResult, Score, Status, Usage
 from .agent_usage import AgentUsageSummary, AgentUsageTally
 from .failure_log import FailureLog
@@ -425,7 +425,7 @@ class EvaluationResult:
         marks), for reports."""
         self._accumulator = accumulator
         self.metric_names = accumulator.metric_names
-        self.judged_names = [m.name for m in metrics if isinstance(m, JudgedMetric)]
+        self.judged_names = [m.name for m in metrics if not isinstance(m, str) and asks_judge(m)]
 
     @property
     def accumulator(self) -> SummaryAccumulator:

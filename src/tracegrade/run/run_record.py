@@ -17,7 +17,7 @@ from typing import Any
 
 from ..io.store import RUN_RECORD_VERSION, RunRecord
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import asks_judge
 
 
 def describe_metric(metric: Metric) -> str:
@@ -122,7 +122,7 @@ def describe_judge(metrics: Sequence[Metric]) -> str | None:
     without judged metrics or a judge."""
     described: dict[str, str] = {}
     for metric in metrics:
-        if isinstance(metric, JudgedMetric):
+        if asks_judge(metric):
             try:
                 judge: Any = metric.judge()
             except Exception:

@@ -36,7 +36,7 @@ from ..errors import RecordError
 from ..io.dataset import EvaluationDataset
 from ..io.files import is_regular_file
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import JudgeAsking, judged_metrics
 from ..model.agent_usage import agent_usage_of
 from ..model.decoding import Outcome
 from ..model.results import SampleResult, Score, Usage
@@ -111,7 +111,8 @@ def check_deadline(deadline: float | None) -> None:
 
 
 def _judged(metrics: Sequence[Metric]) -> list[Metric]:
-    return [metric for metric in metrics if isinstance(metric, JudgedMetric)]
+    """The metrics that ask a judge: JudgedMetrics, and metrics holding a judged rule."""
+    return list(judged_metrics(metrics))
 
 
 def _record_failure(
@@ -225,7 +226,7 @@ class JudgeWait:
             return ""
         doing: dict[int, str] = {}  # per judge, however many metrics ask it
         for metric in self.metrics:
-            assert isinstance(metric, JudgedMetric)
+            assert isinstance(metric, JudgeAsking)
             try:
                 judge = metric.judge()
             except Exception:  # no judge configured: the samples will say so
@@ -287,7 +288,7 @@ async def _judged_rows(
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         for metric in judged:
-            assert isinstance(metric, JudgedMetric)
+            assert isinstance(metric, JudgeAsking)
             await metric.release()
 
 

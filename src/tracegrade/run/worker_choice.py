@@ -12,7 +12,7 @@ from typing import Literal, TypeAlias, cast
 
 from ..io.files import check_input, is_stream
 from ..metrics.base import Metric
-from ..metrics.judged import JudgedMetric
+from ..metrics.judged import asks_judge
 from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeepRows
 from .outputs import OutputPath
@@ -98,7 +98,7 @@ def _hindrance(
         return "in_memory"
     if is_stream(data):
         return "stream"
-    if any(isinstance(metric, JudgedMetric) for metric in metrics):
+    if any(asks_judge(metric) for metric in metrics):
         return "judged"
     if source is not None and source != NATIVE_SOURCE:
         return "source"
