@@ -85,7 +85,9 @@ def test_cli_with_two_workers_then_from_the_cache_and_no_resume_on_another_provi
     printed = capsys.readouterr().out
     assert "Judge: 6 request(s), 0 answer(s) from the cache, 60 input + 30 output tokens" in printed
     assert anthropic_server.count == 6
-    rows = sorted((json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["index"])
+    rows = sorted(
+        (json.loads(line) for line in out.read_text().splitlines()), key=lambda r: r["index"]
+    )
     assert [row["metrics"]["agent_goal_accuracy_with_reference"]["value"] for row in rows] == [
         1.0,
         0.0,
@@ -103,3 +105,20 @@ def test_cli_with_two_workers_then_from_the_cache_and_no_resume_on_another_provi
     assert main(other) == EXIT_USAGE
     assert "another run's rows" in capsys.readouterr().err
     assert anthropic_server.count == 6
+
+
+def test_the_project_config_chooses_the_provider(
+    anthropic_server: JudgeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    anthropic_server.respond(sensible_answer)
+    config = tmp_path / "tracegrade.toml"
+    config.write_text(
+        'judge-provider = "anthropic"\n'
+        'judge-model = "claude-x"\n'
+        f'judge-base-url = "{anthropic_server.url}"\n'
+    )
+    arguments = ["evaluate", str(_dataset(tmp_path)), "-m", "topic_adherence"]
+    assert main([*arguments, "--config", str(config), "--progress", "off"]) == EXIT_OK
+    assert anthropic_server.count == 3  # one topic question per sample, in Anthropic's protocol
+    assert all(request.path == "/v1/messages" for request in anthropic_server.requests)
+    capsys.readouterr()

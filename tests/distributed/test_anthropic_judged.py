@@ -13,7 +13,13 @@ from tests.distributed.test_judged import _dataset, _responder, _rows, _values
 from tests.judge.anthropic_protocol import anthropic_server
 from tests.judge.server import JudgeServer, judge_env
 
-from tracegrade import AgentGoalAccuracyWithReference, Metric, ToolCallF1, TopicAdherenceScore, evaluate
+from tracegrade import (
+    AgentGoalAccuracyWithReference,
+    Metric,
+    ToolCallF1,
+    TopicAdherenceScore,
+    evaluate,
+)
 from tracegrade.distributed import evaluate_distributed
 from tracegrade.judge import AnthropicJudge
 

@@ -27,7 +27,12 @@ def message(
     """A Messages API reply: ``content`` as a ``tool_use`` block of ``tool`` when one is
     named (a dict), else as a text block (a dict as its JSON)."""
     if tool is not None:
-        block: dict[str, Any] = {"type": "tool_use", "id": "toolu_1", "name": tool, "input": content}
+        block: dict[str, Any] = {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": tool,
+            "input": content,
+        }
         stop = "tool_use"
     else:
         text = content if isinstance(content, str) else json.dumps(content)
@@ -51,10 +56,15 @@ def message(
     return Reply.json(200, payload)
 
 
-def error(status: int, message: str = "server error", headers: Mapping[str, str] | None = None) -> Reply:
+def error(
+    status: int, message: str = "server error", headers: Mapping[str, str] | None = None
+) -> Reply:
     """An Anthropic-style error body with ``status`` (529: ``overloaded_error``)."""
     kind = {429: "rate_limit_error", 529: "overloaded_error", 400: "invalid_request_error"}
-    payload = {"type": "error", "error": {"type": kind.get(status, "api_error"), "message": message}}
+    payload = {
+        "type": "error",
+        "error": {"type": kind.get(status, "api_error"), "message": message},
+    }
     return Reply.json(status, payload, headers)
 
 

@@ -154,8 +154,14 @@ async def test_prompt_cache_tokens_count_as_input_and_are_priced(
     claude: Callable[..., AnthropicJudge], anthropic_server: JudgeServer
 ) -> None:
     anthropic_server.script(
-        message(ANSWER, tool="verdict", input_tokens=100, cache_read=300, cache_creation=50,
-                output_tokens=20)
+        message(
+            ANSWER,
+            tool="verdict",
+            input_tokens=100,
+            cache_read=300,
+            cache_creation=50,
+            output_tokens=20,
+        )
     )
     answer = await ask(claude(prices=(3.0, 15.0)))
     # 100 + 300 + 50 input tokens (OpenTelemetry counts cached ones as input)
@@ -249,7 +255,11 @@ async def test_pickled_it_travels_without_a_key_from_the_environment(
     assert SECRET.encode() not in pickled
     twin = pickle.loads(pickled)
     assert type(twin) is AnthropicJudge
-    assert (twin.model, twin.options, twin.provider) == ("claude-x", {"max_tokens": 99}, "anthropic")
+    assert (twin.model, twin.options, twin.provider) == (
+        "claude-x",
+        {"max_tokens": 99},
+        "anthropic",
+    )
     assert twin is pickle.loads(pickled)  # one judge per settings in a process
     narrower = twin.with_concurrency(2)
     assert type(narrower) is AnthropicJudge and narrower.max_concurrency == 2

@@ -1,10 +1,11 @@
 """The judged metrics as a distributed run sends them to its workers.
 
 Each task carries the metrics pickled; a :class:`~tracegrade.judge.chat.ChatJudge` (any
-provider's: OpenAI, Anthropic, Bedrock, Gemini) travels as its settings and is rebuilt once per worker process (and per settings), so
-every task on that worker shares one judge: its HTTP connections, its cache connection
-and its limit on requests in flight (see :mod:`tracegrade.judge.settings` for what
-travels and what each worker reads from its own environment).
+provider's: OpenAI, Anthropic, Bedrock, Gemini) travels as its settings and is rebuilt
+once per worker process (and per settings), so every task on that worker shares one
+judge: its HTTP connections, its cache connection and its limit on requests in flight
+(see :mod:`tracegrade.judge.settings` for what travels and what each worker reads from
+its own environment).
 
 That limit is the run's per-worker concurrency: the judge a worker builds lets exactly
 as many requests be in flight as ``evaluate_distributed``'s ``concurrency`` (after

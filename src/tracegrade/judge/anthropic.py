@@ -242,7 +242,9 @@ def parse_message(body: bytes) -> Completion:
     if called:
         text = _encode(called[0].get("input")).decode()
     else:
-        text = "".join(str(block.get("text", "")) for block in blocks if block.get("type") == "text")
+        text = "".join(
+            str(block.get("text", "")) for block in blocks if block.get("type") == "text"
+        )
     usage = payload.get("usage")
     usage = usage if isinstance(usage, Mapping) else {}
     read_in = sum(

@@ -30,6 +30,7 @@ from ._chat_reply import Completion
 from ._chat_request import FALLBACK, MODES, StructuredOutput
 from ._credentials import NO_KEY, Endpoint, Secret
 from ._gate import Gate
+from ._registry import ENV
 from .asking import problem_with
 from .base import JudgeAnswer, JudgeError, JudgeRequest, TextReply, spend
 from .cache import JudgeCache, cache_key, configured_limits, default_cache_path
@@ -162,12 +163,17 @@ class ChatJudge:
         """The provider's transport for this judge (called once, last in ``__init__``)."""
         raise NotImplementedError
 
-    def __reduce__(self) -> tuple[Callable[[JudgeSettings], ChatJudge], tuple[JudgeSettings]]:
+    def __reduce__(
+        self,
+    ) -> tuple[
+        Callable[[JudgeSettings, type[ChatJudge]], ChatJudge],
+        tuple[JudgeSettings, type[ChatJudge]],
+    ]:
         """Pickled, a judge is its settings (see :mod:`tracegrade.judge.settings`: a key
         or URL credentials from the environment stay behind); unpickled, it is the
         process's judge of those settings, made on first use there with its own
         connections, locks and cache connection."""
-        return judge_of, (self._settings,)
+        return judge_of, (self._settings, type(self))
 
     def with_concurrency(self, max_concurrency: int) -> ChatJudge:
         """A judge of these settings with ``max_concurrency`` requests in flight at
@@ -175,7 +181,7 @@ class ChatJudge:
         settings (the same object on every call)."""
         if max_concurrency == self.max_concurrency:
             return self
-        return judge_of(replace(self._settings, max_concurrency=max_concurrency))
+        return judge_of(replace(self._settings, max_concurrency=max_concurrency), type(self))
 
     @property
     def max_concurrency(self) -> int:
@@ -354,17 +360,16 @@ def open_cache(cache: JudgeCache | str | os.PathLike[str] | bool | None) -> Judg
     return JudgeCache(path, max_mb=limits.max_mb, max_age_days=limits.max_age_days)
 
 
-_rebuilt: dict[tuple[JudgeSettings, object, tuple[str | None, ...]], ChatJudge] = {}
+_rebuilt: dict[tuple[type, JudgeSettings, object, tuple[str | None, ...]], ChatJudge] = {}
 _rebuilt_lock = threading.Lock()
 
 
-def judge_of(settings: JudgeSettings) -> ChatJudge:
-    """The judge of ``settings`` in this process (what an unpickled judge is): made once
-    per distinct settings and environment, so every task a worker runs with it shares its
+def judge_of(settings: JudgeSettings, kind: type[ChatJudge]) -> ChatJudge:
+    """The judge of class ``kind`` and ``settings`` in this process (what an unpickled
+    judge is; a class pickles as its import path): made once per distinct settings and
+    environment, so every task a worker runs with it shares its
     connections, concurrency limit and cache connection."""
-    from .providers import ENV, make_judge
-
-    key = (settings, _sleep_key(settings.sleep), tuple(os.environ.get(name) for name in ENV))
+    key = (kind, settings, _sleep_key(settings.sleep), tuple(os.environ.get(name) for name in ENV))
     with _rebuilt_lock:
         judge = _rebuilt.get(key)
         if judge is None:
@@ -374,8 +379,7 @@ def judge_of(settings: JudgeSettings) -> ChatJudge:
                 if location is None
                 else JudgeCache(location.path, location.max_mb, location.max_age_days)
             )
-            judge = make_judge(settings.provider, cache=cache, **settings.arguments())
-            _rebuilt[key] = judge
+            judge = _rebuilt[key] = kind(cache=cache, **settings.arguments())
         return judge
 
 

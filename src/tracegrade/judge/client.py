@@ -28,7 +28,6 @@ from ._transport import require_sdk
 from .cache import JudgeCache
 from .chat import DEFAULT_MAX_CONCURRENCY, ChatJudge
 from .prices import Prices
-from .providers import default_judge
 from .transport import Transport
 
 __all__ = [
@@ -37,7 +36,6 @@ __all__ = [
     "OpenAIJudge",
     "Prices",
     "StructuredOutput",
-    "default_judge",
 ]
 
 

@@ -5,7 +5,6 @@ on ``google-genai``: the ``gemini`` extra), each imported when a judge is made."
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 from typing import Any, ClassVar
 
@@ -16,18 +15,11 @@ from .transport import Transport
 __all__ = ["BedrockJudge", "GeminiJudge"]
 
 
-def _transport_class(provider: str, name: str) -> Any:
-    """``name`` from ``tracegrade.judge.<provider>``; a JudgeError when this build has
-    no such module."""
-    try:
-        module = importlib.import_module(f"tracegrade.judge.{provider}")
-    except ModuleNotFoundError as error:
-        if error.name != f"tracegrade.judge.{provider}":
-            raise
-        raise JudgeError(
-            f"this tracegrade has no {provider} judge (no module tracegrade.judge.{provider})"
-        ) from None
-    return getattr(module, name)
+def _missing(provider: str) -> JudgeError:
+    """This build has no ``tracegrade.judge.<provider>`` transport."""
+    return JudgeError(
+        f"this tracegrade has no {provider} judge (no module tracegrade.judge.{provider})"
+    )
 
 
 def _require(module: str, extra: str, what: str) -> None:
@@ -60,7 +52,13 @@ class BedrockJudge(ChatJudge):
         _require("boto3", "bedrock", "Bedrock")
 
     def make_transport(self) -> Transport:
-        transport: Transport = _transport_class("bedrock", "BedrockTransport")(
+        try:
+            from .bedrock import BedrockTransport  # type: ignore[import-not-found,unused-ignore]
+        except ModuleNotFoundError as error:
+            if error.name != f"{__package__}.bedrock":
+                raise
+            raise _missing("bedrock") from None
+        transport: Transport = BedrockTransport(
             model=self.model,
             timeout=self.timeout,
             endpoint_url=self._given_url,
@@ -90,7 +88,13 @@ class GeminiJudge(ChatJudge):
         _require("google.genai", "gemini", "Gemini")
 
     def make_transport(self) -> Transport:
-        transport: Transport = _transport_class("gemini", "GeminiTransport")(
+        try:
+            from .gemini import GeminiTransport  # type: ignore[import-not-found,unused-ignore]
+        except ModuleNotFoundError as error:
+            if error.name != f"{__package__}.gemini":
+                raise
+            raise _missing("gemini") from None
+        transport: Transport = GeminiTransport(
             model=self.model,
             timeout=self.timeout,
             api_key=self._key.value,

@@ -6,71 +6,39 @@ whoever chose that provider."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._bounded import MAX_RESPONSE_BYTES_ENV
+from ._registry import ENV, PROVIDER_ENV, PROVIDERS
 from .base import JudgeError
-from .cache import (
-    MAX_AGE_DAYS_ENV,
-    MAX_MB_ENV,
-    JudgeCache,
-    cache_turned_off,
-    configured_limits,
-    default_cache_path,
-)
-from .prices import PRICES_ENV, configured_prices
+from .cache import JudgeCache, cache_turned_off, configured_limits, default_cache_path
+from .chat import DEFAULT_MAX_CONCURRENCY, ChatJudge
+from .prices import configured_prices
 
-if TYPE_CHECKING:
-    from .chat import ChatJudge
-
-__all__ = ["PROVIDER_ENV", "PROVIDERS", "default_judge", "make_judge"]
-
-PROVIDER_ENV = "TRACEGRADE_JUDGE_PROVIDER"
-
-PROVIDERS: dict[str, tuple[str, str]] = {
-    "openai": ("tracegrade.judge.client", "OpenAIJudge"),
-    "anthropic": ("tracegrade.judge.anthropic", "AnthropicJudge"),
-    "bedrock": ("tracegrade.judge.native", "BedrockJudge"),
-    "gemini": ("tracegrade.judge.native", "GeminiJudge"),
-}
-"""Each provider's judge class, as module and name."""
-
-ENV = (
-    PROVIDER_ENV,
-    "TRACEGRADE_JUDGE_MODEL",
-    "TRACEGRADE_JUDGE_BASE_URL",
-    "TRACEGRADE_JUDGE_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "TRACEGRADE_JUDGE_CACHE",
-    MAX_MB_ENV,
-    MAX_AGE_DAYS_ENV,
-    "XDG_CACHE_HOME",
-    PRICES_ENV,
-    MAX_RESPONSE_BYTES_ENV,
-)
-"""The environment a judge is configured from: a change makes a new default judge."""
+__all__ = ["PROVIDERS", "PROVIDER_ENV", "default_judge", "make_judge"]
 
 
 def judge_class(provider: str) -> type[ChatJudge]:
-    """The judge class of ``provider``; ValueError naming the providers for another."""
-    try:
-        module, name = PROVIDERS[provider]
-    except KeyError:
-        raise ValueError(
-            f"unknown judge provider {provider!r}: choose one of {', '.join(PROVIDERS)}"
-        ) from None
-    found: type[ChatJudge] = getattr(importlib.import_module(module), name)
-    return found
+    """The judge class of ``provider``, imported now; ValueError naming the providers
+    for another."""
+    if provider == "openai":
+        from .client import OpenAIJudge
+
+        return OpenAIJudge
+    if provider == "anthropic":
+        from .anthropic import AnthropicJudge
+
+        return AnthropicJudge
+    if provider == "bedrock":
+        from .native import BedrockJudge
+
+        return BedrockJudge
+    if provider == "gemini":
+        from .native import GeminiJudge
+
+        return GeminiJudge
+    raise ValueError(f"unknown judge provider {provider!r}: choose one of {', '.join(PROVIDERS)}")
 
 
 def make_judge(provider: str = "openai", model: str | None = None, **options: Any) -> ChatJudge:
@@ -124,8 +92,6 @@ def default_judge(
         str(cache_max_mb),
         str(cache_max_age_days),
     )
-    from .chat import DEFAULT_MAX_CONCURRENCY
-
     with _defaults_lock:
         judge = _defaults.get(settings)
         if judge is None:

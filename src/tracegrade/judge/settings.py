@@ -1,6 +1,7 @@
 """What a judge (:class:`~tracegrade.judge.chat.ChatJudge`: OpenAI, Anthropic, ...) is
-made of, as plain values: what a pickled judge carries to another process (a Dask worker), where a fresh judge is
-built from it, with its own HTTP connections, locks and cache connection.
+made of, as plain values: what a pickled judge carries to another process (a Dask
+worker), where a fresh judge is built from it, with its own HTTP connections, locks and
+cache connection.
 
 Secrets travel only when they were given as arguments: an ``api_key`` passed to the
 judge, or credentials in a ``base_url`` passed to it. A key from the environment, or a
@@ -33,9 +34,10 @@ class CacheLocation:
 class JudgeSettings:
     """A judge's configuration (hashable: one judge per distinct settings and
     process); ``provider`` names its kind (``openai``, ``anthropic``, ...) and ``options``
-    are that provider's own settings, as sorted pairs. ``base_url`` and ``api_key`` are ``None`` when the receiving process is to
-    read them from its environment; ``sleep`` is ``None`` for ``asyncio.sleep`` (it may
-    be any callable, hashable or not, so it takes no part in comparing settings)."""
+    are that provider's own settings, as sorted pairs. ``base_url`` and ``api_key`` are
+    ``None`` when the receiving process is to read them from its environment; ``sleep``
+    is ``None`` for ``asyncio.sleep`` (it may be any callable, hashable or not, so it
+    takes no part in comparing settings)."""
 
     model: str
     base_url: str | None = field(repr=False)
