@@ -278,7 +278,7 @@ def test_a_gate_on_a_metric_that_scored_nothing_fails(capsys: pytest.CaptureFixt
         (
             [],
             "no metric to compute: give --metric NAME (see 'tracegrade metrics') or set "
-            "'metrics' in the project config",
+            "'metrics' or [criteria.NAME] tables in the project config",
         ),
     ],
 )
@@ -319,7 +319,7 @@ def test_a_config_file_error_exits_2(workdir: Path, capsys: pytest.CaptureFixtur
     assert evaluate("data.jsonl", "-m", "tool_call_f1") == EXIT_USAGE
     assert capsys.readouterr().err == (
         f"tracegrade: {workdir.resolve() / 'tracegrade.toml'}, key metric: unknown key "
-        "'metric' (did you mean 'metrics'?); known keys: concurrency, fail_under, "
+        "'metric' (did you mean 'metrics'?); known keys: concurrency, criteria, fail_under, "
         "judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, judge_max_attempts, "
         "judge_model, judge_provider, judge_timeout, matching, max_cost, max_p90_latency, "
         "metrics, out, pass_k, prices, progress, sample_deadline, source, success, thresholds, "

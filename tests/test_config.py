@@ -9,10 +9,10 @@ from tracegrade.convert import SOURCES
 from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
-    "concurrency, fail_under, judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, "
-    "judge_max_attempts, judge_model, judge_provider, judge_timeout, matching, max_cost, "
-    "max_p90_latency, metrics, out, pass_k, prices, progress, sample_deadline, source, success, "
-    "thresholds, tools"
+    "concurrency, criteria, fail_under, judge_base_url, judge_cache_max_age_days, "
+    "judge_cache_max_mb, judge_max_attempts, judge_model, judge_provider, judge_timeout, "
+    "matching, max_cost, max_p90_latency, "
+    "metrics, out, pass_k, prices, progress, sample_deadline, source, success, thresholds, tools"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
 
@@ -360,10 +360,12 @@ ERRORS = [
         'metrics = ["tool_call_f2"]',
         "metrics[0]",
         "unknown metric 'tool_call_f2'; known metrics: agent_goal_accuracy_with_reference, "
-        "agent_goal_accuracy_without_reference, cost_budget, exact_match, handoff_match, "
+        "agent_goal_accuracy_without_reference, cost_budget, criteria, exact_match, "
+        "handoff_match, "
         "latency_budget, non_llm_string_similarity, string_presence, token_budget, "
         "tool_call_accuracy, tool_call_efficiency, tool_call_f1, tool_call_validity, "
-        "tool_correctness, tool_error_recovery, topic_adherence, trajectory_match",
+        "tool_correctness, tool_error_recovery, topic_adherence, trajectory_judge, "
+        "trajectory_match",
     ),
     (
         'metrics = ["tool_call_f1:bogus=1"]',

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from .metrics.arguments import ArgumentMatch, any_of, optional
     from .metrics.base import Metric
     from .metrics.budgets import CostBudget, LatencyBudget, TokenBudget
+    from .metrics.criteria import Criteria
     from .metrics.efficiency import ToolCallEfficiency
     from .metrics.goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
     from .metrics.handoffs import HandoffMatch
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from .metrics.tool_error_recovery import ToolErrorRecovery
     from .metrics.topic import TopicAdherenceScore
     from .metrics.trajectory import TrajectoryMatch
+    from .metrics.trajectory_judge import TrajectoryJudge
     from .metrics.validity import ToolCallValidity
     from .model.messages import (
         AIMessage,
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from .model.results import SampleResult, Score
     from .model.samples import EvalTestCase, MultiTurnSample, Sample, SingleTurnSample
     from .pricing import PriceTable, read_prices
+    from .report.agreement import Agreement, agreement
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
@@ -95,11 +98,13 @@ _MODULE_OF = {
     "ToolCallEfficiency": "metrics.efficiency",
     "ToolCorrectnessMetric": "metrics.tool_calls",
     "TrajectoryMatch": "metrics.trajectory",
+    "TrajectoryJudge": "metrics.trajectory_judge",
     "ToolErrorRecovery": "metrics.tool_error_recovery",
     "HandoffMatch": "metrics.handoffs",
     "TokenBudget": "metrics.budgets",
     "LatencyBudget": "metrics.budgets",
     "CostBudget": "metrics.budgets",
+    "Criteria": "metrics.criteria",
     "PriceTable": "pricing",
     "read_prices": "pricing",
     "ArgumentMatch": "metrics.arguments",
@@ -112,6 +117,8 @@ _MODULE_OF = {
     "LoadedRun": "report.loaded",
     "load_run": "report.loaded",
     "RunComparison": "report.compare",
+    "Agreement": "report.agreement",
+    "agreement": "report.agreement",
     "compare_runs": "report.compare",
     "report_results_file": "report.reports",
     "SampleResult": "model.results",
@@ -164,9 +171,11 @@ __all__ = [
     "AIMessage",
     "AgentGoalAccuracyWithReference",
     "AgentGoalAccuracyWithoutReference",
+    "Agreement",
     "ArgumentMatch",
     "ConversionError",
     "CostBudget",
+    "Criteria",
     "DistanceMeasure",
     "EvalTestCase",
     "EvaluationDataset",
@@ -205,9 +214,11 @@ __all__ = [
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "TrajectoryJudge",
     "TrajectoryMatch",
     "__version__",
     "aevaluate",
+    "agreement",
     "aiter_evaluate",
     "any_of",
     "compare_runs",

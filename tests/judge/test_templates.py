@@ -18,7 +18,14 @@ from tracegrade.judge.templates import (
 )
 from tracegrade.metrics.topic import _schema
 
-PACKAGED = ["goal_with_reference", "goal_without_reference", "topic_adherence"]
+PACKAGED = [
+    "criteria",
+    "goal_with_reference",
+    "goal_without_reference",
+    "topic_adherence",
+    "trajectory_with_reference",
+    "trajectory_without_reference",
+]
 FOLDER = Path(__file__).resolve().parents[2] / "src" / "tracegrade" / "judge" / "prompts"
 
 
@@ -27,7 +34,8 @@ def test_every_packaged_prompt_loads_and_is_checked() -> None:
     for name in PACKAGED:
         prompt = load_prompt(name)
         assert prompt.name == name and prompt.version
-        assert "conversation" in prompt.variables
+        # what is judged (criteria's sample: the transcript and the fields shown with it)
+        assert prompt.variables & {"conversation", "transcript", "sample"}
         assert len(prompt.examples) >= 2
         for example in prompt.examples:
             assert problem_with(example.answer, prompt.schema) is None

@@ -18,17 +18,7 @@ from typing import Any
 
 from ..errors import FileError, InputError
 from .evaluate import EXIT_GATE, EXIT_INPUT, EXIT_OK, EXIT_USAGE
-from .values import whole_number
-
-
-def _confidence(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1 (say 0.95)")
-    return value
+from .values import confidence_level, whole_number
 
 
 def _fraction(text: str) -> float:
@@ -89,7 +79,7 @@ def add_compare_command(commands: Any) -> None:
     )
     compare.add_argument(
         "--confidence",
-        type=_confidence,
+        type=confidence_level,
         default=0.95,
         metavar="LEVEL",
         help="the paired bootstrap interval's confidence level (default 0.95)",

@@ -63,7 +63,9 @@ class ProjectConfig:
     a prices file (absolute, as ``out``; see :mod:`tracegrade.pricing.files`).
     the tools' definitions for ``tool_call_validity`` (absolute, as ``out``).
     ``success``, ``max_cost`` and ``max_p90_latency`` are as ``--success``,
-    ``--max-cost`` and ``--max-p90-latency``.
+    ``--max-cost`` and ``--max-p90-latency``. ``criteria`` holds, per criterion name, the
+    table of a :class:`~tracegrade.metrics.criteria.Criteria` (``criteria``, ``rubric``,
+    ``include``, ``threshold``); :func:`criteria_metrics` builds them.
     """
 
     metrics: list[str] | None = None
@@ -88,6 +90,7 @@ class ProjectConfig:
     success: str | None = None
     max_cost: float | None = None
     max_p90_latency: float | None = None
+    criteria: dict[str, dict[str, Any]] | None = None
     path: Path
 
 
@@ -199,6 +202,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     success: _Text | None = None
     max_cost: _Limit | None = None
     max_p90_latency: _Limit | None = None
+    criteria: dict[_Text, dict[str, Any]] | None = None
 
 
 _FIELDS: tuple[str, ...] = _Settings.__struct_fields__
@@ -238,6 +242,12 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "max_p90_latency": ("must be a finite number of seconds, at least 0", None),
     "progress": ("must be one of " + ", ".join(repr(mode) for mode in PROGRESS_MODES), None),
     "pass_k": ("must be an array of integers of at least 1", _COUNT),
+    "criteria": (
+        "must be a table of criterion name = its table, e.g. "
+        '[criteria.politeness] criteria = "The agent stays polite" (see docs/judge.md)',
+        "must be a table of the criterion's options, e.g. "
+        '{ criteria = "The agent stays polite", threshold = 1 }',
+    ),
     "matching": (
         "must be a table of metric name = argument rule table, e.g. "
         '[matching.tool_call_accuracy] mode = "typed" (see docs/matching.md)',
@@ -446,7 +456,78 @@ def _check_matching(tables: dict[str, dict[str, Any]], key: _Key) -> None:
             raise ConfigError(where.path, inner, rule or str(error)) from None
 
 
+CRITERION_KEYS = ("criteria", "rubric", "include", "threshold")
+"""The keys of a ``[criteria.NAME]`` table."""
+
+
+def criteria_metrics(tables: Mapping[str, Mapping[str, Any]], where: str = "criteria") -> list[Any]:
+    """The :class:`~tracegrade.metrics.criteria.Criteria` of the config's ``[criteria.NAME]``
+    tables, each named by its table; ValueError naming the table's dotted key (from
+    ``where``) and the rule broken."""
+    from ..metrics.criteria import Criteria
+    from ..metrics.registry import METRICS
+
+    built = []
+    for name, table in tables.items():
+        key = f"{where}.{_bare(name)}"
+        if name in METRICS:
+            raise ValueError(
+                f"{key}: the name {name!r} is the metric {name}'s; give the criterion a name "
+                "of its own"
+            )
+        for option in table:
+            if option not in CRITERION_KEYS:
+                raise ValueError(
+                    f"{key}.{_bare(option)}: unknown key{_suggestion(option, list(CRITERION_KEYS))}"
+                    f"; a criterion's keys are {', '.join(CRITERION_KEYS)}"
+                )
+        if "criteria" not in table:
+            raise ValueError(f'{key}: needs criteria = "what a good conversation does"')
+        for option in ("criteria", "rubric", "include", "threshold"):
+            if option not in table:
+                continue
+            problem = _criterion_option_problem(option, table[option])
+            if problem is not None:
+                raise ValueError(f"{key}.{option}: {problem}, got {_got(table[option])}")
+        try:
+            built.append(Criteria(name=name, **table))
+        except (TypeError, ValueError) as error:
+            text = str(error)
+            at = next((o for o in ("rubric", "include") if text.startswith(o)), None)
+            if at is None:
+                raise ValueError(f"{key}: {text}") from None
+            raise ValueError(f"{key}.{at}: {text.removeprefix('include: ')}") from None
+    return built
+
+
+def _criterion_option_problem(option: str, value: Any) -> str | None:
+    """What is wrong with the type of a criterion option's value, or None."""
+    if option == "criteria" and not (isinstance(value, str) and value.strip()):
+        return "must be non-empty text saying what a good conversation does"
+    if option == "rubric" and not isinstance(value, dict):
+        return 'must be a table of level = meaning, e.g. { 1 = "rude", 5 = "warm" }'
+    if option == "include" and not (
+        isinstance(value, list) and all(isinstance(item, str) for item in value)
+    ):
+        return 'must be an array of field names, e.g. ["conversation", "reference"]'
+    if option == "threshold" and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1
+    ):
+        return _FRACTION
+    return None
+
+
+def _check_criteria(tables: dict[str, dict[str, Any]], key: _Key) -> None:
+    """Each criterion's table builds a Criteria (its errors name the key inside)."""
+    try:
+        criteria_metrics(tables, key.dotted)
+    except ValueError as error:
+        inner, _, rule = str(error).partition(": ")
+        raise ConfigError(key.path, inner, rule or str(error)) from None
+
+
 _MEANING: dict[str, Callable[[Any, _Key], None]] = {
+    "criteria": _check_criteria,
     "matching": _check_matching,
     "metrics": _check_metrics,
     "source": _check_source,
@@ -472,12 +553,24 @@ def _check_meaning(
 
 
 def _check_names(root: _Key, given: dict[str, str], fields: dict[str, Any]) -> None:
-    """When the file lists metrics, its per-metric tables must name metrics from the list."""
-    if fields["metrics"] is None:
+    """When the file lists metrics or criteria, its per-metric tables must name one of
+    them, and no criterion may share a listed metric's name."""
+    if fields["metrics"] is None and fields["criteria"] is None:
         return
     from ..metrics.registry import build_metric
 
-    names = [build_metric(spec).name for spec in fields["metrics"]]
+    names = [build_metric(spec).name for spec in fields["metrics"] or []]
+    for name in fields["criteria"] or {}:
+        if name in names:
+            raise (
+                root.child(given["criteria"])
+                .child(name)
+                .error(
+                    f"a metric in 'metrics' is named {name!r} too; give the criterion a name "
+                    "of its own"
+                )
+            )
+        names.append(name)
     for field in ("fail_under", "thresholds", "matching"):
         for name in fields[field] or {}:
             if name not in names:

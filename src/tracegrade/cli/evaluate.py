@@ -30,7 +30,7 @@ from ..run.session import (
     check_outputs,
     choose_workers,
 )
-from .config import ProjectConfig, find_config, load_config
+from .config import ProjectConfig, criteria_metrics, find_config, load_config
 from .signals import sigterm_as_interrupt
 
 if TYPE_CHECKING:
@@ -117,13 +117,18 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
     defaults. ``--metric`` replaces the config's metric list; ``--fail-under`` adds to
     (or overrides, per metric) the config's gates. Raises UsageError or ConfigError."""
     chosen = config or ProjectConfig(path=Path("."))
-    specs = arguments.metric or chosen.metrics
-    if not specs:
+    specs = arguments.metric or chosen.metrics or []
+    configured = _configured_criteria(chosen)
+    if arguments.metric:
+        metrics = [configured.get(spec.strip()) or build_metric(spec) for spec in specs]
+    else:
+        metrics = [build_metric(spec) for spec in specs] + list(configured.values())
+        specs = [*specs, *configured]
+    if not metrics:
         raise UsageError(
             "no metric to compute: give --metric NAME (see 'tracegrade metrics') or set "
-            "'metrics' in the project config"
+            "'metrics' or [criteria.NAME] tables in the project config"
         )
-    metrics = [build_metric(spec) for spec in specs]
     names = [metric.name for metric in metrics]
     check_metrics(metrics)
     _set_matching(metrics, chosen, arguments.matching)
@@ -182,6 +187,17 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         arguments.max_p90_latency, chosen.max_p90_latency, "--max-p90-latency"
     )
     return settings
+
+
+def _configured_criteria(config: ProjectConfig) -> dict[str, Metric]:
+    """The config's ``[criteria.NAME]`` criteria by name: ``--metric NAME`` picks one, and
+    without ``--metric`` they all join the config's metrics."""
+    if not config.criteria:
+        return {}
+    try:
+        return {metric.name: metric for metric in criteria_metrics(config.criteria)}
+    except ValueError as error:  # checked when the file was read; a config made in code
+        raise UsageError(f"{config.path}: {error}") from None
 
 
 def _limit(given: str | None, configured: float | None, flag: str) -> float | None:

@@ -19,6 +19,9 @@ when some metric's drop is significant, 2 when the two runs share no metric, and
 a results file is missing, unreadable, empty or not one, or the page cannot be written.
 ``report`` exits with 0 when the report is written, 2 for ``--source`` without
 ``--data``, and 3 when the results file or the data cannot be read or the report written.
+``agreement`` exits with 0 when measured, 2 when the metric is not in the results, cannot
+be chosen or has no labels, and 3 when a file cannot be read or breaks a rule, or no
+sample is both judged and labelled.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from .._version import __version__
 from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
+from .agreement import add_agreement_command, run_agreement
 from .cache import add_cache_command, run_cache
 from .compare import add_compare_command, run_compare
 from .config import JUDGE_PROVIDERS, PROGRESS_MODES, ConfigError
@@ -90,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     add_report_command(commands)
     add_cache_command(commands)
     add_compare_command(commands)
+    add_agreement_command(commands)
     return parser
 
 
@@ -410,6 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_report(arguments)
     if arguments.command == "compare":
         return run_compare(arguments)
+    if arguments.command == "agreement":
+        return run_agreement(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":

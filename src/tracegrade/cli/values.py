@@ -14,3 +14,14 @@ def whole_number(text: str, least: int) -> int:
     if value < least:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least {least}")
     return value
+
+
+def confidence_level(text: str) -> float:
+    """``text`` as an interval's confidence level, between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1 (say 0.95)")
+    return value

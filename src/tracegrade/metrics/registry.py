@@ -8,6 +8,7 @@ from typing import Any
 from .arguments import ArgumentMatch
 from .base import Metric
 from .budgets import CostBudget, LatencyBudget, TokenBudget
+from .criteria import Criteria, read_rubric, shown_fields
 from .efficiency import ToolCallEfficiency
 from .goal import AgentGoalAccuracyWithoutReference, AgentGoalAccuracyWithReference
 from .handoffs import HandoffMatch
@@ -20,6 +21,7 @@ from .tool_error_recovery import ToolErrorRecovery
 from .tool_errors import parse_alternatives, parse_error_kinds
 from .topic import TopicAdherenceScore
 from .trajectory import TrajectoryMatch
+from .trajectory_judge import TrajectoryJudge
 from .validity import ToolCallValidity
 
 __all__ = ["METRICS", "MetricSpecError", "build_metric", "options_of", "set_matching"]
@@ -40,6 +42,8 @@ METRICS: dict[str, type[Metric]] = {
     "topic_adherence": TopicAdherenceScore,
     "agent_goal_accuracy_with_reference": AgentGoalAccuracyWithReference,
     "agent_goal_accuracy_without_reference": AgentGoalAccuracyWithoutReference,
+    "criteria": Criteria,
+    "trajectory_judge": TrajectoryJudge,
 }
 
 
@@ -55,6 +59,18 @@ def _matching(text: str) -> Any:
         return ArgumentMatch.from_dict({"mode": text})
     except (TypeError, ValueError) as error:
         raise MetricSpecError(str(error)) from None
+
+
+def _reading(read: Any) -> Any:
+    """``read`` with its ValueError as a MetricSpecError."""
+
+    def reading(text: str) -> Any:
+        try:
+            return read(text)
+        except (TypeError, ValueError) as error:
+            raise MetricSpecError(str(error)) from None
+
+    return reading
 
 
 def _tool_names(text: str) -> tuple[str, ...]:
@@ -97,5 +113,7 @@ def build_metric(spec: str) -> Metric:
         "retryable": parse_error_kinds,
         "alternatives": parse_alternatives,
         "repeatable": _tool_names,
+        "rubric": _reading(read_rubric),
+        "include": _reading(shown_fields),
     }
     return build_from(spec, METRICS, converters)

@@ -62,6 +62,68 @@ def _converter(parameter: inspect.Parameter, converters: Converters) -> Callable
     return str
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+_QUOTES = "'\""
+
+
+def split_options(text: str, name: str) -> list[tuple[str, str, str | None]]:
+    """The ``key=value`` items of a spec's option text: each as written, its key, and
+    its value (``None`` without ``=``), blanks at the ends stripped. A value that
+    starts with a quote (``'`` or ``"``) runs to the matching quote and may hold commas;
+    inside it a backslash takes the next character as it is (``\\n`` is a new line).
+    A quote anywhere else is part of the text (``criteria=it's polite``)."""
+    items: list[tuple[str, str, str | None]] = []
+    start, end = 0, len(text)
+    while start < end:
+        stop = start
+        while stop < end and text[stop] not in "=,":
+            stop += 1
+        key = text[start:stop].strip()
+        if stop == end or text[stop] == ",":
+            if key:
+                items.append((text[start:stop], key, None))
+            start = stop + 1
+            continue
+        value_at = stop + 1
+        while value_at < end and text[value_at].isspace():
+            value_at += 1
+        if value_at < end and text[value_at] in _QUOTES:
+            value, after = _quoted(text, value_at, name, key)
+            while after < end and text[after].isspace():
+                after += 1
+            if after < end and text[after] != ",":
+                raise MetricSpecError(
+                    f"{name}: option {key}: text after the closing quote: {text[after:]!r}; "
+                    "put a comma between options"
+                )
+        else:
+            after = text.find(",", value_at)
+            after = end if after < 0 else after
+            value = text[value_at:after].strip()
+        items.append((text[start:after], key, value))
+        start = after + 1
+    return items
+
+
+def _quoted(text: str, at: int, name: str, key: str) -> tuple[str, int]:
+    """The quoted text starting at ``text[at]`` (a quote), and where it ends."""
+    quote = text[at]
+    chars: list[str] = []
+    index = at + 1
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            following = text[index + 1]
+            chars.append(_ESCAPES.get(following, following))
+            index += 2
+            continue
+        if char == quote:
+            return "".join(chars), index + 1
+        chars.append(char)
+        index += 1
+    raise MetricSpecError(f"{name}: option {key}: the quote {quote} is never closed")
+
+
 def options_of(metric_type: type[Metric]) -> dict[str, inspect.Parameter]:
     """The options a metric takes as text, by name."""
     signature = inspect.signature(metric_type.__init__)
@@ -79,16 +141,14 @@ def build_from(
         raise MetricSpecError(f"unknown metric {name!r}; known metrics: {', '.join(sorted(table))}")
     allowed = options_of(metric_type)
     options: dict[str, Any] = {}
-    for item in filter(None, option_text.split(",")):
-        key, equals, value = item.partition("=")
-        key = key.strip()
-        if not equals or key not in allowed:
+    for item, key, value in split_options(option_text, name):
+        if value is None or key not in allowed:
             raise MetricSpecError(
                 f"{name}: cannot read option {item!r}; options are "
                 f"{', '.join(allowed) or 'none'}, given as key=value"
             )
         try:
-            options[key] = _converter(allowed[key], converters or {})(value.strip())
+            options[key] = _converter(allowed[key], converters or {})(value)
         except MetricSpecError as error:
             raise MetricSpecError(f"{name}: option {key}: {error}") from None
     try:

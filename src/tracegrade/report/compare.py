@@ -174,6 +174,21 @@ class RunComparison:
         return bool(first) and bool(second) and first != second
 
     @property
+    def redefined(self) -> tuple[str, ...]:
+        """The metrics of both runs that their run records describe differently (another
+        criterion under the same name, other options): their scores measure different
+        things, so their difference says little."""
+        from .sources import described_by_name
+
+        first, second = described_by_name(self.record_a), described_by_name(self.record_b)
+        shared = [item.name for item in self.metrics]
+        return tuple(
+            name
+            for name in shared
+            if name in first and name in second and first[name] != second[name]
+        )
+
+    @property
     def prices_notice(self) -> str | None:
         """What a reader of the costs needs told when the runs priced their steps with
         different prices (the run records' ``prices``), else ``None``: costs may then

@@ -93,6 +93,16 @@ def _print_header(console: Console, comparison: RunComparison) -> None:
             console,
             ("The runs read different input files (or the file changed between them).", "yellow"),
         )
+    if comparison.redefined:
+        _say(
+            console,
+            (
+                "Defined differently in the two runs (see their run records): "
+                + ", ".join(comparison.redefined)
+                + "; their scores measure different things.",
+                "yellow",
+            ),
+        )
     if comparison.prices_notice is not None:
         _say(
             console,

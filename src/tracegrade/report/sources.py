@@ -58,6 +58,24 @@ def ordered_names(names: Sequence[str], described: Sequence[str]) -> list[str]:
     return ordered + sorted(set(names) - set(ordered))
 
 
+def described_by_name(record: Mapping[str, Any]) -> dict[str, str]:
+    """Each metric's description in the run record (``metrics``), by the metric's name:
+    its ``name=`` option, else the registered name the description starts with."""
+    from ..metrics.specs import split_options
+
+    described = record.get("metrics")
+    found: dict[str, str] = {}
+    for text in described if isinstance(described, list) else ():
+        head, _, options = str(text).partition(":")
+        try:
+            items = split_options(options, head)
+        except ValueError:  # not a description tracegrade wrote
+            continue
+        name = next((value for _, key, value in items if key == "name" and value), head)
+        found[name] = str(text)
+    return found
+
+
 def recorded_inputs(
     record: Mapping[str, Any], left_out: Skipped
 ) -> tuple[Inputs | None, str | None]:
