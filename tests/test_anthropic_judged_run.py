@@ -5,6 +5,7 @@ naming the provider, resume refusing another)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -122,3 +123,28 @@ def test_the_project_config_chooses_the_provider(
     assert anthropic_server.count == 3  # one topic question per sample, in Anthropic's protocol
     assert all(request.path == "/v1/messages" for request in anthropic_server.requests)
     capsys.readouterr()
+
+
+def test_the_trajectory_judge_through_anthropic(anthropic_server: JudgeServer) -> None:
+    from tests.metrics.test_trajectory_judge import refund, verdict
+
+    from tracegrade import TrajectoryJudge
+
+    anthropic_server.respond(lambda body: verdict(4, [3]))
+    judge = AnthropicJudge("claude-x", base_url=anthropic_server.url, cache=False)
+    result = evaluate(
+        [refund("1"), refund("2", reference=False)],
+        [TrajectoryJudge(llm=judge)],
+    )
+    assert anthropic_server.count == 2  # one call per sample
+    names = [request.body["tool_choice"]["name"] for request in anthropic_server.requests]
+    assert sorted(names) == ["trajectory_with_reference", "trajectory_without_reference"]
+    for request in anthropic_server.requests:
+        turns = [turn["role"] for turn in request.body["messages"]]
+        # the few-shot examples as alternating turns, the question last
+        assert turns[0] == turns[-1] == "user"
+        assert all(a != b for a, b in itertools.pairwise(turns))
+        assert "Step 3. The agent called refund(" in request.body["messages"][-1]["content"]
+    for row in result.rows:
+        score = row.scores["trajectory_judge"]
+        assert (score.value, score.details["steps_faulted"]) == (0.75, [3])  # (4 - 1) / 4
