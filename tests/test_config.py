@@ -10,8 +10,8 @@ from tracegrade.errors import TracegradeError
 
 KNOWN_KEYS = (
     "concurrency, criteria, fail_under, judge_base_url, judge_cache_max_age_days, "
-    "judge_cache_max_mb, judge_max_attempts, judge_model, judge_timeout, matching, max_cost, "
-    "max_p90_latency, "
+    "judge_cache_max_mb, judge_max_attempts, judge_model, judge_provider, judge_timeout, "
+    "matching, max_cost, max_p90_latency, "
     "metrics, out, pass_k, prices, progress, sample_deadline, source, success, thresholds, tools"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
@@ -424,6 +424,11 @@ ERRORS = [
         "judge_cache_max_age_days = true",
         "judge_cache_max_age_days",
         "must be a number of days above 0 (inf for no limit), got boolean true",
+    ),
+    (
+        'judge_provider = "claude"',
+        "judge_provider",
+        "must be one of 'openai', 'anthropic', 'bedrock', 'gemini', got string 'claude'",
     ),
     (
         'progress = "fancy"',

@@ -16,6 +16,12 @@ faults are ``rate_limited``, ``error``, ``slow``, ``malformed``, ``truncated``, 
 set its Content-Type, else it is JSON), a dict (sent as the judge's JSON answer) or a
 str (sent as the message text).
 
+The server speaks OpenAI's chat-completions protocol unless given another
+(``JudgeServer(protocol=...)``, a :class:`Protocol`: the route its responder answers,
+the base URL's path, and how a scripted dict or str becomes a reply to a request body;
+:data:`OPENAI` is the default, ``tests/judge/anthropic_protocol.py`` has Anthropic's).
+:class:`Reply` items are sent as they are, whatever the protocol.
+
 The server records every request (``server.requests``: path, lower-case headers, parsed
 body), counts them (``server.count``), tracks the requests in flight (``in_flight``,
 ``max_in_flight``), adds ``server.latency`` seconds before every reply, and holds every
@@ -167,6 +173,25 @@ def as_reply(item: Scripted) -> Reply:
 
 
 @dataclass(frozen=True)
+class Protocol:
+    """A provider's protocol as the server speaks it: ``path`` is the route the
+    responder answers (others get a 404 when nothing is queued), ``base`` the path of
+    the base URL a client is given, and ``wrap(item, body)`` the reply a scripted dict
+    or str becomes for the request ``body`` (a Reply is sent as it is)."""
+
+    name: str
+    path: str
+    base: str
+    wrap: Callable[[Mapping[str, Any] | str, Mapping[str, Any]], Reply]
+
+    def reply(self, item: Scripted, body: Mapping[str, Any]) -> Reply:
+        return item if isinstance(item, Reply) else self.wrap(item, body)
+
+
+OPENAI = Protocol("openai", CHAT_PATH, "/v1", lambda item, body: Reply.answer(item))
+
+
+@dataclass(frozen=True)
 class Recorded:
     """A request the server received: ``headers`` with lower-case names, ``body`` parsed
     from JSON (None if it is not JSON) and ``raw`` as sent."""
@@ -180,9 +205,10 @@ class Recorded:
 class JudgeServer:
     """The scripted server; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, protocol: Protocol = OPENAI) -> None:
+        self.protocol = protocol
         self.latency = 0.0
-        self._queue: deque[Reply] = deque()
+        self._queue: deque[Scripted] = deque()
         self._responder: Responder | None = None
         self._requests: list[Recorded] = []
         self._lock = threading.Lock()
@@ -199,9 +225,9 @@ class JudgeServer:
 
     @property
     def url(self) -> str:
-        """The base URL to give a client (``.../v1``)."""
+        """The base URL to give a client (``.../v1`` for OpenAI's protocol)."""
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}{self.protocol.base}"
 
     @property
     def requests(self) -> list[Recorded]:
@@ -240,7 +266,7 @@ class JudgeServer:
     def script(self, *items: Scripted) -> None:
         """Queue replies, one per coming request."""
         with self._lock:
-            self._queue.extend(as_reply(item) for item in items)
+            self._queue.extend(items)
 
     def respond(self, responder: Responder | None) -> None:
         """Answer with ``responder(body)`` whenever the queue is empty."""
@@ -277,14 +303,15 @@ class JudgeServer:
             self._in_flight += 1
             self._max_in_flight = max(self._max_in_flight, self._in_flight)
             queued = self._queue.popleft() if self._queue else None
+        body = record.body if isinstance(record.body, Mapping) else {}
         if queued is not None:
-            return queued
-        if record.path.partition("?")[0] != CHAT_PATH:
+            return self.protocol.reply(queued, body)
+        if record.path.partition("?")[0] != self.protocol.path:
             return Reply.error(404, f"no route {record.path}")
         responder = self._responder
         if responder is None:
             return Reply.error(500, "nothing scripted for this request")
-        return as_reply(responder(record.body if isinstance(record.body, Mapping) else {}))
+        return self.protocol.reply(responder(body), body)
 
     def _wait(self, reply: Reply) -> None:
         self._open.wait()
@@ -391,6 +418,13 @@ JUDGE_ENV = (
     "TRACEGRADE_JUDGE_CACHE_MAX_AGE_DAYS",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
+    "TRACEGRADE_JUDGE_PROVIDER",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
 )
 
 

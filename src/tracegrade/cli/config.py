@@ -28,6 +28,8 @@ CONFIG_NAME = "tracegrade.toml"
 PYPROJECT_NAME = "pyproject.toml"
 _Progress = Literal["auto", "bar", "lines", "off"]
 PROGRESS_MODES: tuple[str, ...] = get_args(_Progress)
+_Provider = Literal["openai", "anthropic", "bedrock", "gemini"]
+JUDGE_PROVIDERS: tuple[str, ...] = get_args(_Provider)
 OWN_SOURCE = "tracegrade"
 """The ``source`` naming tracegrade's own JSONL, as opposed to a framework's format."""
 
@@ -70,6 +72,7 @@ class ProjectConfig:
     fail_under: dict[str, float] | None = None
     thresholds: dict[str, float] | None = None
     source: str | None = None
+    judge_provider: str | None = None
     judge_model: str | None = None
     judge_base_url: str | None = None
     judge_timeout: float | None = None
@@ -181,6 +184,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     fail_under: dict[str, _Fraction] | None = None
     thresholds: dict[str, _Fraction] | None = None
     source: _Text | None = None
+    judge_provider: _Provider | None = None
     judge_model: _Text | None = None
     judge_base_url: _Text | None = None
     judge_timeout: _Seconds | None = None
@@ -218,6 +222,10 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "fail_under": (_PER_METRIC, _FRACTION),
     "thresholds": (_PER_METRIC, _FRACTION),
     "source": (_TEXT, None),
+    "judge_provider": (
+        "must be one of " + ", ".join(repr(name) for name in JUDGE_PROVIDERS),
+        None,
+    ),
     "judge_model": (_TEXT, None),
     "judge_base_url": (_TEXT, None),
     "judge_timeout": (_SECONDS, None),

@@ -83,6 +83,7 @@ class Settings:
     """The most 90th percentile of agent time per conversation (``--max-p90-latency``)."""
     thresholds: dict[str, float] = field(default_factory=dict)
     pass_k: list[int] | None = None
+    judge_provider: str | None = None
     judge_model: str | None = None
     judge_base_url: str | None = None
     judge_timeout: float | None = None
@@ -148,6 +149,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
         samples=arguments.samples,
         pass_k=arguments.pass_k or chosen.pass_k,
+        judge_provider=arguments.judge_provider or chosen.judge_provider,
         judge_model=arguments.judge_model or chosen.judge_model,
         judge_base_url=arguments.judge_base_url or chosen.judge_base_url,
         judge_timeout=arguments.judge_timeout or chosen.judge_timeout,
@@ -395,9 +397,10 @@ def attach_judge(settings: Settings) -> None:
     judged = judged_metrics(settings.metrics)
     if not judged:
         return
-    from ..judge.client import default_judge
+    from ..judge.providers import default_judge
 
     judge = default_judge(
+        provider=settings.judge_provider,
         model=settings.judge_model,
         base_url=settings.judge_base_url,
         max_concurrency=settings.concurrency,
@@ -428,7 +431,7 @@ def noted_and_judged(settings: Settings) -> int | None:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TracegradeError, ValueError) as error:
-        hint = " (on the command line: --judge-model and --judge-base-url)"
+        hint = " (on the command line: --judge-provider, --judge-model and --judge-base-url)"
         if isinstance(error, ImportError):  # a missing extra: the judge's flags cannot help
             hint = ""
         print(f"tracegrade: cannot set up the judge: {error}{hint}", file=sys.stderr)

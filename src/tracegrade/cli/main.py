@@ -42,7 +42,7 @@ from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .agreement import add_agreement_command, run_agreement
 from .cache import add_cache_command, run_cache
 from .compare import add_compare_command, run_compare
-from .config import PROGRESS_MODES, ConfigError
+from .config import JUDGE_PROVIDERS, PROGRESS_MODES, ConfigError
 from .evaluate import (
     EXIT_INPUT,
     EXIT_OK,
@@ -220,6 +220,12 @@ def _add_evaluate(commands: Any) -> None:
         "(default: 1 and the fewest trials of any task)",
     )
     run.add_argument(
+        "--judge-provider",
+        choices=JUDGE_PROVIDERS,
+        help="the judge's API: openai (any OpenAI-compatible endpoint), anthropic, bedrock "
+        "or gemini, each its extra (default: $TRACEGRADE_JUDGE_PROVIDER, else openai)",
+    )
+    run.add_argument(
         "--judge-model",
         metavar="MODEL",
         help="the judged metrics' model (default: $TRACEGRADE_JUDGE_MODEL)",
@@ -227,9 +233,9 @@ def _add_evaluate(commands: Any) -> None:
     run.add_argument(
         "--judge-base-url",
         metavar="URL",
-        help="an OpenAI-compatible endpoint for the judge (default: $TRACEGRADE_JUDGE_BASE_URL, "
-        "then $OPENAI_BASE_URL, then OpenAI); the key comes from $TRACEGRADE_JUDGE_API_KEY "
-        "or $OPENAI_API_KEY",
+        help="the judge's endpoint (default: $TRACEGRADE_JUDGE_BASE_URL, then the provider's "
+        "own, such as $OPENAI_BASE_URL, then the provider's API); the key comes from "
+        "$TRACEGRADE_JUDGE_API_KEY or the provider's variable, such as $OPENAI_API_KEY",
     )
     run.add_argument(
         "--judge-timeout",

@@ -1,10 +1,11 @@
 """The judged metrics as a distributed run sends them to its workers.
 
-Each task carries the metrics pickled; an :class:`~tracegrade.judge.client.OpenAIJudge`
-travels as its settings and is rebuilt once per worker process (and per settings), so
-every task on that worker shares one judge: its HTTP connections, its cache connection
-and its limit on requests in flight (see :mod:`tracegrade.judge.settings` for what
-travels and what each worker reads from its own environment).
+Each task carries the metrics pickled; a :class:`~tracegrade.judge.chat.ChatJudge` (any
+provider's: OpenAI, Anthropic, Bedrock, Gemini) travels as its settings and is rebuilt
+once per worker process (and per settings), so every task on that worker shares one
+judge: its HTTP connections, its cache connection and its limit on requests in flight
+(see :mod:`tracegrade.judge.settings` for what travels and what each worker reads from
+its own environment).
 
 That limit is the run's per-worker concurrency: the judge a worker builds lets exactly
 as many requests be in flight as ``evaluate_distributed``'s ``concurrency`` (after
@@ -18,14 +19,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
-from ..judge.client import OpenAIJudge, default_judge
+from ..judge.chat import ChatJudge
+from ..judge.providers import default_judge
 from ..metrics.base import Metric
 from ..metrics.judged import JudgeAsking, asks_judge
 
 
 def for_workers(metrics: Sequence[Metric], concurrency: int) -> list[Metric]:
-    """``metrics`` to send to the workers: each judged metric whose judge is an
-    OpenAIJudge (its ``llm``, or the environment's default judge here on the client when
+    """``metrics`` to send to the workers: each judged metric whose judge is a
+    ChatJudge (its ``llm``, or the environment's default judge here on the client when
     it has none, so that the workers ask the judge the run record names) as a shallow
     copy holding that judge limited to ``concurrency`` requests in flight; every other
     metric (and a judged metric with a judge of its own kind) as it is. The metrics
@@ -43,8 +45,8 @@ def for_workers(metrics: Sequence[Metric], concurrency: int) -> list[Metric]:
     return shipped
 
 
-def _openai_judge(metric: JudgeAsking) -> OpenAIJudge | None:
-    """The metric's OpenAIJudge: its ``llm``, or the default judge when it has none and
+def _openai_judge(metric: JudgeAsking) -> ChatJudge | None:
+    """The metric's ChatJudge: its ``llm``, or the default judge when it has none and
     one is configured (without one, the metric fails on every sample, on a worker as on
     one machine)."""
     if metric.llm is None:
@@ -52,4 +54,4 @@ def _openai_judge(metric: JudgeAsking) -> OpenAIJudge | None:
             return default_judge()
         except Exception:
             return None
-    return metric.llm if isinstance(metric.llm, OpenAIJudge) else None
+    return metric.llm if isinstance(metric.llm, ChatJudge) else None

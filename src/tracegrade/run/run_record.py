@@ -117,7 +117,8 @@ def _rule_text(table: dict[str, Any]) -> str:
 def describe_judge(metrics: Sequence[Metric]) -> str | None:
     """The judge of the run's judged metrics as the run record names it: ``MODEL at
     URL`` for an OpenAI-compatible judge (the environment's when ``llm`` is not set; any
-    credentials in the URL masked),
+    credentials in the URL masked), ``MODEL at URL (PROVIDER)`` for another provider's
+    (so resuming with another provider is refused like another model),
     else the judge's class or function; ``NAME: JUDGE; ...`` when they differ, ``None``
     without judged metrics or a judge."""
     described: dict[str, str] = {}
@@ -133,7 +134,9 @@ def describe_judge(metrics: Sequence[Metric]) -> str | None:
 
                 url = getattr(judge, "base_url", None)
                 shown = masked_url(url) if isinstance(url, str) else url
-                described[metric.name] = f"{model} at {shown}"
+                provider = getattr(judge, "provider", "openai")
+                named = "" if provider in ("openai", None) else f" ({provider})"
+                described[metric.name] = f"{model} at {shown}{named}"
             else:
                 kind = judge if callable(judge) and hasattr(judge, "__qualname__") else type(judge)
                 described[metric.name] = f"{kind.__module__}.{kind.__qualname__}"
