@@ -20,6 +20,11 @@ The server records every request (``server.requests``: path, lower-case headers,
 body), counts them (``server.count``), tracks the requests in flight (``in_flight``,
 ``max_in_flight``), adds ``server.latency`` seconds before every reply, and holds every
 reply from ``server.hold()`` until ``server.release()``.
+
+A server speaks OpenAI's chat completions unless given another :class:`Protocol`
+(``JudgeServer(protocol)``): the protocol says which paths it serves, where a client's
+base URL points, and how a scripted dict or str becomes a reply (see
+``tests/judge/providers.py`` for Bedrock's Converse and Gemini's generateContent).
 """
 
 from __future__ import annotations
@@ -161,9 +166,29 @@ Scripted = Reply | Mapping[str, Any] | str
 Responder = Callable[[Mapping[str, Any]], Scripted]
 
 
-def as_reply(item: Scripted) -> Reply:
-    """A scripted item as a Reply."""
-    return item if isinstance(item, Reply) else Reply.answer(item)
+class Protocol:
+    """How a server speaks: OpenAI's chat completions here; a subclass for another API
+    overrides the three methods."""
+
+    def serves(self, path: str) -> bool:
+        """Whether a request to ``path`` (its query included) is one the protocol answers."""
+        return path.partition("?")[0] == CHAT_PATH
+
+    def answer(self, content: Mapping[str, Any] | str) -> Reply:
+        """A normal reply whose answer is ``content`` (a dict is sent as JSON)."""
+        return Reply.answer(content)
+
+    def base_url(self, root: str) -> str:
+        """The base URL a client is given, for the server at ``root`` (``http://host:port``)."""
+        return f"{root}/v1"
+
+
+OPENAI = Protocol()
+
+
+def as_reply(item: Scripted, protocol: Protocol = OPENAI) -> Reply:
+    """A scripted item as a Reply (a dict or str as ``protocol``'s answer)."""
+    return item if isinstance(item, Reply) else protocol.answer(item)
 
 
 @dataclass(frozen=True)
@@ -180,7 +205,8 @@ class Recorded:
 class JudgeServer:
     """The scripted server; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, protocol: Protocol = OPENAI) -> None:
+        self.protocol = protocol
         self.latency = 0.0
         self._queue: deque[Reply] = deque()
         self._responder: Responder | None = None
@@ -199,9 +225,14 @@ class JudgeServer:
 
     @property
     def url(self) -> str:
-        """The base URL to give a client (``.../v1``)."""
+        """The base URL to give a client (``.../v1`` for OpenAI's protocol)."""
+        return self.protocol.base_url(self.root)
+
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:PORT``, without a path."""
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        return f"http://{host!s}:{port}"
 
     @property
     def requests(self) -> list[Recorded]:
@@ -240,7 +271,7 @@ class JudgeServer:
     def script(self, *items: Scripted) -> None:
         """Queue replies, one per coming request."""
         with self._lock:
-            self._queue.extend(as_reply(item) for item in items)
+            self._queue.extend(as_reply(item, self.protocol) for item in items)
 
     def respond(self, responder: Responder | None) -> None:
         """Answer with ``responder(body)`` whenever the queue is empty."""
@@ -279,12 +310,13 @@ class JudgeServer:
             queued = self._queue.popleft() if self._queue else None
         if queued is not None:
             return queued
-        if record.path.partition("?")[0] != CHAT_PATH:
+        if not self.protocol.serves(record.path):
             return Reply.error(404, f"no route {record.path}")
         responder = self._responder
         if responder is None:
             return Reply.error(500, "nothing scripted for this request")
-        return as_reply(responder(record.body if isinstance(record.body, Mapping) else {}))
+        body = record.body if isinstance(record.body, Mapping) else {}
+        return as_reply(responder(body), self.protocol)
 
     def _wait(self, reply: Reply) -> None:
         self._open.wait()
