@@ -148,11 +148,15 @@ class BedrockTransport:
         return completion_of(reply)
 
     async def aclose(self) -> None:
-        """Close the client's connections (a new client is made when asked again)."""
+        """Close the client's connections and let its threads go (both are made anew
+        when asked again)."""
         with self._lock:
             client, self._client = self._client, None
+            pool, self._pool = self._pool, None
         if client is not None:
             client.close()
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def _ready(self) -> tuple[Any, ThreadPoolExecutor]:
         """The client and the thread pool, made on first use."""
