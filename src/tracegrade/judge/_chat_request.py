@@ -22,7 +22,7 @@ def chat_request(model: str, request: JudgeRequest, mode: StructuredOutput) -> d
     """The arguments of a chat completion that asks ``request`` of ``model``."""
     arguments: dict[str, Any] = {
         "model": model,
-        "messages": _with_schema(request),
+        "messages": with_schema(request),
         "temperature": request.temperature,
     }
     response_format = _response_format(request, mode)
@@ -31,7 +31,7 @@ def chat_request(model: str, request: JudgeRequest, mode: StructuredOutput) -> d
     return arguments
 
 
-def _with_schema(request: JudgeRequest) -> list[dict[str, str]]:
+def with_schema(request: JudgeRequest) -> list[dict[str, str]]:
     """The request's messages, with the schema stated in the system message."""
     schema = msgspec.json.encode(request.schema).decode()
     instruction = f"Reply with only a JSON object that follows this JSON schema:\n{schema}"

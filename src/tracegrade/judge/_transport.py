@@ -12,7 +12,7 @@ import importlib.util
 import sys
 import threading
 import weakref
-from collections.abc import AsyncGenerator, Awaitable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,38 +50,26 @@ def sdk() -> ModuleType:
     return openai
 
 
-class SDKClients:
-    """One SDK client per event loop, made on first use there and closed when that loop
-    shuts down (or by :meth:`aclose`); shared by every thread using the judge."""
+class LoopClients:
+    """One SDK client per event loop, made by ``make()`` on first use there and closed
+    (its ``close()`` awaited) when that loop shuts down (or by :meth:`aclose`); shared by
+    every thread using the judge. Any provider's SDK client fits."""
 
-    def __init__(
-        self, key: Secret, endpoint: Endpoint, timeout: float, max_response_bytes: int
-    ) -> None:
-        self._key = key
-        self._endpoint = endpoint
-        self._timeout = timeout
-        self._max_response_bytes = max_response_bytes
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
         self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, tuple[AsyncOpenAI, AsyncGenerator[None, None]]
+            asyncio.AbstractEventLoop, tuple[Any, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
 
-    async def get(self) -> AsyncOpenAI:
+    async def get(self) -> Any:
         """The client of the running event loop."""
         loop = asyncio.get_running_loop()
         with self._lock:
             entry = self._clients.get(loop)
         if entry is not None:
             return entry[0]
-        client: AsyncOpenAI = sdk().AsyncOpenAI(
-            api_key=self._key.value,
-            base_url=self._endpoint.url,
-            default_query=self._endpoint.query or None,
-            default_headers=self._endpoint.headers or None,
-            timeout=self._timeout,
-            max_retries=0,
-            http_client=http_client(self._timeout, self._max_response_bytes),
-        )
+        client = self._make()
         mask_urls_in_http_logs()
         closer = _close_at_shutdown(client)
         with self._lock:
@@ -98,6 +86,27 @@ class SDKClients:
             entry = self._clients.pop(loop, None)
         if entry is not None:
             await entry[1].aclose()
+
+
+class SDKClients(LoopClients):
+    """One ``AsyncOpenAI`` client per event loop (see :class:`LoopClients`)."""
+
+    def __init__(
+        self, key: Secret, endpoint: Endpoint, timeout: float, max_response_bytes: int
+    ) -> None:
+        def make() -> AsyncOpenAI:
+            client: AsyncOpenAI = sdk().AsyncOpenAI(
+                api_key=key.value,
+                base_url=endpoint.url,
+                default_query=endpoint.query or None,
+                default_headers=endpoint.headers or None,
+                timeout=timeout,
+                max_retries=0,
+                http_client=http_client(timeout, max_response_bytes),
+            )
+            return client
+
+        super().__init__(make)
 
 
 def http_client(timeout: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES) -> Any:
@@ -122,7 +131,7 @@ def http_client(timeout: float, max_response_bytes: int = DEFAULT_MAX_RESPONSE_B
     return openai.DefaultAsyncHttpxClient(**options)
 
 
-async def _close_at_shutdown(client: AsyncOpenAI) -> AsyncGenerator[None, None]:
+async def _close_at_shutdown(client: Any) -> AsyncGenerator[None, None]:
     try:
         yield
     finally:

@@ -1,12 +1,14 @@
-"""What an :class:`~tracegrade.judge.client.OpenAIJudge` is made of, as plain values: what
-a pickled judge carries to another process (a Dask worker), where a fresh judge is
+"""What a judge (:class:`~tracegrade.judge.chat.ChatJudge`: OpenAI, Anthropic, ...) is
+made of, as plain values: what a pickled judge carries to another process (a Dask worker), where a fresh judge is
 built from it, with its own HTTP connections, locks and cache connection.
 
 Secrets travel only when they were given as arguments: an ``api_key`` passed to the
 judge, or credentials in a ``base_url`` passed to it. A key from the environment, or a
 base URL from the environment that holds credentials, is left out, and the receiving
 process reads its own environment (``TRACEGRADE_JUDGE_API_KEY``, ``OPENAI_API_KEY``,
-``TRACEGRADE_JUDGE_BASE_URL``, ``OPENAI_BASE_URL``) for it.
+``TRACEGRADE_JUDGE_BASE_URL``, ``OPENAI_BASE_URL``, or the provider's own variables such
+as ``ANTHROPIC_API_KEY``) for it. The provider and its own options (a region, a token
+limit) travel.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ class CacheLocation:
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """An OpenAIJudge's configuration (hashable: one judge per distinct settings and
-    process). ``base_url`` and ``api_key`` are ``None`` when the receiving process is to
+    """A judge's configuration (hashable: one judge per distinct settings and
+    process); ``provider`` names its kind (``openai``, ``anthropic``, ...) and ``options``
+    are that provider's own settings, as sorted pairs. ``base_url`` and ``api_key`` are ``None`` when the receiving process is to
     read them from its environment; ``sleep`` is ``None`` for ``asyncio.sleep`` (it may
     be any callable, hashable or not, so it takes no part in comparing settings)."""
 
@@ -48,10 +51,13 @@ class JudgeSettings:
     structured_output: str
     max_response_bytes: int
     sleep: Callable[[float], Awaitable[None]] | None = field(default=None, compare=False)
+    provider: str = "openai"
+    options: tuple[tuple[str, Any], ...] = ()
 
     def arguments(self) -> dict[str, Any]:
-        """The keyword arguments of ``OpenAIJudge`` that build a judge of these settings,
-        all but ``cache``, which the caller opens from :attr:`cache`."""
+        """The keyword arguments of the provider's judge that build a judge of these
+        settings, its options included, all but ``cache``, which the caller opens from
+        :attr:`cache`."""
         chosen: dict[str, Any] = {
             "model": self.model,
             "base_url": self.base_url,
@@ -68,6 +74,7 @@ class JudgeSettings:
         }
         if self.sleep is not None:
             chosen["sleep"] = self.sleep
+        chosen.update(self.options)
         return chosen
 
 

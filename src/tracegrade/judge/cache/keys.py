@@ -1,6 +1,6 @@
 """The cache key of a judge question: a SHA-256 of everything that shapes its answer
-(model, prompt name and version, messages, schema, temperature and structured-output
-mode), never the API key or the endpoint's address.
+(model, prompt name and version, messages, schema, temperature, structured-output
+mode, and the provider for every provider but OpenAI), never the API key or the endpoint's address.
 
 What is hashed is the question as JSON with its keys sorted and no spaces, byte for byte
 as tracegrade has always written it, so that a cache filled by an earlier version still
@@ -21,8 +21,12 @@ _KEY_FORMAT = 1
 _ENCODER = msgspec.json.Encoder(order="sorted")
 
 
-def cache_key(request: JudgeRequest, model: str, structured_output: str) -> str:
-    """The cache key of ``request`` sent to ``model`` in ``structured_output`` mode."""
+def cache_key(
+    request: JudgeRequest, model: str, structured_output: str, provider: str | None = None
+) -> str:
+    """The cache key of ``request`` sent to ``model`` in ``structured_output`` mode;
+    ``provider`` is part of it when given (every provider but OpenAI, whose keys stay
+    those of earlier versions), so two providers never share an answer."""
     parts = {
         "format": _KEY_FORMAT,
         "model": model,
@@ -33,6 +37,8 @@ def cache_key(request: JudgeRequest, model: str, structured_output: str) -> str:
         "temperature": request.temperature,
         "structured_output": structured_output,
     }
+    if provider is not None:
+        parts["provider"] = provider
     return hashlib.sha256(key_json(parts)).hexdigest()
 
 
