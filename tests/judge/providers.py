@@ -208,3 +208,14 @@ def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> pytest.MonkeyPatc
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     return monkeypatch
+
+
+def as_chat_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A Converse or generateContent request body as the chat-completions body that
+    ``tests.metrics.judges.sensible_answer`` reads: its last user text as the last
+    message."""
+    if "contents" in body:  # Gemini
+        text = body["contents"][-1]["parts"][-1]["text"]
+    else:  # Converse
+        text = body["messages"][-1]["content"][-1]["text"]
+    return {"messages": [{"role": "user", "content": text}]}
