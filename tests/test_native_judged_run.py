@@ -169,3 +169,32 @@ def test_a_pickled_judge_asks_the_same_server(provider: str, server: JudgeServer
     result = evaluate(samples()[:1], [TopicAdherenceScore(llm=copy)])
     assert result["topic_adherence"] == EXPECTED[:1]
     assert server.count == 1
+
+
+REFUSALS = {
+    "bedrock": converse_error(
+        400,
+        "ValidationException",
+        "This model doesn't support the toolConfig.toolChoice.tool field.",
+    ),
+    "gemini": gemini_error(
+        400, 'Invalid JSON payload received. Unknown name "responseJsonSchema".'
+    ),
+}
+
+
+def test_a_model_refusing_structured_output_is_asked_again_with_less(
+    provider: str, server: JudgeServer
+) -> None:
+    server.script(REFUSALS[provider])
+    asking = judge(provider, server)
+    result = evaluate(samples()[:1], [TopicAdherenceScore(llm=asking)])
+    assert result["topic_adherence"] == EXPECTED[:1]
+    assert server.count == 2  # the refused request and the one asked again at once
+    assert asking.mode == "json_object"  # one step down, for the judge's lifetime
+    second = server.requests[1].body
+    if provider == "bedrock":
+        assert "toolConfig" not in second
+    else:
+        assert "responseJsonSchema" not in second["generationConfig"]
+        assert second["generationConfig"]["responseMimeType"] == "application/json"

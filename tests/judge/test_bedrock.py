@@ -19,6 +19,7 @@ from tests.judge.server import JudgeServer, Reply
 
 from tracegrade.judge import JudgeError, JudgeRequest
 from tracegrade.judge.bedrock import BedrockTransport
+from tracegrade.judge.chat import StepDown
 from tracegrade.judge.retry import Retryable
 
 SCHEMA = {
@@ -244,3 +245,17 @@ def test_credentials_in_the_endpoint_url_are_masked(aws_env: Any) -> None:  # no
     )
     assert "pa55word" not in repr(transport)
     assert transport.endpoint_url == "https://***@proxy.example/bedrock"
+
+
+async def test_a_model_without_a_forced_tool_makes_the_judge_step_down(
+    transport: BedrockTransport,
+    bedrock_server: JudgeServer,  # noqa: F811
+) -> None:
+    refusal = "This model doesn't support the toolConfig.toolChoice.tool field."
+    bedrock_server.script(converse_error(400, "ValidationException", refusal))
+    with pytest.raises(StepDown, match="toolChoice"):
+        await transport.attempt(question(), "auto")
+    # without a tool asked for, the same words are a plain refusal
+    bedrock_server.script(converse_error(400, "ValidationException", refusal))
+    with pytest.raises(JudgeError, match="toolChoice"):
+        await transport.attempt(question(), "none")

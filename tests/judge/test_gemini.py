@@ -14,6 +14,7 @@ from tests.judge.providers import (
 from tests.judge.server import JudgeServer, Reply
 
 from tracegrade.judge import JudgeError, JudgeRequest
+from tracegrade.judge.chat import StepDown
 from tracegrade.judge.gemini import KEY_ENV, GeminiTransport
 from tracegrade.judge.retry import Retryable
 
@@ -259,3 +260,16 @@ def test_credentials_in_the_base_url_are_masked() -> None:
     )
     assert "pa55" not in repr(transport)
     assert KEY not in repr(transport)
+
+
+async def test_a_model_without_structured_output_makes_the_judge_step_down(
+    transport: GeminiTransport,
+    gemini_server: JudgeServer,  # noqa: F811
+) -> None:
+    refusal = 'Invalid JSON payload received. Unknown name "responseJsonSchema".'
+    gemini_server.script(gemini_error(400, refusal))
+    with pytest.raises(StepDown, match="responseJsonSchema"):
+        await transport.attempt(question(), "json_schema")
+    gemini_server.script(gemini_error(400, refusal))
+    with pytest.raises(JudgeError, match="responseJsonSchema"):
+        await transport.attempt(question(), "none")

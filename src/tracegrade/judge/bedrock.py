@@ -11,7 +11,9 @@ never from tracegrade and never written anywhere.
 Structured output is a forced tool call: in the ``json_schema`` and ``auto`` modes the
 request offers one tool whose input schema is the answer's schema and tells the model to
 call it (``toolChoice``); the tool call's input is the answer. In the other modes the
-schema is in the system prompt only and the reply's text is the answer.
+schema is in the system prompt only and the reply's text is the answer. A model that
+refuses a forced tool (Converse's ValidationException naming ``toolChoice``) makes the
+judge step down to the prompt alone (:class:`~tracegrade.judge.chat.StepDown`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ._credentials import Endpoint, Secret, scrubbed
 from ._transport import within
 from ._turns import tool_name, turns_of
 from .base import JudgeDependencyError, JudgeError, JudgeRequest
+from .chat import StepDown
 from .retry import Retryable, is_retryable_status, retry_after
 
 __all__ = ["MAX_THREADS", "BedrockTransport"]
@@ -55,6 +58,10 @@ RETRYABLE_CODES = frozenset(
     }
 )
 """Converse's error codes worth another try (besides any 408, 429 or 5xx status)."""
+
+_TOOL_MODES = ("json_schema", "auto")
+_TOOL_WORDS = ("toolChoice", "toolConfig", "tool use")
+"""What Converse's refusal of a tool request for a model without one mentions."""
 
 _AWS_SECRETS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 
@@ -125,7 +132,7 @@ class BedrockTransport:
         except asyncio.TimeoutError:
             raise Retryable(f"no reply within {self.timeout:g}s") from None
         except botocore.exceptions.ClientError as error:
-            raise self._fault(error) from None
+            raise self._fault(error, mode) from None
         except (
             botocore.exceptions.ReadTimeoutError,
             botocore.exceptions.ConnectTimeoutError,
@@ -197,9 +204,10 @@ class BedrockTransport:
         client.meta.events.register("before-parse.bedrock-runtime.Converse", bound)
         return client
 
-    def _fault(self, error: Any) -> Exception:
-        """A Converse error reply as Retryable (throttling, overload, 408, 429, 5xx) or
-        JudgeError (any other: a bad request, no access, no such model)."""
+    def _fault(self, error: Any, mode: StructuredOutput) -> Exception:
+        """A Converse error reply as Retryable (throttling, overload, 408, 429, 5xx),
+        StepDown (a model that refuses the forced tool) or JudgeError (any other: a bad
+        request, no access, no such model)."""
         response = error.response if isinstance(error.response, Mapping) else {}
         details = response.get("Error") or {}
         metadata = response.get("ResponseMetadata") or {}
@@ -208,6 +216,12 @@ class BedrockTransport:
         message = self._scrub(str(details.get("Message") or "no message"))
         named = f" {code}" if code and code != str(status) else ""
         said = f"HTTP {status}{named}: {message}"
+        if (
+            mode in _TOOL_MODES
+            and code == "ValidationException"
+            and any(word in message for word in _TOOL_WORDS)
+        ):
+            return StepDown(said)  # this model takes no (forced) tool: the prompt alone
         if code in RETRYABLE_CODES or is_retryable_status(status):
             headers = {
                 str(name).lower(): str(value)
@@ -238,7 +252,7 @@ def converse_arguments(model: str, request: JudgeRequest, mode: StructuredOutput
         ],
         "inferenceConfig": {"temperature": request.temperature},
     }
-    if mode in ("json_schema", "auto"):
+    if mode in _TOOL_MODES:
         name = tool_name(request)
         arguments["toolConfig"] = {
             "tools": [

@@ -10,6 +10,8 @@ Structured output: in the ``json_schema`` and ``auto`` modes the request asks fo
 ``application/json`` following the answer's schema (``response_json_schema``); in
 ``json_object`` for ``application/json`` alone; in ``none`` for nothing. The system
 messages become the system instruction, with the schema stated in it whatever the mode.
+A 400 naming the structured output (a model without it) makes the judge step down a
+mode (:class:`~tracegrade.judge.chat.StepDown`).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ._credentials import NO_KEY, Endpoint, Secret, mask_urls_in_http_logs, scru
 from ._transport import socket_error, within
 from ._turns import turns_of
 from .base import JudgeDependencyError, JudgeError, JudgeRequest
+from .chat import StepDown
 from .retry import Retryable, is_retryable_status, retry_after, to_seconds
 
 __all__ = ["KEY_ENV", "GeminiTransport"]
@@ -43,6 +46,8 @@ KEY_ENV = ("TRACEGRADE_JUDGE_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 """Where the key is looked for when none is given, in this order."""
 
 _ROLES = {"user": "user", "assistant": "model"}
+_STRUCTURED = re.compile(r"response_?json_?schema|response_?mime_?type|response_?schema", re.I)
+"""What a 400 refusing the structured output asked for names."""
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
@@ -124,7 +129,7 @@ class GeminiTransport:
         except asyncio.TimeoutError:
             raise Retryable(f"no reply within {self.timeout:g}s") from None
         except genai.errors.APIError as error:
-            raise self._fault(error) from None
+            raise self._fault(error, mode) from None
         except ReplyTooLarge as error:
             raise JudgeError(
                 f"judge {self.model}: {error}: not read further; if the endpoint's replies "
@@ -211,13 +216,16 @@ class GeminiTransport:
         )
         return Completion(text, input_tokens, output_tokens)
 
-    def _fault(self, error: Any) -> Exception:
+    def _fault(self, error: Any, mode: StructuredOutput) -> Exception:
         """An error reply as Retryable (408, 429, 5xx; its Retry-After or RetryInfo the
-        least wait) or JudgeError (any other status)."""
+        least wait), StepDown (a 400 refusing the structured output asked for) or
+        JudgeError (any other status)."""
         status = int(getattr(error, "code", 0) or 0)
         named = f" {error.status}" if getattr(error, "status", None) else ""
         message = self._scrub(str(getattr(error, "message", "") or "no message"))
         said = f"HTTP {status}{named}: {message}"
+        if status == 400 and mode != "none" and _STRUCTURED.search(message):
+            return StepDown(said)
         if is_retryable_status(status):
             return Retryable(said, _server_wait(error))
         return JudgeError(f"judge {self.model}: Gemini refused the request: {said}")
