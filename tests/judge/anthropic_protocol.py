@@ -76,7 +76,24 @@ def _wrap(item: Mapping[str, Any] | str, body: Mapping[str, Any]) -> Reply:
     return message(item, tool=forced)
 
 
-ANTHROPIC = Protocol("anthropic", "/v1/messages", "", _wrap)
+class Anthropic(Protocol):
+    """Anthropic's Messages API: ``POST /v1/messages``, the base URL the server's root;
+    a dict answers through the tool the request forces, when it forces one."""
+
+    def serves(self, path: str) -> bool:
+        return path.partition("?")[0] == "/v1/messages"
+
+    def answer(self, content: Mapping[str, Any] | str) -> Reply:
+        return message(content)
+
+    def reply(self, item: Any, body: Mapping[str, Any]) -> Reply:
+        return item if isinstance(item, Reply) else _wrap(item, body)
+
+    def base_url(self, root: str) -> str:
+        return root
+
+
+ANTHROPIC = Anthropic()
 
 
 @pytest.fixture

@@ -16,16 +16,17 @@ faults are ``rate_limited``, ``error``, ``slow``, ``malformed``, ``truncated``, 
 set its Content-Type, else it is JSON), a dict (sent as the judge's JSON answer) or a
 str (sent as the message text).
 
-The server speaks OpenAI's chat-completions protocol unless given another
-(``JudgeServer(protocol=...)``, a :class:`Protocol`: the route its responder answers,
-the base URL's path, and how a scripted dict or str becomes a reply to a request body;
-:data:`OPENAI` is the default, ``tests/judge/anthropic_protocol.py`` has Anthropic's).
-:class:`Reply` items are sent as they are, whatever the protocol.
-
 The server records every request (``server.requests``: path, lower-case headers, parsed
 body), counts them (``server.count``), tracks the requests in flight (``in_flight``,
 ``max_in_flight``), adds ``server.latency`` seconds before every reply, and holds every
 reply from ``server.hold()`` until ``server.release()``.
+
+A server speaks OpenAI's chat completions unless given another :class:`Protocol`
+(``JudgeServer(protocol)``): the protocol says which paths it serves, where a client's
+base URL points, and how a scripted dict or str becomes a reply to a request's body
+(``tests/judge/anthropic_protocol.py`` has Anthropic's Messages API,
+``tests/judge/providers.py`` Bedrock's Converse and Gemini's generateContent); a
+:class:`Reply` is sent as it is, whatever the protocol.
 """
 
 from __future__ import annotations
@@ -167,28 +168,35 @@ Scripted = Reply | Mapping[str, Any] | str
 Responder = Callable[[Mapping[str, Any]], Scripted]
 
 
-def as_reply(item: Scripted) -> Reply:
-    """A scripted item as a Reply."""
-    return item if isinstance(item, Reply) else Reply.answer(item)
-
-
-@dataclass(frozen=True)
 class Protocol:
-    """A provider's protocol as the server speaks it: ``path`` is the route the
-    responder answers (others get a 404 when nothing is queued), ``base`` the path of
-    the base URL a client is given, and ``wrap(item, body)`` the reply a scripted dict
-    or str becomes for the request ``body`` (a Reply is sent as it is)."""
+    """How a server speaks: OpenAI's chat completions here; a subclass for another API
+    overrides the three methods."""
 
-    name: str
-    path: str
-    base: str
-    wrap: Callable[[Mapping[str, Any] | str, Mapping[str, Any]], Reply]
+    def serves(self, path: str) -> bool:
+        """Whether a request to ``path`` (its query included) is one the protocol answers."""
+        return path.partition("?")[0] == CHAT_PATH
+
+    def answer(self, content: Mapping[str, Any] | str) -> Reply:
+        """A normal reply whose answer is ``content`` (a dict is sent as JSON)."""
+        return Reply.answer(content)
 
     def reply(self, item: Scripted, body: Mapping[str, Any]) -> Reply:
-        return item if isinstance(item, Reply) else self.wrap(item, body)
+        """What a scripted item becomes for the request ``body``: a Reply as it is, a
+        dict or str as :meth:`answer` (a protocol whose answer depends on the request,
+        such as a tool named in it, overrides this)."""
+        return item if isinstance(item, Reply) else self.answer(item)
+
+    def base_url(self, root: str) -> str:
+        """The base URL a client is given, for the server at ``root`` (``http://host:port``)."""
+        return f"{root}/v1"
 
 
-OPENAI = Protocol("openai", CHAT_PATH, "/v1", lambda item, body: Reply.answer(item))
+OPENAI = Protocol()
+
+
+def as_reply(item: Scripted, protocol: Protocol = OPENAI) -> Reply:
+    """A scripted item as a Reply (a dict or str as ``protocol``'s answer)."""
+    return item if isinstance(item, Reply) else protocol.answer(item)
 
 
 @dataclass(frozen=True)
@@ -226,8 +234,13 @@ class JudgeServer:
     @property
     def url(self) -> str:
         """The base URL to give a client (``.../v1`` for OpenAI's protocol)."""
+        return self.protocol.base_url(self.root)
+
+    @property
+    def root(self) -> str:
+        """``http://127.0.0.1:PORT``, without a path."""
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}{self.protocol.base}"
+        return f"http://{host!s}:{port}"
 
     @property
     def requests(self) -> list[Recorded]:
@@ -306,7 +319,7 @@ class JudgeServer:
         body = record.body if isinstance(record.body, Mapping) else {}
         if queued is not None:
             return self.protocol.reply(queued, body)
-        if record.path.partition("?")[0] != self.protocol.path:
+        if not self.protocol.serves(record.path):
             return Reply.error(404, f"no route {record.path}")
         responder = self._responder
         if responder is None:

@@ -189,6 +189,15 @@ async def test_faults_then_an_answer(sleeps: Sleeps, caplog: pytest.LogCaptureFi
     assert messages[1] == "judge m: reset; retrying in 3.00s (attempt 3 of 3)"
 
 
+async def test_a_faults_wait_is_capped_at_max_retry_after(sleeps: Sleeps) -> None:
+    # a transport's Retryable carries the server's wait uncapped (Gemini's RetryInfo of an
+    # hour, say): the loop waits max_retry_after at most, here 5 s (the backoff is < 1 s)
+    attempt = Script(Retryable("HTTP 429", wait=3600.0))
+    policy = RetryPolicy(attempts=2, backoff=0.5, max_backoff=1.0, max_retry_after=5.0)
+    assert await policy.run(attempt, sleep=sleeps, label="x") == "done"
+    assert sleeps == [5.0]
+
+
 async def test_the_attempts_run_out(sleeps: Sleeps) -> None:
     attempt = Script(*(Retryable(f"fault {n}") for n in range(5)))
     with pytest.raises(RetriesExhausted) as caught:

@@ -109,7 +109,8 @@ class RetryPolicy:
     ) -> _T:
         """``attempt()``'s result, calling it again after each :class:`Retryable` it
         raises, with ``sleep(delay)`` in between, up to ``attempts`` calls; then
-        :class:`RetriesExhausted`. Any other exception passes through at once. Each
+        :class:`RetriesExhausted`. A fault's ``wait`` counts up to ``max_retry_after``.
+        Any other exception passes through at once. Each
         retry is logged at INFO, starting with ``label``."""
         faults = 0
         while True:
@@ -119,7 +120,9 @@ class RetryPolicy:
                 faults += 1
                 if faults >= self.attempts:
                     raise RetriesExhausted(faults, fault.problem) from None
-                delay = self.delay(faults, fault.wait)
+                # a transport hands on the server's wait as asked; capped here
+                wait = None if fault.wait is None else min(fault.wait, self.max_retry_after)
+                delay = self.delay(faults, wait)
                 log.info(
                     "%s: %s; retrying in %.2fs (attempt %d of %d)",
                     label,
