@@ -57,9 +57,13 @@ def sensible_answer(body: Mapping[str, Any]) -> dict[str, Any]:
     Topic adherence: a topic per human turn, under the first allowed topic its text
     names, refused when the next AI turn starts with "Sorry"; the seed's relativity and
     cake conversation gets the answer a careful judge gives. Goal accuracy: achieved
-    unless a tool result reports an error.
+    unless a tool result reports an error. Trajectory: a rating of 5, or 3 faulting the
+    steps whose result reports an error.
     """
     text = body["messages"][-1]["content"]
+    _, found, transcript = text.partition("Transcript of the agent's run:\n")
+    if found and text.startswith(("Reference:\n", "Transcript of the agent's run:\n")):
+        return _trajectory_verdict(transcript)
     head, _, conversation = text.partition("Conversation:\n")
     lines = conversation.splitlines()
     if head.startswith("Allowed topics:"):
@@ -93,4 +97,22 @@ def sensible_answer(body: Mapping[str, Any]) -> dict[str, Any]:
         "end_state": "a tool failed" if failed else "done as asked",
         "reason": "a tool reported an error" if failed else "every request was carried out",
         "achieved": not failed,
+    }
+
+
+def _trajectory_verdict(transcript: str) -> dict[str, Any]:
+    """A trajectory judge's answer: each step whose tool result reports an error is
+    faulted (rating 3), else none is (rating 5)."""
+    faulted: list[int] = []
+    step = 0
+    for line in transcript.splitlines():
+        if line.startswith("Step ") and "." in line:
+            step = int(line[5 : line.index(".")])
+        elif line.strip().startswith("Result") and "error" in line and step not in faulted:
+            faulted.append(step)
+    return {
+        "user_goal": "what the user asked for",
+        "reason": f"steps {faulted} failed" if faulted else "every step served the goal",
+        "steps_faulted": faulted,
+        "score": 3 if faulted else 5,
     }
