@@ -2,10 +2,12 @@
 
 Every ``POST .../chat/completions`` is answered after a fixed artificial latency with a
 valid answer to whichever tracegrade judge prompt asked (topic_adherence,
-goal_with_reference, goal_without_reference), derived deterministically from the
-request, so the same question always gets the same answer and scores vary between
-samples. Requests wait concurrently: one asyncio task per connection, ``asyncio.sleep``
-for the latency, HTTP/1.1 keep-alive.
+goal_with_reference, goal_without_reference, trajectory_with_reference,
+trajectory_without_reference, criteria, argument_equivalence), fitting the schema the
+request sent (a criterion's levels, the semantic rule's pair numbers), derived
+deterministically from the request, so the same question always gets the same answer
+and scores vary between samples. Requests wait concurrently: one asyncio task per
+connection, ``asyncio.sleep`` for the latency, HTTP/1.1 keep-alive.
 
 The server counts requests, per prompt kind too, and the most in flight at once;
 ``GET /stats`` returns those counts as JSON and ``POST /stats/reset`` zeroes them.
@@ -45,8 +47,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 HOST = "127.0.0.1"
-KINDS = ("topic_adherence", "goal_with_reference", "goal_without_reference")
+KINDS = (
+    "topic_adherence",
+    "goal_with_reference",
+    "goal_without_reference",
+    "trajectory_with_reference",
+    "trajectory_without_reference",
+    "criteria",
+    "argument_equivalence",
+)
 _TOPICS_BLOCK = re.compile(r"Allowed topics:\n(.*?)\n\nConversation:\n", re.S)
+_STEP = re.compile(r"^Step (\d+)\. ", re.M)
+_LEVELS_BLOCK = re.compile(r"Levels, lowest first:\n(.*?)(?:\n\n|$)", re.S)
+_PAIR = re.compile(r"^Pair (\d+)\n(?:.*\n)*?Reference value: (.*)\nAgent's value: (.*)$", re.M)
+_SYSTEM_MARKS = (  # in lower case, the newer prompts first: told apart by their system text
+    ("argument_equivalence", "each numbered pair"),
+    ("criteria", "criteria that a reviewer wrote"),
+    ("trajectory_with_reference", "comparing its run with a reference"),
+    ("trajectory_without_reference", "how an ai agent worked through a task"),
+    ("topic_adherence", "allowed topics"),
+    ("goal_with_reference", "reference outcome"),
+    ("goal_without_reference", "achieved"),
+)
 
 
 @dataclass
@@ -95,12 +117,9 @@ def _kind(body: dict[str, Any], messages: list[dict[str, Any]]) -> str:
         if named in KINDS:
             return str(named)
     system = str(messages[0].get("content", "")) if messages else ""
-    if "allowed topics" in system:
-        return "topic_adherence"
-    if "reference outcome" in system:
-        return "goal_with_reference"
-    if "achieved" in system:
-        return "goal_without_reference"
+    for kind, mark in _SYSTEM_MARKS:
+        if mark in system.lower():
+            return kind
     return "unknown"
 
 
@@ -116,9 +135,10 @@ def _conversation(question: str) -> str:
 
 def _allowed_topics(body: dict[str, Any], question: str) -> list[str]:
     """The sample's reference topics: the schema's enum when sent, else the prompt's list."""
-    with contextlib.suppress(AttributeError, KeyError, TypeError):
-        schema = body["response_format"]["json_schema"]["schema"]
-        choices = schema["properties"]["topics"]["items"]["properties"]["reference_topic"]["enum"]
+    choices = _schema_property(
+        body, "properties", "topics", "items", "properties", "reference_topic", "enum"
+    )
+    if isinstance(choices, list):
         return [choice for choice in choices if isinstance(choice, str)]
     found = _TOPICS_BLOCK.search(question)
     if found is None:
@@ -164,6 +184,96 @@ def goal_answer(question: str, with_reference: bool) -> dict[str, Any]:
     }
 
 
+def _schema_property(body: dict[str, Any], *path: str) -> Any:
+    """The part of the request's structured-output schema at ``path`` under its
+    ``properties`` (None when not sent: json_object and plain modes)."""
+    with contextlib.suppress(AttributeError, KeyError, TypeError):
+        found: Any = body["response_format"]["json_schema"]["schema"]
+        for key in path:
+            found = found[key]
+        return found
+    return None
+
+
+def trajectory_answer(question: str, with_reference: bool) -> dict[str, Any]:
+    """A 1..5 rating by hash of the transcript; below 5, one or two of the transcript's
+    own step numbers faulted and named in the reason."""
+    steps = [int(number) for number in _STEP.findall(question)]
+    digest = _hash(question)
+    score = 1 + digest % 5
+    faulted: list[int] = []
+    if steps and score < 5:
+        faulted = sorted({steps[digest % len(steps)], steps[(digest >> 8) % len(steps)]})
+    users = [line.partition("The user said: ")[2] for line in question.split("\n")]
+    goal = next((text for text in users if text), "unknown")
+    against = "as the reference does" if with_reference else "directly"
+    reason = (
+        f"The agent reached the goal {against}."
+        if not faulted
+        else "The agent drifted: "
+        + ", ".join(f"step {number} did not serve the goal" for number in faulted)
+        + "."
+    )
+    return {"user_goal": goal[:160], "reason": reason, "steps_faulted": faulted, "score": score}
+
+
+def _levels(body: dict[str, Any], question: str) -> list[str | int]:
+    """A criterion's levels: the schema's enum when sent, else the prompt's list."""
+    choices = _schema_property(body, "properties", "level", "enum")
+    if isinstance(choices, list) and choices:
+        return [choice for choice in choices if isinstance(choice, (str, int))]
+    found = _LEVELS_BLOCK.search(question)
+    if found is None:
+        return []
+    labels = [line[2:].partition(": ")[0] for line in found.group(1).split("\n")]
+    levels: list[str | int] = []
+    for label in labels:
+        levels.append(int(label) if label.lstrip("-").isdigit() else label)
+    return levels
+
+
+def criteria_answer(body: dict[str, Any], question: str) -> dict[str, Any]:
+    """One of the listed levels, picked by hash of the question, with a reason naming a
+    step of the transcript."""
+    levels = _levels(body, question)
+    digest = _hash(question)
+    level: str | int = levels[digest % len(levels)] if levels else "fail"
+    steps = _STEP.findall(question)
+    where = f"step {steps[(digest >> 8) % len(steps)]}" if steps else "the conversation"
+    return {
+        "reason": f"Graded {level} for what {where} shows against the criteria.",
+        "level": level,
+    }
+
+
+def _words_of(value: str) -> str:
+    return "".join(char for char in value.casefold() if char.isalnum())
+
+
+def equivalence_answer(body: dict[str, Any], question: str) -> dict[str, Any]:
+    """A verdict on every pair the request asks about, numbered as its schema's enum
+    (narrowed per sample to 1..n) or, without a schema, as the prompt's ``Pair N``
+    blocks: the same when one value's letters and digits hold the other's."""
+    values = {int(number): (ref, agent) for number, ref, agent in _PAIR.findall(question)}
+    numbers = _schema_property(body, "properties", "verdicts", "items", "properties", "pair")
+    wanted = numbers.get("enum") if isinstance(numbers, dict) else None
+    if not isinstance(wanted, list):
+        wanted = sorted(values)
+    verdicts = []
+    for number in wanted:
+        reference, agent = values.get(number, ("", ""))
+        short, long = sorted((_words_of(reference), _words_of(agent)), key=len)
+        same = bool(short) and short in long
+        verdicts.append(
+            {
+                "pair": number,
+                "reason": "the same thing, written differently" if same else "different things",
+                "same": same,
+            }
+        )
+    return {"verdicts": verdicts}
+
+
 def answer_for(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     """The prompt kind and the judge's answer to a chat-completions body (None when the
     kind is unknown)."""
@@ -175,6 +285,12 @@ def answer_for(body: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
         return kind, topic_answer(body, question)
     if kind in ("goal_with_reference", "goal_without_reference"):
         return kind, goal_answer(question, kind == "goal_with_reference")
+    if kind in ("trajectory_with_reference", "trajectory_without_reference"):
+        return kind, trajectory_answer(question, kind == "trajectory_with_reference")
+    if kind == "criteria":
+        return kind, criteria_answer(body, question)
+    if kind == "argument_equivalence":
+        return kind, equivalence_answer(body, question)
     return kind, None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from measure import SAMPLE_SECONDS
@@ -159,33 +160,7 @@ class Report:
                     _verdict(seconds < 0.3, f"by {seconds - 0.3:.3f} s"),
                 ]
             )
-        judged = self.judged
-        if judged:
-            for run in judged["throughput"]:
-                share = run["measured_over_bound"]
-                rows.append(
-                    [
-                        f"judged throughput ≥ 90% of the bound, concurrency {run['concurrency']}",
-                        f"{share:.1%} of the bound",
-                        _verdict(share >= 0.9),
-                    ]
-                )
-            for name, entry in judged["calls_per_sample"].items():
-                rows.append(
-                    [
-                        f"judge calls per sample, {name} ≤ {entry['target']}",
-                        f"{entry['max']:g}",
-                        _verdict(entry["met"]),
-                    ]
-                )
-            cache = judged["cached_rerun"]
-            rows.append(
-                [
-                    "a cached rerun makes 0 judge calls",
-                    str(cache["rerun_requests"]),
-                    _verdict(cache["met"]),
-                ]
-            )
+        rows += judged_target_rows(self.judged)
         lines = ["## Targets", "", *_table(["target", "measured", "verdict"], rows)]
         missed = any(ratios[PURE] < 2 for _runs, ratios in self.sizes.values() if PURE in ratios)
         if missed and self.scaling is not None:
@@ -324,70 +299,7 @@ class Report:
         ]
 
     def _judged(self) -> list[str]:
-        judged = self.judged
-        if not judged:
-            return []
-        lines = [
-            "## Judged metrics against a local judge",
-            "",
-            f"An OpenAI-compatible server on 127.0.0.1 answering every request after "
-            f"{judged['latency_s'] * 1000:.0f} ms; {judged['bound']}. Throughput runs use "
-            f"{', '.join(judged['throughput_metrics'])} together, cache "
-            f"{judged['throughput_cache']}."
-            + _rounds_note(judged.get("throughput_rounds"))
-            + _repeats_note(judged.get("throughput_repeats")),
-            "",
-        ]
-        rows = [
-            [
-                str(run["concurrency"]),
-                str(run["samples"]),
-                f"{run['requests_per_sample']:g}",
-                f"{run['requests_per_s']:.1f}",
-                f"{run['bound_requests_per_s']:.1f}",
-                f"{run['measured_over_bound']:.1%}",
-                str(run["max_in_flight"]),
-                _optional(run.get("client_cpu_ms_per_request"), "{:.2f}"),
-                ", ".join(
-                    f"{each / run['bound_requests_per_s']:.1%}"
-                    for each in run.get("repeats_requests_per_s", ())
-                ),
-            ]
-            for run in judged["throughput"]
-        ]
-        lines += _table(
-            [
-                "concurrency",
-                "samples",
-                "calls/sample",
-                "requests/s",
-                "bound",
-                "share of bound",
-                "max in flight at the server",
-                "client CPU ms/request",
-                "every run's share",
-            ],
-            rows,
-        )
-        calls = judged["calls_per_sample"]
-        topic = calls["topic_adherence"]["by_topic_count"]
-        lines += [
-            "Judge calls per sample, each metric alone: topic_adherence "
-            + ", ".join(f"{v:g} with {k} topic(s)" for k, v in topic.items())
-            + "; "
-            + "; ".join(f"{n} {e['max']:g}" for n, e in calls.items() if n != "topic_adherence")
-            + ".",
-            "",
-        ]
-        cache = judged["cached_rerun"]
-        lines += [
-            f"Cached rerun ({cache['cache']}): the first run made {cache['first']['requests']} "
-            f"requests for {cache['first']['samples']} samples, the rerun "
-            f"{cache['rerun_requests']} ({cache['rerun']['samples_per_s']:.0f} samples/s); "
-            f"same scores: {'yes' if cache['same_scores'] else 'no'}.",
-            "",
-        ]
-        return lines
+        return judged_section(self.judged)
 
     def _agreement(self) -> list[str]:
         rows = []
@@ -442,6 +354,237 @@ class Report:
             "it, which they report themselves).",
             "",
         ]
+
+
+JUDGED_MARKERS = ("<!-- judged:start -->", "<!-- judged:end -->")
+JUDGED_HEADING = "## Judged metrics against a local judge"
+JUDGED_ROWS = ("| judged throughput ", "| judge calls per sample, ", "| a cached rerun makes 0 ")
+"""How the judged rows of the targets table begin (:func:`put_judged` replaces them)."""
+NEW_GROUP = "trajectory_judge + 3 criteria + semantic rule"
+
+
+def judged_target_rows(judged: dict[str, Any]) -> list[list[str]]:
+    """The targets table's rows of the judged benchmark (bench/judged.py's result)."""
+    if not judged:
+        return []
+    rows = []
+    throughput = [(run, "") for run in judged.get("throughput", ())]
+    throughput += [(run, f", {NEW_GROUP}") for run in judged.get("new_throughput", ())]
+    for run, group in throughput:
+        share = run["measured_over_bound"]
+        rows.append(
+            [
+                f"judged throughput ≥ 90% of the bound, concurrency {run['concurrency']}{group}",
+                f"{share:.1%} of the bound",
+                _verdict(share >= 0.9),
+            ]
+        )
+    for name, entry in judged["calls_per_sample"].items():
+        rows.append(
+            [
+                f"judge calls per sample, {entry.get('label', name)} ≤ {entry['target']}",
+                f"{entry['max']:g}",
+                _verdict(entry["met"]),
+            ]
+        )
+    reruns = [(judged.get("cached_rerun"), ""), (judged.get("new_cached_rerun"), f", {NEW_GROUP}")]
+    for cache, group in reruns:
+        if cache:
+            rows.append(
+                [
+                    f"a cached rerun makes 0 judge calls{group}",
+                    str(cache["rerun_requests"]),
+                    _verdict(cache["met"]),
+                ]
+            )
+    return rows
+
+
+def _throughput_table(runs: list[dict[str, Any]]) -> list[str]:
+    rows = [
+        [
+            str(run["concurrency"]),
+            str(run["samples"]),
+            f"{run['requests_per_sample']:g}",
+            f"{run['requests_per_s']:.1f}",
+            f"{run['bound_requests_per_s']:.1f}",
+            f"{run['measured_over_bound']:.1%}",
+            str(run["max_in_flight"]),
+            _optional(run.get("client_cpu_ms_per_request"), "{:.2f}"),
+            ", ".join(
+                f"{each / run['bound_requests_per_s']:.1%}"
+                for each in run.get("repeats_requests_per_s", ())
+            ),
+        ]
+        for run in runs
+    ]
+    return _table(
+        [
+            "concurrency",
+            "samples",
+            "calls/sample",
+            "requests/s",
+            "bound",
+            "share of bound",
+            "max in flight at the server",
+            "client CPU ms/request",
+            "every run's share",
+        ],
+        rows,
+    )
+
+
+def _cache_line(cache: dict[str, Any], what: str) -> str:
+    return (
+        f"Cached rerun{what} ({cache['cache']}): the first run made "
+        f"{cache['first']['requests']} requests for {cache['first']['samples']} samples, the "
+        f"rerun {cache['rerun_requests']} ({cache['rerun']['samples_per_s']:.0f} samples/s); "
+        f"same scores: {'yes' if cache['same_scores'] else 'no'}."
+    )
+
+
+def judged_section(judged: dict[str, Any]) -> list[str]:
+    """The judged section of the page, within :data:`JUDGED_MARKERS`."""
+    if not judged:
+        return []
+    lines = [JUDGED_MARKERS[0], JUDGED_HEADING, ""]
+    if judged.get("alone"):
+        lines += [
+            f"Measured {judged['when']} by `bench/judged.py --doc` on its own, in "
+            f"{judged['seconds']:.0f} s (the rest of the page by the run above)"
+            + _load_note(judged)
+            + ".",
+            "",
+        ]
+    lines += [
+        "An OpenAI-compatible server on 127.0.0.1 (bench/judge_server.py, which answers "
+        "each judge prompt in its schema) replying to every request after "
+        f"{judged['latency_s'] * 1000:.0f} ms; {judged['bound']}.",
+        "",
+    ]
+    notes = _rounds_note(judged.get("throughput_rounds")) + _repeats_note(
+        judged.get("throughput_repeats")
+    )
+    calls = judged["calls_per_sample"]
+    if "throughput" in judged:
+        lines += [
+            f"Throughput runs use {', '.join(judged['throughput_metrics'])} together, cache "
+            f"{judged['throughput_cache']}." + notes,
+            "",
+            *_throughput_table(judged["throughput"]),
+        ]
+        topic = calls["topic_adherence"]["by_topic_count"]
+        first = ("agent_goal_accuracy_with_reference", "agent_goal_accuracy_without_reference")
+        lines += [
+            "Judge calls per sample, each metric alone: topic_adherence "
+            + ", ".join(f"{v:g} with {k} topic(s)" for k, v in topic.items())
+            + "; "
+            + "; ".join(f"{n} {calls[n]['max']:g}" for n in first if n in calls)
+            + ".",
+            "",
+            _cache_line(judged["cached_rerun"], ""),
+            "",
+        ]
+    if "new_throughput" in judged:
+        lines += _new_judged(judged, notes)
+    return [*lines[:-1], JUDGED_MARKERS[1], ""]
+
+
+def _new_judged(judged: dict[str, Any], notes: str) -> list[str]:
+    """Issue 32's judged metrics: their throughput, calls per sample and cached rerun."""
+    calls = judged["calls_per_sample"]
+    criteria = judged["criteria"]
+    scales = ", ".join(f"{name} ({entry['scale']})" for name, entry in criteria.items())
+    lines = [
+        f"Issue 32's judged metrics together ({NEW_GROUP}): trajectory_judge, the criteria "
+        f"{scales}, each under its own name, and `{judged['semantic_spec']}` (run as "
+        "tool_call_f1_semantic), on the same generated conversations with about half of "
+        "the reference calls' city, origin and destination written another way (a city "
+        "as its airport's code, a code as its city...); cache "
+        f"{judged['throughput_cache']}." + notes,
+        "",
+        *_throughput_table(judged["new_throughput"]),
+    ]
+    parts = []
+    trajectory = calls.get("trajectory_judge")
+    if trajectory:
+        parts.append(
+            "trajectory_judge "
+            + ", ".join(f"{v:g} {k}" for k, v in trajectory["by_variant"].items())
+        )
+    entry = calls.get("criteria")
+    if entry:
+        parts.append(
+            f"criteria {entry['requests_per_sample']:g} for {entry['criteria']} criteria, "
+            f"{entry['max']:g} per criterion"
+        )
+    entry = calls.get("semantic")
+    if entry:
+        pairs = entry["pairs_per_sample_with_pairs"]
+        parts.append(
+            f"the semantic rule {entry['requests_per_sample']:g} on average and at most "
+            f"{entry['max']:g} in any sample: {entry['samples_with_pairs']} of "
+            f"{entry['samples']} samples met pairs ({pairs['mean']:.1f} on average, up to "
+            f"{pairs['max']}; {entry['samples_with_several_pairs']} samples more than one), "
+            f"each sample's pairs in one request, {entry['server_requests']} requests in all "
+            f"({entry['pairs_judged_same']} of {entry['pairs']} pairs judged the same)"
+        )
+    lines += [
+        "Judge calls per sample, each alone (the criteria side by side): " + "; ".join(parts) + ".",
+        "",
+        _cache_line(judged["new_cached_rerun"], f", {NEW_GROUP}"),
+        "",
+    ]
+    return lines
+
+
+def put_judged(document: Path, judged: dict[str, Any]) -> None:
+    """Put the judged section and the judged rows of the targets table into
+    ``document`` in place of those there (a section without markers is found by its
+    heading), the rest of the page as it was."""
+    judged = {**judged, "alone": True}
+    text = document.read_text(encoding="utf-8")
+    block = "\n".join(judged_section(judged))
+    start, end = JUDGED_MARKERS
+    if start in text and end in text:
+        head, _, rest = text.partition(start)
+        _, _, tail = rest.partition(end + "\n")
+        text = head + block + tail
+    elif JUDGED_HEADING in text:  # a page made before the section had markers
+        head, _, rest = text.partition(JUDGED_HEADING)
+        at = rest.find("\n## ")
+        at2 = rest.find("\n<!-- ")
+        stops = [where for where in (at, at2) if where >= 0]
+        tail = rest[min(stops) + 1 :] if stops else ""
+        text = head + block + "\n" + tail
+    else:
+        raise ValueError(f"{document} has no judged section to replace")
+    rows = ["| " + " | ".join(row) + " |" for row in judged_target_rows(judged)]
+    lines = text.split("\n")
+    kept: list[str] = []
+    placed = False
+    for line in lines:
+        if line.startswith(JUDGED_ROWS):
+            if not placed:
+                kept += rows
+                placed = True
+            continue
+        kept.append(line)
+    if not placed:
+        raise ValueError(f"{document} has no judged rows in its targets table")
+    document.write_text("\n".join(kept), encoding="utf-8")
+
+
+def _load_note(judged: dict[str, Any]) -> str:
+    """The machine's load beside the run, when known: other work on its CPUs slows the
+    client and the server, most at the highest concurrency."""
+    load, cpus = judged.get("load_average") or {}, judged.get("cpus")
+    if load.get("before") is None or load.get("after") is None or not cpus:
+        return ""
+    return (
+        f", on {cpus} CPUs shared with other work (load average {load['before']:.1f} at "
+        f"the start, {load['after']:.1f} at the end)"
+    )
 
 
 def _rounds_note(rounds: int | None) -> str:

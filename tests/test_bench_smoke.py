@@ -5,6 +5,7 @@ completes, the report has every section, and the tools agree on every value."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -89,6 +90,90 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
         found = re.search(r"\| (\d+) processes of a CPU-bound loop at once \| ([\d.]+)x", text)
         assert found is not None
         assert 0.5 < float(found[2]) <= int(found[1]) + 0.5
+
+
+def test_the_new_judged_metrics_are_benchmarked_at_a_tiny_size(tmp_path: Path) -> None:
+    """Issue 32's judged metrics (trajectory_judge, criteria, the semantic rule) in the
+    judged benchmark: calls per sample, throughput and the cached rerun, written into a
+    copy of the benchmarks page with the rest of the page left as it was."""
+    page = tmp_path / "benchmarks.md"
+    before = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8")
+    page.write_text(before, encoding="utf-8")
+    command = [sys.executable, str(ROOT / "bench" / "judged.py"), "--quick", "--in-process"]
+    finished = subprocess.run(
+        [*command, "--doc", str(page)], check=True, timeout=60, capture_output=True, text=True
+    )
+    found = json.loads(finished.stdout.splitlines()[-1])
+    calls = found["calls_per_sample"]
+    assert calls["trajectory_judge"]["by_variant"] == {
+        "with reference": 1.0,
+        "without reference": 1.0,
+    }
+    assert calls["criteria"]["requests_per_sample"] == 3 and calls["criteria"]["max"] == 1
+    semantic = calls["semantic"]
+    assert semantic["max"] == 1 and semantic["samples_with_several_pairs"] >= 1
+    assert semantic["server_requests"] == semantic["samples_with_pairs"]  # one per sample
+    assert 0 < semantic["pairs_judged_same"] < semantic["pairs"]  # the stand-in tells them apart
+    assert all(entry["met"] and not entry.get("failed_samples") for entry in calls.values())
+    kinds = {"trajectory_with_reference", "criteria", "argument_equivalence"}
+    for run in found["new_throughput"]:
+        assert run["failed_samples"] == 0  # every answer fit its prompt's schema
+        assert set(run["by_kind"]) == kinds and run["max_in_flight"] <= run["concurrency"]
+    rerun = found["new_cached_rerun"]
+    assert rerun["first"]["requests"] > 0 and rerun["rerun_requests"] == 0 and rerun["met"]
+    assert rerun["same_scores"] and found["targets"]["cached_rerun_zero_calls"]
+    text = page.read_text(encoding="utf-8")
+    group = "trajectory_judge + 3 criteria + semantic rule"
+    for row in (
+        "| judge calls per sample, trajectory_judge ≤ 1 | 1 | met |",
+        "| judge calls per sample, criteria, per criterion (3 side by side) ≤ 1 | 1 | met |",
+        "| judge calls per sample, semantic argument rule (all of a sample's pairs in one "
+        "call) ≤ 1 | 1 | met |",
+        f"| a cached rerun makes 0 judge calls, {group} | 0 | met |",
+        "| a cached rerun makes 0 judge calls | 0 | met |",
+    ):
+        assert row in text
+    for concurrency in (1, 8, 64):
+        assert f"| judged throughput ≥ 90% of the bound, concurrency {concurrency}, {group} |" in (
+            text
+        )
+    assert text.count("| concurrency | samples | calls/sample |") == 2
+    # the rest of the page as it was: only the judged rows and section differ
+    judged_rows = ("| judged throughput ", "| judge calls per sample, ", "| a cached rerun ")
+    judged_rows += ("<!-- judged:",)
+
+    def outside(page_text: str) -> list[str]:
+        head, _, rest = page_text.partition("## Judged metrics against a local judge")
+        tail = rest[rest.index("## Do the values agree?") :]
+        return [line for line in (head + tail).splitlines() if not line.startswith(judged_rows)]
+
+    assert outside(text) == outside(before)
+    page.write_text(text, encoding="utf-8")  # a second time: the section is replaced in place
+    subprocess.run(
+        [*command, "--doc", str(page)], check=True, timeout=60, capture_output=True, text=True
+    )
+    again = page.read_text(encoding="utf-8")
+    assert again.count("## Judged metrics against a local judge") == 1
+    assert outside(again) == outside(text) and len(again.splitlines()) == len(text.splitlines())
+
+
+def test_the_stand_in_judge_tells_every_prompt_apart_without_a_schema() -> None:
+    """In json_object and plain modes no schema names the prompt: the system text does."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import judge_server
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    folder = ROOT / "src" / "tracegrade" / "judge" / "prompts"
+    for path in sorted(folder.glob("*.json")):
+        prompt = json.loads(path.read_text(encoding="utf-8"))
+        messages = [
+            {"role": "system", "content": prompt["system"]},
+            {"role": "user", "content": "Step 1. The user said: hello"},
+        ]
+        kind, answer = judge_server.answer_for({"messages": messages})
+        assert kind == prompt["name"] and answer is not None
+        assert set(answer) == set(prompt["schema"]["required"])
 
 
 def test_generator_is_seeded_and_realistic(tmp_path: Path) -> None:
