@@ -25,6 +25,7 @@ from typing import Any
 from .._json import dumps
 from ..model.call_steps import CallStep, call_steps
 from ..model.messages import AIMessage, HumanMessage, ToolCall, ToolCallType, ToolMessage
+from ..model.sample_memo import remembered
 from ..model.samples import MultiTurnSample
 from ..model.steps import ToolStatus
 
@@ -193,8 +194,15 @@ def _numbered(number: int, text: str) -> str:
 
 def render_transcript(sample: MultiTurnSample, budget: Budget | None = None) -> Transcript:
     """``sample``'s conversation as a transcript with numbered steps, within ``budget``
-    (the default :class:`Budget` when ``None``)."""
-    budget = budget or Budget()
+    (the default :class:`Budget` when ``None``); rendered once per sample and budget
+    while a run asks several judged metrics about it (see
+    :mod:`tracegrade.model.sample_memo`)."""
+    chosen = budget or Budget()
+    return remembered(sample, ("transcript", chosen), lambda: _rendered(sample, chosen))
+
+
+def _rendered(sample: MultiTurnSample, budget: Budget) -> Transcript:
+    """:func:`render_transcript`'s work."""
     cut = _Cutter(budget.step_chars)
     steps = _steps(sample, cut)
     blocks = [_numbered(number, text) for number, (_, text) in enumerate(steps, 1)]

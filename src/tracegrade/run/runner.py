@@ -40,6 +40,7 @@ from ..metrics.judged import JudgeAsking, judged_metrics
 from ..model.agent_usage import agent_usage_of
 from ..model.decoding import Outcome
 from ..model.results import SampleResult, Score, Usage
+from ..model.sample_memo import remembering
 from ..model.samples import Sample
 from .input_records import NATIVE_SOURCE, Data, count_records, read_records
 from .progress import ProgressMode, ProgressReporter
@@ -308,13 +309,15 @@ async def _ask_judges(
     raise_exceptions: bool,
     deadline: float | None = None,
 ) -> SampleResult:
-    """Score one sample with every judged metric at once, each within ``deadline``."""
+    """Score one sample with every judged metric at once, each within ``deadline``
+    (what they work out alike from the sample, such as its transcript, once)."""
     import asyncio
 
-    outcomes = await asyncio.gather(
-        *(_within_deadline(metric, sample, deadline) for metric in judged),
-        return_exceptions=True,
-    )
+    with remembering(sample):
+        outcomes = await asyncio.gather(
+            *(_within_deadline(metric, sample, deadline) for metric in judged),
+            return_exceptions=True,
+        )
     for metric, outcome in zip(judged, outcomes, strict=True):
         if isinstance(outcome, asyncio.CancelledError):
             outcome = RuntimeError("the metric was cancelled while the run went on")
