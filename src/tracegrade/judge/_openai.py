@@ -9,6 +9,8 @@ asks the judge to step down a mode.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import Any
 
 from ._bounded import ReplyTooLarge, check_decoded
@@ -49,36 +51,20 @@ class OpenAITransport:
         await self._clients.aclose()
 
     async def attempt(self, request: JudgeRequest, mode: StructuredOutput) -> Completion:
-        openai = sdk()
         arguments = chat_request(self.model, request, mode)
         client = await self._clients.get()
-        try:
-            # The SDK's generic post, not chat.completions.create: create() first walks
-            # the whole body against its parameter types, which costs about 1 ms of CPU
-            # per request and caps throughput at high concurrency.
-            body = await within(
-                client.post("/chat/completions", **post_body(arguments), cast_to=bytes),
-                self.timeout,
-            )
-        except asyncio.TimeoutError:
-            raise Retryable(f"no reply within {self.timeout:g}s") from None
-        except openai.APIConnectionError as error:
-            # The aiohttp transport reports a refused connection as a connect timeout:
-            # the socket error underneath tells them apart.
-            refused = socket_error(error)
-            if refused is None and isinstance(error, openai.APITimeoutError):
-                raise Retryable(f"no reply within {self.timeout:g}s") from None
-            cause = refused or error.__cause__
-            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
-            raise Retryable(self._scrub(f"connection failed ({detail})")) from None
-        except openai.APIStatusError as error:
-            raise self._status_fault(error, mode) from None
-        except ReplyTooLarge as error:
-            raise too_large(self.model, error) from None
-        try:
-            check_decoded(body, self.max_response_bytes)  # a compressed body, unpacked
-        except ReplyTooLarge as error:
-            raise too_large(self.model, error) from None
+        # The SDK's generic post, not chat.completions.create: create() first walks the
+        # whole body against its parameter types, which costs about 1 ms of CPU per
+        # request and caps throughput at high concurrency.
+        body = await sdk_post(
+            sdk(),
+            client.post("/chat/completions", **post_body(arguments), cast_to=bytes),
+            model=self.model,
+            timeout=self.timeout,
+            max_response_bytes=self.max_response_bytes,
+            scrub=self._scrub,
+            refused=lambda error: self._status_fault(error, mode),
+        )
         try:
             return parse_completion(body)
         except Retryable as fault:  # its preview of the body may quote the URL
@@ -105,6 +91,45 @@ class OpenAITransport:
     def _scrub(self, text: str) -> str:
         """``text`` without the key or the endpoint's credentials, in URLs or not."""
         return scrubbed(text, self._key, self._endpoint)
+
+
+async def sdk_post(
+    library: ModuleType,
+    sending: Awaitable[bytes],
+    *,
+    model: str,
+    timeout: float,
+    max_response_bytes: int,
+    scrub: Callable[[str], str],
+    refused: Callable[[Any], Exception],
+) -> bytes:
+    """The body ``sending`` (a POST through ``library``, the ``openai`` or ``anthropic``
+    SDK, which raise the same kinds of error) brings within ``timeout`` seconds:
+    Retryable for a timeout or a broken connection (its message ``scrub``-bed of
+    credentials), ``refused(error)`` raised for an HTTP error status, and a JudgeError
+    for a reply over ``max_response_bytes``, compressed or not."""
+    try:
+        body = await within(sending, timeout)
+    except asyncio.TimeoutError:
+        raise Retryable(f"no reply within {timeout:g}s") from None
+    except library.APIConnectionError as error:
+        # The aiohttp transport reports a refused connection as a connect timeout: the
+        # socket error underneath tells them apart.
+        cause = socket_error(error)
+        if cause is None and isinstance(error, library.APITimeoutError):
+            raise Retryable(f"no reply within {timeout:g}s") from None
+        cause = cause or error.__cause__
+        detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+        raise Retryable(scrub(f"connection failed ({detail})")) from None
+    except library.APIStatusError as error:
+        raise refused(error) from None
+    except ReplyTooLarge as error:
+        raise too_large(model, error) from None
+    try:
+        check_decoded(body, max_response_bytes)  # a compressed body, unpacked
+    except ReplyTooLarge as error:
+        raise too_large(model, error) from None
+    return body
 
 
 def too_large(model: str, error: ReplyTooLarge) -> JudgeError:

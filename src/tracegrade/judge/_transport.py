@@ -30,15 +30,21 @@ _T = TypeVar("_T")
 _MISSING = "the OpenAI-compatible judge needs the openai package: pip install 'tracegrade[openai]'"
 
 
-def require_sdk() -> None:
-    """JudgeDependencyError, naming the extra to install, when the SDK is not installed
-    (checked without importing it)."""
+def require_installed(module: str, missing: str) -> None:
+    """JudgeDependencyError saying ``missing`` (what to install) when ``module`` is not
+    installed, checked without importing it."""
     try:
-        found = importlib.util.find_spec("openai") is not None
+        found = importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise JudgeDependencyError(_MISSING)
+        raise JudgeDependencyError(missing)
+
+
+def require_sdk() -> None:
+    """JudgeDependencyError, naming the extra to install, when the SDK is not installed
+    (checked without importing it)."""
+    require_installed("openai", _MISSING)
 
 
 def sdk() -> ModuleType:

@@ -13,8 +13,6 @@ from and written to Anthropic's prompt cache. HTTP 408, 429, 529 (overloaded) an
 
 from __future__ import annotations
 
-import asyncio
-import importlib.util
 import re
 from collections.abc import Mapping
 from types import ModuleType
@@ -22,12 +20,12 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ._bounded import ReplyTooLarge, check_decoded, response_hook
+from ._bounded import response_hook
 from ._chat_reply import Completion, error_message
 from ._chat_request import StructuredOutput, with_schema
 from ._credentials import Endpoint, Secret, scrubbed
-from ._openai import too_large
-from ._transport import LoopClients, socket_error, within
+from ._openai import sdk_post
+from ._transport import LoopClients, require_installed
 from .asking import preview
 from .base import JudgeDependencyError, JudgeError, JudgeRequest
 from .chat import ChatJudge
@@ -76,12 +74,7 @@ class AnthropicJudge(ChatJudge):
         super().__init__(model, options={"max_tokens": max_tokens}, **common)
 
     def check_sdk(self) -> None:
-        try:
-            found = importlib.util.find_spec("anthropic") is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
-            raise JudgeDependencyError(_MISSING)
+        require_installed("anthropic", _MISSING)
 
     def make_transport(self) -> Transport:
         return AnthropicTransport(
@@ -140,28 +133,17 @@ class AnthropicTransport:
         await self._clients.aclose()
 
     async def attempt(self, request: JudgeRequest, mode: StructuredOutput) -> Completion:
-        anthropic = sdk()
         body = messages_request(self.model, request, mode, self.max_tokens)
         client = await self._clients.get()
-        try:
-            raw = await within(client.post("/v1/messages", body=body, cast_to=bytes), self.timeout)
-        except asyncio.TimeoutError:
-            raise Retryable(f"no reply within {self.timeout:g}s") from None
-        except anthropic.APIConnectionError as error:
-            refused = socket_error(error)
-            if refused is None and isinstance(error, anthropic.APITimeoutError):
-                raise Retryable(f"no reply within {self.timeout:g}s") from None
-            cause = refused or error.__cause__
-            detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
-            raise Retryable(self._scrub(f"connection failed ({detail})")) from None
-        except anthropic.APIStatusError as error:
-            raise self._status_fault(error) from None
-        except ReplyTooLarge as error:
-            raise too_large(self.model, error) from None
-        try:
-            check_decoded(raw, self.max_response_bytes)
-        except ReplyTooLarge as error:
-            raise too_large(self.model, error) from None
+        raw = await sdk_post(
+            sdk(),
+            client.post("/v1/messages", body=body, cast_to=bytes),
+            model=self.model,
+            timeout=self.timeout,
+            max_response_bytes=self.max_response_bytes,
+            scrub=self._scrub,
+            refused=self._status_fault,
+        )
         try:
             return parse_message(raw)
         except Retryable as fault:

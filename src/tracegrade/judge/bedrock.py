@@ -19,7 +19,6 @@ judge step down to the prompt alone (:class:`~tracegrade.judge.chat.StepDown`).
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import threading
 from collections.abc import Mapping
@@ -32,7 +31,7 @@ from ._bounded import DEFAULT_MAX_RESPONSE_BYTES, ReplyTooLarge, check_decoded
 from ._chat_reply import Completion
 from ._chat_request import StructuredOutput
 from ._credentials import Endpoint, Secret, scrubbed
-from ._transport import within
+from ._transport import require_installed, within
 from ._turns import tool_name, turns_of
 from .base import JudgeDependencyError, JudgeError, JudgeRequest
 from .chat import StepDown
@@ -69,12 +68,7 @@ _AWS_SECRETS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN
 def require_boto3() -> None:
     """JudgeDependencyError naming the extra when boto3 is not installed (checked without
     importing it)."""
-    try:
-        found = importlib.util.find_spec("boto3") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise JudgeDependencyError(_MISSING)
+    require_installed("boto3", _MISSING)
 
 
 class BedrockTransport:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import os
 import re
 import threading
@@ -32,7 +31,7 @@ from ._bounded import DEFAULT_MAX_RESPONSE_BYTES, ReplyTooLarge, response_hook
 from ._chat_reply import Completion
 from ._chat_request import StructuredOutput
 from ._credentials import NO_KEY, Endpoint, Secret, mask_urls_in_http_logs, scrubbed
-from ._transport import socket_error, within
+from ._transport import require_installed, socket_error, within
 from ._turns import turns_of
 from .base import JudgeDependencyError, JudgeError, JudgeRequest
 from .chat import StepDown
@@ -54,12 +53,7 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 def require_genai() -> None:
     """JudgeDependencyError naming the extra when google-genai is not installed (checked
     without importing it)."""
-    try:
-        found = importlib.util.find_spec("google.genai") is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise JudgeDependencyError(_MISSING)
+    require_installed("google.genai", _MISSING)
 
 
 def _genai() -> ModuleType:

@@ -5,10 +5,10 @@ on ``google-genai``: the ``gemini`` extra), each imported when a judge is made."
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any, ClassVar
 
-from .base import JudgeDependencyError, JudgeError
+from ._transport import require_installed
+from .base import JudgeError
 from .chat import ChatJudge
 from .transport import Transport
 
@@ -24,14 +24,9 @@ def _missing(provider: str) -> JudgeError:
 
 def _require(module: str, extra: str, what: str) -> None:
     """JudgeDependencyError naming ``extra`` when ``module`` is not installed."""
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise JudgeDependencyError(
-            f"the {what} judge needs the {module} package: pip install 'tracegrade[{extra}]'"
-        )
+    require_installed(
+        module, f"the {what} judge needs the {module} package: pip install 'tracegrade[{extra}]'"
+    )
 
 
 class BedrockJudge(ChatJudge):
