@@ -80,13 +80,7 @@ class OpenAITransport:
             and ("response_format" in message or "json_schema" in message)
         ):
             return StepDown()
-        if is_retryable_status(status):
-            return Retryable(
-                f"HTTP {status}: {message}", self._retry.server_wait(error.response.headers)
-            )
-        return JudgeError(
-            f"judge {self.model}: the endpoint refused the request: HTTP {status}: {message}"
-        )
+        return status_fault(self.model, error, message, self._retry)
 
     def _scrub(self, text: str) -> str:
         """``text`` without the key or the endpoint's credentials, in URLs or not."""
@@ -130,6 +124,16 @@ async def sdk_post(
     except ReplyTooLarge as error:
         raise too_large(model, error) from None
     return body
+
+
+def status_fault(model: str, error: Any, message: str, retry: RetryPolicy) -> Exception:
+    """What an HTTP error status from an SDK's ``error`` is: Retryable (408, 429, 5xx;
+    the least wait the reply asked for, as ``retry`` caps it) or a JudgeError saying the
+    endpoint refused the request; ``message`` is the error's, free of credentials."""
+    status: int = error.status_code
+    if is_retryable_status(status):
+        return Retryable(f"HTTP {status}: {message}", retry.server_wait(error.response.headers))
+    return JudgeError(f"judge {model}: the endpoint refused the request: HTTP {status}: {message}")
 
 
 def too_large(model: str, error: ReplyTooLarge) -> JudgeError:

@@ -24,12 +24,12 @@ from ._bounded import response_hook
 from ._chat_reply import Completion, error_message
 from ._chat_request import StructuredOutput, with_schema
 from ._credentials import Endpoint, Secret, scrubbed
-from ._openai import sdk_post
+from ._openai import sdk_post, status_fault
 from ._transport import LoopClients, require_installed
 from .asking import preview
-from .base import JudgeDependencyError, JudgeError, JudgeRequest
+from .base import JudgeDependencyError, JudgeRequest
 from .chat import ChatJudge
-from .retry import Retryable, RetryPolicy, is_retryable_status
+from .retry import Retryable, RetryPolicy
 from .transport import Transport
 
 __all__ = ["DEFAULT_MAX_TOKENS", "AnthropicJudge", "AnthropicTransport", "messages_request"]
@@ -150,15 +150,8 @@ class AnthropicTransport:
             raise Retryable(self._scrub(fault.problem), fault.wait) from None
 
     def _status_fault(self, error: Any) -> Exception:
-        status: int = error.status_code
         message = self._scrub(error_message(error))
-        if is_retryable_status(status):  # 529 (overloaded) is a 5xx
-            return Retryable(
-                f"HTTP {status}: {message}", self._retry.server_wait(error.response.headers)
-            )
-        return JudgeError(
-            f"judge {self.model}: the endpoint refused the request: HTTP {status}: {message}"
-        )
+        return status_fault(self.model, error, message, self._retry)  # 529 is a 5xx
 
     def _scrub(self, text: str) -> str:
         return scrubbed(text, self._key, self._endpoint)
