@@ -171,3 +171,26 @@ def test_a_process_whose_parent_has_already_gone_ends_at_once() -> None:
     finished = run([sys.executable, "-c", code], timeout=30)
     assert finished.returncode == 1
     assert "still here" not in finished.stdout
+
+
+def test_a_stop_during_deferred_work_comes_after_it_not_lost() -> None:
+    # SIGTERM sent to itself inside signals_deferred() (where the report's import runs
+    # while workers score): nothing is raised inside the block, and the stop is raised
+    # as it ends (a KeyboardInterrupt raised in the import machinery would be dropped)
+    code = (
+        "import os, signal\n"
+        "from tracegrade.cli.signals import signals_deferred, sigterm_as_interrupt\n"
+        "events = []\n"
+        "with sigterm_as_interrupt() as termination:\n"
+        "    try:\n"
+        "        with signals_deferred():\n"
+        "            os.kill(os.getpid(), signal.SIGTERM)\n"
+        "            events.append('block went on')\n"
+        "        events.append('after the block')\n"
+        "    except KeyboardInterrupt:\n"
+        "        events.append('stopped')\n"
+        "print(events, termination.received)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['block went on', 'stopped'] True"

@@ -31,7 +31,7 @@ from ..run.session import (
     choose_workers,
 )
 from .config import ProjectConfig, criteria_metrics, find_config, load_config
-from .signals import sigterm_as_interrupt
+from .signals import signals_deferred, sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -414,10 +414,13 @@ def attach_judge(settings: Settings) -> None:
 
 
 def _import_report() -> None:
-    """Import what the report needs (called while worker processes score)."""
-    import rich.console  # noqa: F401
+    """Import what the report needs (called while worker processes score), with Ctrl-C
+    and SIGTERM held back until it is done (a stop raised inside the import machinery
+    would be lost)."""
+    with signals_deferred():
+        import rich.console  # noqa: F401
 
-    from ..report import console  # noqa: F401
+        from ..report import console  # noqa: F401
 
 
 def noted_and_judged(settings: Settings) -> int | None:

@@ -1,5 +1,11 @@
 """SIGTERM handled like Ctrl-C: what CI runners, systemd and Kubernetes send to stop a
-run should leave it as resumable as Ctrl-C does, with a message and exit status 143."""
+run should leave it as resumable as Ctrl-C does, with a message and exit status 143.
+
+Both raise :class:`KeyboardInterrupt` wherever the main thread is, and Python drops an
+exception raised inside some of its own machinery (the callbacks that release an
+import's module locks): a stop arriving then would be lost and the run would go on.
+Work of that kind runs under :func:`signals_deferred`, which makes both signals wait
+for the end of the block."""
 
 from __future__ import annotations
 
@@ -16,6 +22,23 @@ class Termination:
     """Whether SIGTERM arrived while :func:`sigterm_as_interrupt` was in force."""
 
     received: bool = False
+
+
+@contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM wait, and are delivered (their handlers run)
+    as it ends. Does nothing outside the main thread or where threads cannot hold
+    signals back (Windows)."""
+    if not hasattr(signal, "pthread_sigmask") or (
+        threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextmanager
