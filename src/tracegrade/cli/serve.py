@@ -133,12 +133,17 @@ def run_serve(arguments: argparse.Namespace) -> int:
         try:
             while not stop.event.wait(0.1):
                 scorer.score_due()
+        except OSError as error:  # the results file cannot be written (a full disk)
+            print(f"tracegrade: {error}", file=sys.stderr)
+            return EXIT_INPUT
         finally:
             server.shutdown()
             server.server_close()
             thread.join()
-            scorer.flush()
-            scorer.close()
+            try:
+                scorer.flush()
+            finally:
+                scorer.close()
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)

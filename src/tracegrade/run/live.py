@@ -62,9 +62,12 @@ def decode_payload(body: bytes, content_type: str) -> dict[str, Any]:
             raise PayloadError(f"not valid JSON: {error}") from None
     else:
         raise PayloadError(f"unsupported content type {content_type!r}")
-    if not isinstance(document, dict) or not isinstance(document.get("resourceSpans", []), list):
-        raise PayloadError("not an OTLP trace export (no 'resourceSpans' list)")
-    document.setdefault("resourceSpans", [])
+    if not isinstance(document, dict):
+        raise PayloadError("not an OTLP trace export (a JSON object with 'resourceSpans')")
+    if not document:  # an empty export request, as protobuf's is with no spans
+        return {"resourceSpans": []}
+    if get(document, "resourceSpans", "resource_spans") is None:
+        raise PayloadError("not an OTLP trace export (no 'resourceSpans')")
     try:
         read_spans(document)
     except ConversionError as error:
