@@ -54,6 +54,7 @@ from .evaluate import (
     run,
 )
 from .report import add_report_command, run_report
+from .serve import add_serve_command, run_serve
 from .values import whole_number
 
 
@@ -95,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     add_cache_command(commands)
     add_compare_command(commands)
     add_agreement_command(commands)
+    add_serve_command(commands)
     return parser
 
 
@@ -417,6 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_compare(arguments)
     if arguments.command == "agreement":
         return run_agreement(arguments)
+    if arguments.command == "serve":
+        return run_serve(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":
