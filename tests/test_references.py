@@ -300,3 +300,19 @@ def test_records_in_memory_are_joined_too(references: Path) -> None:
 def test_override_without_references_is_refused(data: Path) -> None:
     with pytest.raises(ValueError, match="references_override=True goes with references="):
         tracegrade.evaluate(data, [ToolCallF1()], references_override=True, progress=False)
+
+
+def test_the_config_key_names_a_file_beside_the_config(
+    data: Path, references: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tracegrade.toml").write_text(
+        'metrics = ["tool_call_f1"]\nreferences = "references.jsonl"\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "results.jsonl"
+    config = str(tmp_path / "tracegrade.toml")
+    main(["evaluate", str(data), "--config", config, "--out", str(out)])
+    rows = {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
+    assert rows["b"]["metrics"]["tool_call_f1"]["value"] == 1.0
