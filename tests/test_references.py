@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.report.reports import views
 
 import tracegrade
 from tracegrade import ToolCallF1, ToolCorrectnessMetric
@@ -63,8 +64,8 @@ def references(tmp_path: Path) -> Path:
     return _jsonl(
         tmp_path / "references.jsonl",
         [
-            # a: search matches, book is extra, pay is missing -> P 1/2, R 1/2, F1 0.5
-            {"id": "a", "reference_tool_calls": [_call("search", q="rome"), _call("pay")]},
+            # a: search matches, book is extra, cancel is missing -> P 1/2, R 1/2, F1 0.5
+            {"id": "a", "reference_tool_calls": [_call("search", q="rome"), _call("cancel")]},
             # b: both calls expected -> F1 1.0
             {
                 "id": "b",
@@ -316,3 +317,19 @@ def test_the_config_key_names_a_file_beside_the_config(
     main(["evaluate", str(data), "--config", config, "--out", str(out)])
     rows = {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
     assert rows["b"]["metrics"]["tool_call_f1"]["value"] == 1.0
+
+
+def test_the_report_reads_the_references_again(
+    data: Path, references: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    html = tmp_path / "report.html"
+    with pytest.warns(ReferencesWarning):
+        tracegrade.evaluate(data, [ToolCallF1()], references=references, out=out, progress=False)
+    assert main(["report", str(out), "--html", str(html)]) == EXIT_OK
+    first = views(html.read_text(encoding="utf-8"))[0]["x"]
+    # a's reference calls, known only from the references file
+    assert [call[0] for call in first["expected"]] == ["search", "cancel"]
+    references.write_text(references.read_text() + "\n")
+    assert main(["report", str(out), "--html", str(html)]) == EXIT_OK
+    assert "has changed since the run" in html.read_text(encoding="utf-8")
