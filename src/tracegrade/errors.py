@@ -59,6 +59,12 @@ def readable_id(record: object) -> int | str | None:
     return value if type(value) is str or type(value) is int else None
 
 
+class ReferencesError(InputError):
+    """A references file (``--references``) breaks a rule of its own, such as an id given
+    on two lines; the message names the file and the lines. A bad line is a
+    :class:`RecordError`."""
+
+
 class ValidationError(InputError):
     """A model object (a message, tool call or sample) built from values that break its
     types or rules. ``problems`` lists each as ``(field path, rule)``; the path is empty
@@ -123,6 +129,11 @@ class TracegradeWarning(UserWarning):
 class ConversionWarning(TracegradeWarning):
     """A converter left something of its input out (a span it cannot read, an event of
     no known kind ...); the text says what and how many."""
+
+
+class ReferencesWarning(TracegradeWarning):
+    """Ids of a references file matched no record of the input; the text counts and
+    names them."""
 
 
 class SampleWarning(TracegradeWarning):

@@ -87,6 +87,7 @@ class ProjectConfig:
     matching: dict[str, dict[str, Any]] | None = None
     tools: Path | None = None
     prices: Path | None = None
+    references: Path | None = None
     success: str | None = None
     max_cost: float | None = None
     max_p90_latency: float | None = None
@@ -199,6 +200,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     matching: dict[_Text, dict[str, Any]] | None = None
     tools: _Text | None = None
     prices: _Text | None = None
+    references: _Text | None = None
     success: _Text | None = None
     max_cost: _Limit | None = None
     max_p90_latency: _Limit | None = None
@@ -237,6 +239,10 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "out": (_TEXT, None),
     "tools": ("must be the path of a JSON file of tool definitions (for tool_call_validity)", None),
     "prices": ("must be the path of a prices file (TOML or JSON; see docs/behaviour.md)", None),
+    "references": (
+        "must be the path of a references file (JSON Lines; see docs/runner.md)",
+        None,
+    ),
     "success": ("must be the name of one of the run's metrics", None),
     "max_cost": ("must be a finite number of US dollars, at least 0", None),
     "max_p90_latency": ("must be a finite number of seconds, at least 0", None),
@@ -297,6 +303,8 @@ def _parse(path: Path, table: Mapping[str, Any], prefix: str) -> ProjectConfig:
         fields["tools"] = (path.parent / settings.tools).resolve()
     if settings.prices is not None:
         fields["prices"] = (path.parent / settings.prices).resolve()
+    if settings.references is not None:
+        fields["references"] = (path.parent / settings.references).resolve()
     return ProjectConfig(**fields, path=path)
 
 

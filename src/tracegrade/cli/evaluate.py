@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._json import loads
-from ..errors import InputError, JudgeCacheError, TracegradeError, WorkerError, os_problem
+from ..errors import (
+    InputError,
+    JudgeCacheError,
+    RecordError,
+    ReferencesError,
+    TracegradeError,
+    WorkerError,
+    os_problem,
+)
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
@@ -92,6 +100,9 @@ class Settings:
     prices: str | None = None
     """A prices file, or ``genai-prices`` (see :func:`tracegrade.evaluate`'s ``prices``)."""
     retry_failed: bool = False
+    references: str | None = None
+    """A references file joined onto the records by id (``--references``)."""
+    references_override: bool = False
     judge_cache_max_mb: float | None = None
     judge_cache_max_age_days: float | None = None
     dask_local: int | None = None
@@ -157,11 +168,20 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         sample_deadline=arguments.sample_deadline or chosen.sample_deadline,
         prices=arguments.prices or (str(chosen.prices) if chosen.prices else None),
         retry_failed=arguments.retry_failed,
+        references=arguments.references or (str(chosen.references) if chosen.references else None),
+        references_override=arguments.references_override,
         judge_cache_max_mb=chosen.judge_cache_max_mb,
         judge_cache_max_age_days=chosen.judge_cache_max_age_days,
         dask_local=arguments.dask_local,
         dask_scheduler=arguments.dask_scheduler,
     )
+    if settings.references_override and settings.references is None:
+        raise UsageError("--references-override goes with --references FILE")
+    if settings.references is not None and (settings.dask_local or settings.dask_scheduler):
+        raise UsageError(
+            "--references is not joined on a Dask cluster yet: run without --dask-local "
+            "or --dask-scheduler, or convert with --references first"
+        )
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
     if settings.retry_failed and not settings.resume:
@@ -465,8 +485,11 @@ def run(settings: Settings) -> int:
             while_scoring=_import_report,
             prices=settings.prices,
             success=settings.success,
+            references=settings.references,
+            references_override=settings.references_override,
         )
-    except OSError as error:  # the input (or the prices file) is missing, or a folder
+    except (OSError, RecordError, ReferencesError) as error:  # the input (or the prices
+        # or references file) is missing or a folder; or a references file breaks a rule
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError, LookupError) as error:

@@ -258,6 +258,7 @@ def _add_evaluate(commands: Any) -> None:
         "JSON by its name), whose rows win over the price database, or 'genai-prices' for "
         "the database alone (pip install 'tracegrade[prices]'); see docs/behaviour.md",
     )
+    _add_references(run)
     run.add_argument(
         "--sample-deadline",
         type=_seconds,
@@ -281,6 +282,23 @@ def _add_evaluate(commands: Any) -> None:
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
     run.add_argument(
         "--no-config", action="store_true", help="ignore tracegrade.toml and pyproject.toml"
+    )
+
+
+def _add_references(command: Any) -> None:
+    command.add_argument(
+        "--references",
+        metavar="FILE",
+        help="join references onto the records by sample id (a converted trace's id is its "
+        "trace or session id): a JSON Lines file, one object per sample with its 'id' and "
+        "any of reference, reference_tool_calls, reference_tool_calls_per_turn, "
+        "reference_topics, reference_handoffs, task_id (see docs/runner.md)",
+    )
+    command.add_argument(
+        "--references-override",
+        action="store_true",
+        help="where a record has a reference field the references file also gives, the "
+        "file's wins (without it, a different value rejects the record)",
     )
 
 
@@ -318,6 +336,7 @@ def _add_convert(commands: Any) -> None:
         default="trace",
         help="otel/openinference: one sample per trace or per conversation id",
     )
+    _add_references(convert)
 
 
 def _option(key: str, default: Any) -> str:
@@ -364,17 +383,29 @@ def _convert(arguments: argparse.Namespace) -> int:
         arguments.group_by,
     )
     written = rejected = 0
+    references = None
     try:
         check_input(arguments.input, "conversation")
+        if arguments.references is not None:
+            from ..io.references import read_references
+
+            references = read_references(
+                arguments.references, override=arguments.references_override
+            )
+        elif arguments.references_override:
+            print("tracegrade: --references-override goes with --references", file=sys.stderr)
+            return EXIT_USAGE
         with open_output(arguments.output) as out:
-            for outcome in convert_file(arguments.input, settings):
+            outcomes = convert_file(arguments.input, settings)
+            for outcome in outcomes if references is None else references.join(outcomes):
+                assert outcome is not None  # nothing is skipped here
                 if isinstance(outcome, InputError):
                     rejected += 1
                     print(f"tracegrade: {outcome}", file=sys.stderr)
                     continue
                 out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
-    except (OSError, NothingReadError) as error:  # each names its file
+    except (OSError, NothingReadError, InputError) as error:  # each names its file
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     target = "standard output" if is_standard_stream(arguments.output) else arguments.output
@@ -385,6 +416,10 @@ def _convert(arguments: argparse.Namespace) -> int:
     )
     if settings.skipped:
         print(f"left out while reading: {settings.skipped.describe()}", file=sys.stderr)
+    if references is not None:
+        note = references.unmatched_note()
+        if note is not None:
+            print(f"tracegrade: warning: {note}", file=sys.stderr)
     return EXIT_INPUT if rejected else EXIT_OK
 
 

@@ -109,6 +109,9 @@ class RunRecord:
     prices: str | None = None
     """The version of the prices the run priced its steps with (see
     :attr:`tracegrade.pricing.PriceTable.version`); ``None``: it had none."""
+    references: str | None = None
+    """The references file joined onto the records, as its path and content hash
+    (see :mod:`tracegrade.io.references`); ``None``: none."""
 
     def __post_init__(self) -> None:
         # credentials in the judge's URL are never written, nor shown in a message
@@ -125,6 +128,8 @@ class RunRecord:
         metrics: Sequence[str],
         judge: str | None,
         prices: str | None = None,
+        *,
+        references: str | None = None,
     ) -> RunRecord:
         """The record of a run over the file ``data`` (size and a hash of its first MB
         stand for its content, so a changed input is noticed without reading it all)."""
@@ -145,12 +150,15 @@ class RunRecord:
             tuple(metrics),
             judge,
             prices=prices,
+            references=references,
         )
 
     def to_dict(self) -> dict[str, Any]:
         found = {**asdict(self), "metrics": list(self.metrics)}
         if self.prices is None:
             del found["prices"]  # a run without prices writes the record it always did
+        if self.references is None:
+            del found["references"]
         return found
 
     @classmethod
@@ -168,6 +176,7 @@ class RunRecord:
             data.get("judge"),
             version,
             data.get("prices"),
+            data.get("references"),
         )
 
     def differences(self, other: RunRecord) -> list[str]:
@@ -189,6 +198,8 @@ class RunRecord:
             found.append(f"the judge was {other.judge or 'the default'}")
         if self.prices != other.prices:
             found.append(f"the prices were {other.prices or 'none'}")
+        if self.references != other.references:
+            found.append(f"the references file was {other.references or 'none'}")
         return found
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from ..convert._base import Skipped
 from ..errors import RecordError
 from ..io.files import read_once
+from ..io.references import References, read_references
 from ..io.store import RunRecord, files_fingerprint
 from ..model.results import Usage
 from ..model.samples import Sample
@@ -103,7 +104,33 @@ def recorded_inputs(
             f"The run's input {shown} has changed since the run, so conversations are not "
             "shown (give --data to show them from another file)."
         )
-    return _each(paths, source, left_out), None
+    references, note = _recorded_references(record)
+    if note is not None:
+        return None, note
+    inputs = _each(paths, source, left_out)
+    return (inputs if references is None else references.join(inputs)), None
+
+
+def _recorded_references(record: Mapping[str, Any]) -> tuple[References | None, str | None]:
+    """The references file the run joined onto its records (its run record names it by
+    path and content hash), read again; ``None`` and a note when it is gone or changed."""
+    named = record.get("references")
+    if not isinstance(named, str):
+        return None, None
+    path, _, fingerprint = named.rpartition(" sha256:")
+    try:
+        references = read_references(path)
+    except (OSError, ValueError) as error:
+        return None, (
+            f"The run's references file {path} cannot be read ({error}), so conversations "
+            "are not shown."
+        )
+    if references.fingerprint != fingerprint:
+        return None, (
+            f"The run's references file {path} has changed since the run, so conversations "
+            "are not shown."
+        )
+    return references, None
 
 
 def _each(paths: list[str], source: str, left_out: Skipped) -> Inputs:

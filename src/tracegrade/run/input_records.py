@@ -17,6 +17,7 @@ from ..model.samples import SAMPLE_TYPES
 
 if TYPE_CHECKING:
     from ..convert._base import Skipped
+    from ..io.references import References
     from ..model.samples import Sample
 
 Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
@@ -32,6 +33,7 @@ def read_records(
     source: str | None = None,
     skip: Container[int] = (),
     left_out: Skipped | None = None,
+    references: References | None = None,
 ) -> Iterator[Outcome | None]:
     """Every input record, in order, as its sample or the RecordError that rejects it.
 
@@ -43,8 +45,16 @@ def read_records(
 
     What a framework's converter leaves out of a file is counted in ``left_out`` when
     given (the caller reports it), else said in one ConversionWarning once the file is
-    read.
+    read. ``references`` (a references file read) are joined onto the records by id
+    (see :mod:`tracegrade.io.references`).
     """
+    outcomes = _read_records(data, source, skip, left_out)
+    return outcomes if references is None else references.join(outcomes)
+
+
+def _read_records(
+    data: Data, source: str | None, skip: Container[int], left_out: Skipped | None
+) -> Iterator[Outcome | None]:
     if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
     if isinstance(data, (str, PathLike)):

@@ -419,6 +419,9 @@ class EvaluationResult:
         self.all_rows = all_rows  # whether rows holds every record's row (see keep_rows)
         self.left_out: dict[str, int] = {}
         """What the converters of a framework's file left out of it, reason → count."""
+        self.unmatched_references: list[str | int] = []
+        """The ids of the references file (``references=``) that matched no record
+        read, in the file's order (not counted in a resumed run)."""
         self.run_facts: dict[str, Any] = {}
         """What the run was, as its run record says it (input, source, metric
         descriptions, judge, tracegrade version, when it started, how long it took, pass

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from ..convert._base import Skipped
+    from ..io.references import References
     from ..pricing import PriceTable
 
 __all__ = [
@@ -425,6 +426,7 @@ def iter_evaluate(
     sample_deadline: float | None = None,
     left_out: Skipped | None = None,
     prices: PriceTable | None = None,
+    references: References | None = None,
 ) -> Iterator[SampleResult]:
     """Score records one at a time, yielding each one's row as soon as it is done.
 
@@ -435,9 +437,10 @@ def iter_evaluate(
     each judged metric on each sample, retries included: past it the metric fails on
     that sample with a JudgeError and the run goes on. ``left_out`` is as in
     :func:`read_records`. ``prices`` prices each row's agent usage (see
-    :func:`~tracegrade.run.session.evaluate`).
+    :func:`~tracegrade.run.session.evaluate`). ``references`` are joined onto the
+    records by id (see :mod:`tracegrade.io.references`).
     """
-    records = _checked_records(data, metrics, concurrency, source, skip, left_out)
+    records = _checked_records(data, metrics, concurrency, source, skip, left_out, references)
     check_deadline(sample_deadline)
     _check_no_running_loop(metrics)
     waiting = None
@@ -502,9 +505,10 @@ async def aiter_evaluate(
     sample_deadline: float | None = None,
     left_out: Skipped | None = None,
     prices: PriceTable | None = None,
+    references: References | None = None,
 ) -> AsyncIterator[SampleResult]:
     """:func:`iter_evaluate` for async callers."""
-    records = _checked_records(data, metrics, concurrency, source, skip, left_out)
+    records = _checked_records(data, metrics, concurrency, source, skip, left_out, references)
     check_deadline(sample_deadline)
     waiting = JudgeWait(metrics)
     rows = _judged_rows(
@@ -526,11 +530,12 @@ def _checked_records(
     source: str | None,
     skip: Container[int],
     left_out: Skipped | None,
+    references: References | None = None,
 ) -> Iterator[Outcome | None]:
     """The input's records, once the run's arguments are known to be sound."""
     check_metrics(metrics)
     _check_concurrency(concurrency)
-    return read_records(data, source=source, skip=skip, left_out=left_out)
+    return read_records(data, source=source, skip=skip, left_out=left_out, references=references)
 
 
 def reporter_for(

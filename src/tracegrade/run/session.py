@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, cast
 
 from .._gc import kept_aside
 from ..convert import SOURCES
+from ..errors import ReferencesWarning
 from ..io.files import check_input, once_read_name, read_once
 from ..io.store import RunRecord
 from ..metrics.base import Metric
@@ -75,6 +76,7 @@ if TYPE_CHECKING:
     import threading
 
     from ..convert._base import Skipped
+    from ..io.references import References
     from ..pricing import PriceTable
 
 __all__ = [
@@ -135,6 +137,8 @@ class EvaluationRun:
         while_scoring: Callable[[], None] | None = None,
         prices: PriceTable | str | PathLike[str] | None = None,
         success: str | None = None,
+        references: str | PathLike[str] | None = None,
+        references_override: bool = False,
     ) -> None:
         check_metrics(metrics)
         _check_concurrency(concurrency)
@@ -175,6 +179,14 @@ class EvaluationRun:
                     "and evaluate that"
                 )
         check_outputs(data, out, parquet)
+        self.references: References | None = None
+        """The references file, read and checked, joined onto the records by id."""
+        if references is not None:
+            from ..io.references import read_references
+
+            self.references = read_references(references, override=references_override)
+        elif references_override:
+            raise ValueError("references_override=True goes with references=: a references file")
         self.prices = run_prices(prices, metrics)
         self.data = data
         self.metrics = list(metrics)
@@ -203,6 +215,7 @@ class EvaluationRun:
         )
         self.workers = choice.count
         self.workers_unused = choice.unused
+        self._resumed = False
         self.left_out: Skipped | None = None
         """What the converters of a framework's file left out, reason → count (counted
         as the file is read; reported in the result, the run record and the summary)."""
@@ -233,12 +246,26 @@ class EvaluationRun:
             [describe_metric(metric) for metric in self.metrics],
             describe_judge(self.metrics),
             None if self.prices is None else self.prices.version,
+            references=None if self.references is None else self.references.describe(),
         )
 
     def _open(self) -> RunOutputs:
         outputs = RunOutputs(self)
         outputs.open(self.run_record() if self.out is not None else None)
+        self._resumed = bool(outputs.done)  # rows of an earlier run: not read again
         return outputs
+
+    def _result(self, outputs: RunOutputs) -> EvaluationResult:
+        """The run's result; with a references file, its ids that matched no record read
+        (not counted in a resumed run, whose records already scored are not read)."""
+        result = outputs.result()
+        references = self.references
+        if references is not None and not self._resumed:
+            result.unmatched_references = references.unmatched()
+            note = references.unmatched_note()
+            if note is not None:
+                warnings.warn(note, ReferencesWarning, stacklevel=3)
+        return result
 
     def run(self) -> EvaluationResult:
         """Run it. Raises what :func:`evaluate` raises."""
@@ -259,6 +286,7 @@ class EvaluationRun:
                 sample_deadline=self.sample_deadline,
                 left_out=self.left_out,
                 prices=self.prices,
+                references=self.references,
             )
             # every row kept: what each batch builds need not be walked by the collector
             keeping = kept_aside() if self.keep_limit is None else nullcontext()
@@ -273,7 +301,7 @@ class EvaluationRun:
             complete = True
         finally:
             outputs.close(complete=complete)
-        return outputs.result()
+        return self._result(outputs)
 
     async def arun(self) -> EvaluationResult:
         """Run it from async code: judged metrics are awaited on the running loop;
@@ -296,6 +324,7 @@ class EvaluationRun:
                 sample_deadline=self.sample_deadline,
                 left_out=self.left_out,
                 prices=self.prices,
+                references=self.references,
             )
             async with aclosing(cast("AsyncGenerator[SampleResult, None]", rows)) as each:
                 async for row in each:
@@ -303,7 +332,7 @@ class EvaluationRun:
             complete = True
         finally:
             outputs.close(complete=complete)
-        return outputs.result()
+        return self._result(outputs)
 
     async def _arun_in_workers(self) -> EvaluationResult:
         import asyncio
@@ -327,7 +356,11 @@ class EvaluationRun:
         complete = False
         try:
             pool = WorkerPool(
-                self.metrics, workers=self.workers, thresholds=self.thresholds, prices=self.prices
+                self.metrics,
+                workers=self.workers,
+                thresholds=self.thresholds,
+                prices=self.prices,
+                references=self.references,
             )
             with pool:
                 spans = pool.score_file(cast("OutputPath", self.data), skip=outputs.done)
@@ -335,6 +368,8 @@ class EvaluationRun:
                 with reporter, closing(spans):
                     for number, span in enumerate(spans):
                         outputs.write_span(span)
+                        if self.references is not None:
+                            self.references.matched |= span.matched
                         for outcome, count in span.tally.statuses.items():
                             if count:
                                 reporter.advance(outcome, count)
@@ -348,7 +383,7 @@ class EvaluationRun:
             complete = True
         finally:
             outputs.close(complete=complete)
-        return outputs.result()
+        return self._result(outputs)
 
 
 def run_prices(
@@ -396,6 +431,8 @@ def evaluate(
     retry_failed: bool = False,
     prices: PriceTable | str | PathLike[str] | None = None,
     success: str | None = None,
+    references: str | PathLike[str] | None = None,
+    references_override: bool = False,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric: what ``tracegrade evaluate``
     does, from Python.
@@ -470,6 +507,8 @@ def evaluate(
         retry_failed=retry_failed,
         prices=prices,
         success=success,
+        references=references,
+        references_override=references_override,
     )
     run.warn_unused_workers(stacklevel=2)
     return run.run()
@@ -494,6 +533,8 @@ async def aevaluate(
     retry_failed: bool = False,
     prices: PriceTable | str | PathLike[str] | None = None,
     success: str | None = None,
+    references: str | PathLike[str] | None = None,
+    references_override: bool = False,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
     with up to ``concurrency`` samples at the judge at once, on the running loop; worker
@@ -516,6 +557,8 @@ async def aevaluate(
         retry_failed=retry_failed,
         prices=prices,
         success=success,
+        references=references,
+        references_override=references_override,
     )
     run.warn_unused_workers(stacklevel=2)
     return await run.arun()

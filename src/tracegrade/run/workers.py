@@ -51,6 +51,7 @@ from .runner import open_row, score_inline
 from .success import efficiency_names
 
 if TYPE_CHECKING:
+    from ..io.references import References
     from ..pricing import PriceTable
 
 _Item = TypeVar("_Item")
@@ -98,6 +99,8 @@ class ScoredSpan:
     lines: bytes | memoryview
     indices: Sequence[int]
     tally: RowTally
+    matched: frozenset[str | int] = frozenset()
+    """The ids of the references file that matched records of the span."""
 
 
 _OPEN_BRACE = ord("{")
@@ -173,6 +176,7 @@ _worker_thresholds: Mapping[str, float | None] = {}
 _worker_prices: PriceTable | None = None
 _worker_slots: mmap.mmap | None = None
 _worker_slot_bytes = 0
+_worker_references: References | None = None
 
 
 def _start_worker(
@@ -182,10 +186,12 @@ def _start_worker(
     slots: mmap.mmap | None,
     slot_bytes: int,
     prices: PriceTable | None = None,
+    references: References | None = None,
 ) -> None:
     global _worker_metrics, _worker_thresholds, _worker_prices
-    global _worker_slots, _worker_slot_bytes
+    global _worker_slots, _worker_slot_bytes, _worker_references
     end_with_parent(parent)
+    _worker_references = references
     _worker_metrics = metrics
     _worker_thresholds = thresholds
     _worker_prices = prices
@@ -195,11 +201,13 @@ def _start_worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def score_span(
-    path: str, span: Span, skipped: frozenset[int], slot: int | None = None
-) -> tuple[bytes | None, int, RowTally]:
-    """Score one span (in a worker): its rows as JSON lines, their size and their tally.
-    The lines come back as ``None`` when they went into shared-memory ``slot``."""
+def score_span(path: str, span: Span, skipped: frozenset[int], slot: int | None = None) -> _Scored:
+    """Score one span (in a worker): its rows as JSON lines, their size, their tally
+    and the ids of the references file (if any) that matched its records. The lines
+    come back as ``None`` when they went into shared-memory ``slot``."""
+    references = _worker_references
+    if references is not None:
+        references.matched = set()
     with open(path, "rb") as handle:
         handle.seek(span.start)
         data = handle.read(span.end - span.start)
@@ -213,6 +221,8 @@ def score_span(
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
         if index not in skipped:
             outcome = read(line, number, path)
+            if references is not None:
+                outcome = references.join_one(outcome)
             sample, row = open_row(index, outcome, False, _worker_prices)
             if sample is not None:
                 score_inline(sample, row, _worker_metrics, False)
@@ -223,11 +233,12 @@ def score_span(
         written.append(b"")  # the last row's newline
     lines = b"\n".join(written)
     size = len(lines)
+    matched = frozenset(references.matched) if references is not None else frozenset()
     if slot is None or _worker_slots is None or size > _worker_slot_bytes:
-        return lines, size, tally
+        return lines, size, tally, matched
     start = slot * _worker_slot_bytes
     _worker_slots[start : start + size] = lines
-    return None, size, tally
+    return None, size, tally, matched
 
 
 def _context() -> Any:
@@ -249,6 +260,7 @@ class WorkerPool:
         thresholds: Mapping[str, float] | None = None,
         slot_bytes: int = SLOT_BYTES,
         prices: PriceTable | None = None,
+        references: References | None = None,
     ) -> None:
         self.workers = workers
         context = _context()
@@ -270,6 +282,7 @@ class WorkerPool:
                 self._slots,
                 slot_bytes,
                 prices,
+                references,
             ),
         )
 
@@ -318,18 +331,18 @@ class WorkerPool:
         """The finished span; its slot is free again once the consumer moves on."""
         try:
             try:
-                lines, size, tally = future.result()
+                lines, size, tally, matched = future.result()
             except BrokenProcessPool as error:
                 raise WorkerError(
                     "a worker process ended abruptly (killed, or out of memory?); the rows "
                     "written so far stay"
                 ) from error
             if lines is not None or slot is None or self._view is None:
-                yield ScoredSpan(lines or b"", indices, tally)
+                yield ScoredSpan(lines or b"", indices, tally, matched)
                 return
             start = slot * self._slot_bytes
             with self._view[start : start + size] as view:
-                yield ScoredSpan(view, indices, tally)
+                yield ScoredSpan(view, indices, tally, matched)
         finally:
             if slot is not None:
                 self._free_slot(slot)
@@ -360,7 +373,7 @@ class WorkerPool:
         self.close()
 
 
-_Scored = tuple[bytes | None, int, RowTally]
+_Scored = tuple[bytes | None, int, RowTally, frozenset[str | int]]
 _Pending = tuple[Sequence[int], int | None, Future[_Scored]]
 
 
