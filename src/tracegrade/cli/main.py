@@ -55,7 +55,7 @@ from .evaluate import (
 )
 from .report import add_report_command, run_report
 from .serve import add_serve_command, run_serve
-from .values import whole_number
+from .values import seconds, whole_number
 
 
 def _workers(text: str) -> int | None:
@@ -64,16 +64,6 @@ def _workers(text: str) -> int | None:
 
 def _positive(text: str) -> int:
     return whole_number(text, 1)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
-    return value
 
 
 def _ks(text: str) -> list[int]:
@@ -241,7 +231,7 @@ def _add_evaluate(commands: Any) -> None:
     )
     run.add_argument(
         "--judge-timeout",
-        type=_seconds,
+        type=seconds,
         metavar="SECONDS",
         help="how long one request to the judge may take (default 60)",
     )
@@ -261,7 +251,7 @@ def _add_evaluate(commands: Any) -> None:
     _add_references(run)
     run.add_argument(
         "--sample-deadline",
-        type=_seconds,
+        type=seconds,
         metavar="SECONDS",
         help="how long a judged metric may take on one sample, waits and retries included; "
         "past it the metric fails on that sample and the run goes on (default: no limit)",

@@ -15,7 +15,7 @@ from types import FrameType
 from typing import Any
 
 from .evaluate import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
-from .values import whole_number
+from .values import seconds, whole_number
 
 DEFAULT_LISTEN = "127.0.0.1:4318"
 
@@ -25,16 +25,6 @@ def _address(text: str) -> tuple[str, int]:
     if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
     return host.strip("[]"), int(port)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
-    return value
 
 
 def add_serve_command(commands: Any) -> None:
@@ -66,7 +56,7 @@ def add_serve_command(commands: Any) -> None:
     )
     serve.add_argument(
         "--trace-timeout",
-        type=_seconds,
+        type=seconds,
         default=10.0,
         metavar="SECONDS",
         help="score a trace whose root span has not come after this long quiet (default 10)",

@@ -25,3 +25,14 @@ def confidence_level(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"{text!r} must be between 0 and 1 (say 0.95)")
     return value
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds given as text (ArgumentTypeError otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
+    return value
