@@ -72,6 +72,8 @@ class Report:
     """One machine against a local Dask cluster (see bench/dask_load.py)."""
     behaviour: dict[str, Any] = field(default_factory=dict)
     """The behaviour metrics' throughput (see bench/behaviour.py)."""
+    serve: dict[str, Any] = field(default_factory=dict)
+    """``tracegrade serve``'s throughput and memory (see bench/serve.py)."""
     scaling: tuple[int, float] | None = None
     """(CPUs, how many times one process's work that many processes get done at once)."""
     seconds: float = 0.0
@@ -89,7 +91,7 @@ class Report:
             lines += ["**Quick run**: tiny sizes and no competitors; not a measurement.", ""]
         lines += self._targets() + self._end_to_end() + self._api() + self._imports()
         lines += self._judged() + self._agreement() + self._report_load() + self._dask_load()
-        lines += self._behaviour()
+        lines += self._behaviour() + self._serve()
         lines += self._machine() + self._method()
         return "\n".join(lines)
 
@@ -113,6 +115,13 @@ class Report:
         from behaviour import markdown
 
         return [*markdown(self.behaviour), ""]
+
+    def _serve(self) -> list[str]:
+        if not self.serve:
+            return []
+        from serve import markdown
+
+        return [*markdown(self.serve), ""]
 
     def _targets(self) -> list[str]:
         rows = []
@@ -161,6 +170,10 @@ class Report:
                 ]
             )
         rows += judged_target_rows(self.judged)
+        if self.serve:
+            from serve import target_cells
+
+            rows.append(target_cells(self.serve))
         lines = ["## Targets", "", *_table(["target", "measured", "verdict"], rows)]
         missed = any(ratios[PURE] < 2 for _runs, ratios in self.sizes.values() if PURE in ratios)
         if missed and self.scaling is not None:

@@ -338,6 +338,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     from behaviour import measure as measure_behaviour
 
     report.behaviour = measure_behaviour(api_size, work, 1 if options.quick else 3)
+    from serve import FULL, QUICK
+    from serve import measure as measure_serve
+
+    chosen = QUICK if options.quick else FULL
+    report.serve = measure_serve(chosen["sizes"], work, rates=chosen["rates"])
     report.seconds = time.perf_counter() - started
     report.when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     options.out.parent.mkdir(parents=True, exist_ok=True)

@@ -76,6 +76,9 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
     # the behaviour metrics, each in one process, and the command line with and without them
     assert text.index("## Behaviour metrics") < text.index("## Machine")
     assert "| `tool_error_recovery` |" in text and "| classic three + behaviour |" in text
+    # tracegrade serve: its section and its row of the targets table
+    assert "## Live scoring (tracegrade serve)" in text
+    assert "| `tracegrade serve` sustains ≥ 1,000 spans/s, memory bounded |" in text
     for label in ("| tracegrade |", "| tracegrade, with what a run uses |", "command line |"):
         assert label in text  # the import-time rows
     assert "`import tracegrade` (with evaluate and the tool-call metrics) < 0.3 s" in text
@@ -279,6 +282,44 @@ def test_the_behaviour_benchmark_runs_at_a_tiny_size(tmp_path: Path) -> None:
     assert all(0 < int(applied) <= 100 for _, applied in rows)
     assert "| classic three |" in finished.stdout
     assert "| classic three + behaviour |" in finished.stdout
+
+
+def test_the_serve_benchmark_runs_at_a_tiny_size(tmp_path: Path) -> None:
+    finished = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "serve.py"), "--sizes", "20", "40",
+         "--rates", "0", "2000", "--per-request", "5", "--senders", "2",
+         "--work", str(tmp_path)],
+        check=True, timeout=60, capture_output=True, text=True,
+    )  # fmt: skip
+    rows = re.findall(r"^\| (as fast as answered|2,000 spans/s) \| (\d+) \| (\d+) \|",
+                      finished.stdout, re.M)  # fmt: skip
+    assert rows == [
+        ("as fast as answered", "20", "200"),
+        ("as fast as answered", "40", "400"),
+        ("2,000 spans/s", "20", "200"),
+        ("2,000 spans/s", "40", "400"),
+    ]
+    assert "`tracegrade serve` sustains ≥ 1,000 spans/s" in finished.stdout
+    found = json.loads((tmp_path / "serve.json").read_text())
+    assert all(run["exit"] == 143 and run["late_spans"] == 0 for run in found["runs"])
+    # the section and the targets row go into a page, the rest of it as it was
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import serve
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    page = tmp_path / "benchmarks.md"
+    before = (
+        "# B\n\n## Targets\n\n| target | measured | verdict |\n|---|---|---|\n| a | 1 | met |\n"
+    )
+    page.write_text(before + "\n## Other\n\ntext\n\n## Machine\n\nm\n")
+    for _ in range(2):  # a second run replaces the first
+        serve.replace_section(page, serve.MARKERS, serve.markdown(found))
+        serve.put_target(page, found)
+    text = page.read_text()
+    assert text.count(serve.MARKERS[0]) == 1 and text.count(serve.TARGET_ROW) == 1
+    assert text.index("| a | 1 | met |") < text.index(serve.TARGET_ROW) < text.index("## Other")
+    assert text.index("## Other") < text.index(serve.MARKERS[0]) < text.index("## Machine")
 
 
 def test_the_memory_sampler_counts_the_whole_process_tree() -> None:
