@@ -221,3 +221,25 @@ def test_payloads_that_are_not_otlp_are_refused() -> None:
         decode_payload(b"[]", "application/json")
     with pytest.raises(PayloadError):
         decode_payload(b"{}", "text/plain")
+
+
+def test_spans_faster_than_the_scoring_are_refused_with_503_not_kept(tmp_path: Path) -> None:
+    from tracegrade import ToolCallEfficiency
+    from tracegrade.run.live import Busy, LiveScorer
+
+    # one open trace at most: a second pushes the first to the traces to score next,
+    # and with two waiting (twice the cap) a third request is refused whole
+    scorer = LiveScorer([ToolCallEfficiency()], tmp_path / "live.jsonl", max_open_traces=1)
+    scorer.open()
+    children = [without_root(as_otel(MESSAGES))[0] for _ in range(3)]
+    scorer.receive(children[0])
+    scorer.receive(children[1])
+    with pytest.raises(Busy):
+        scorer.receive(children[2])
+    assert (scorer.counts.refused, scorer.counts.evicted, scorer.open_traces()) == (1, 1, 1)
+    assert scorer.score_due() == 1  # the evicted trace scored: room again
+    scorer.receive(children[2])  # the exporter's retry is taken
+    assert scorer.counts.refused == 1 and scorer.counts.evicted == 2
+    scorer.flush()
+    scorer.close()
+    assert len([line for line in (tmp_path / "live.jsonl").read_text().splitlines() if line]) == 3

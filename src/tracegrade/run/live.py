@@ -5,7 +5,9 @@ shape), keeps each trace's spans until the trace completes (its root span arrive
 nothing came for ``trace_timeout`` seconds), reads the trace into a conversation with the
 OTLP readers of :mod:`tracegrade.convert.otel`, scores it and appends its row to the
 results file. Memory is bounded by ``max_open_traces``: past it, the trace quiet the
-longest is scored early with the spans it has (counted as evicted). Spans of a trace
+longest is scored early with the spans it has (counted as evicted); and while twice as
+many traces wait to be scored (spans coming faster than the scoring goes), requests are
+refused with HTTP 503 and Retry-After, which OTLP exporters retry. Spans of a trace
 already scored are counted as late, never silently dropped. :func:`serve` puts it
 behind an HTTP server (``/v1/traces``, ``/healthz``).
 """
@@ -117,6 +119,10 @@ class _Trace:
     last: float = 0.0
 
 
+class Busy(Exception):
+    """A request refused because the scoring has not caught up yet (HTTP 503)."""
+
+
 @dataclass
 class LiveCounts:
     """What a live run saw: requests, spans, traces and how each trace ended."""
@@ -129,13 +135,15 @@ class LiveCounts:
     no_conversation: int = 0
     unreadable: int = 0
     evicted: int = 0
+    refused: int = 0
     late_spans: int = 0
     late_traces: int = 0
     flushed: int = 0
 
     def lines(self) -> list[str]:
         return [
-            f"requests: {self.requests} ({self.malformed} malformed, answered 400)",
+            f"requests: {self.requests} ({self.malformed} malformed, answered 400; "
+            f"{self.refused} refused while the scoring caught up, answered 503)",
             f"spans received: {self.spans}",
             f"traces scored: {self.traces_scored} ({self.rows} rows; {self.flushed} flushed "
             f"at exit; {self.evicted} evicted early over --max-open-traces)",
@@ -235,11 +243,18 @@ class LiveScorer:
             self.counts.malformed += 1
 
     def receive(self, document: Mapping[str, Any]) -> None:
-        """Take the spans of one checked export request (see :func:`decode_payload`)."""
+        """Take the spans of one checked export request (see :func:`decode_payload`);
+        :class:`Busy` when the traces waiting to be scored, open or complete, have
+        reached twice ``max_open_traces``: the request is refused whole (an exporter
+        sends it again), so that memory stays bounded when spans come faster than the
+        scoring goes."""
         parts = _split_by_trace(document)
         now = time.monotonic()
         with self._lock:
             self.counts.requests += 1
+            if len(self._open) + len(self._ready) >= 2 * self.max_open_traces:
+                self.counts.refused += 1
+                raise Busy("the traces waiting to be scored are at their bound")
             for trace_id, (part, spans, root) in parts.items():
                 self.counts.spans += spans
                 if trace_id in self._scored:
@@ -423,7 +438,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.scorer.malformed()
             self._reply(400, dumps({"error": str(error)}))
             return
-        self.server.scorer.receive(document)
+        try:
+            self.server.scorer.receive(document)
+        except Busy as error:
+            self.send_response(503)
+            self.send_header("Retry-After", "1")  # OTLP exporters retry a 503 after it
+            body = dumps({"error": str(error)})
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         protobuf = content_type.startswith("application/x-protobuf")
         # an empty ExportTraceServiceResponse: no bytes in protobuf, {} in JSON
         self._reply(200, b"" if protobuf else b"{}", content_type or "application/json")
