@@ -152,3 +152,38 @@ def test_a_budget_must_be_a_number_of_at_least_zero() -> None:
         TokenBudget(max=-1)
     with pytest.raises(ValueError, match="at least 0"):
         LatencyBudget(max_seconds=float("nan"))
+
+
+def _strands_run() -> MultiTurnSample:
+    """The real Strands Agents trace of tests/convert/test_trace_facts.py (see the
+    fixture's description there): two chat spans, 120 in / 30 out and 200 in / 12 out,
+    and two tool spans run side by side."""
+    import warnings
+    from pathlib import Path
+
+    from tracegrade.convert.otel import read_otlp
+    from tracegrade.errors import ConversionWarning
+
+    fixture = (
+        Path(__file__).parents[1] / "convert" / "fixtures" / "otel" / "strands_agent_usage.json"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConversionWarning)
+        [trace] = read_otlp(fixture)
+    return MultiTurnSample(user_input=trace.messages)
+
+
+def test_budgets_on_a_real_strands_trace() -> None:
+    sample = _strands_run()
+    # 320 input + 42 output tokens over the two chat spans (the agent span's own total
+    # is not added again)
+    assert TokenBudget(max=362).score(sample).value == 1.0
+    over = TokenBudget(max=361).score(sample)
+    assert over.value == 0.0 and over.reason.startswith("over budget:")
+    assert TokenBudget(max=42, kind="output").score(sample).value == 1.0
+    # every step the agent took has a time: a verdict either way, never "incomplete"
+    latency = LatencyBudget(max_seconds=3600).score(sample)
+    assert latency.value == 1.0 and latency.details["incomplete"] is False
+    seconds = latency.details["agent_seconds"]
+    assert 0 < seconds <= latency.details["llm_seconds"] + latency.details["tool_seconds"]
+    assert LatencyBudget(max_seconds=seconds / 2).score(sample).value == 0.0
