@@ -31,3 +31,16 @@ def conversation(
 @pytest.fixture
 def make_sample() -> Any:
     return conversation
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the real backend servers, started once for the whole session (tests/session_servers.py)
+    from tests.session_servers import start_servers
+
+    start_servers(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from tests.session_servers import stop_servers
+
+    stop_servers(config)

@@ -21,7 +21,7 @@ from contextlib import closing
 from dataclasses import replace
 from itertools import chain
 from os import PathLike, fspath
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from .._json import numbered_lines
 from ..convert._base import ConversionError, NothingReadError, Skipped
@@ -34,9 +34,13 @@ from ..convert.records import (
     to_sample,
 )
 from ..errors import ConversionWarning, FileReadError, RecordError, ValidationError, os_problem
+from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from .files import is_standard_stream, is_stream, open_input, read_all, read_once
 from .record_files import document_records, is_document, iter_file_records, line_records
+
+if TYPE_CHECKING:
+    from ..convert.otel import TraceConversation
 
 T = TypeVar("T")
 
@@ -51,6 +55,15 @@ def warning_of_left_out(outcomes: Iterable[T], left_out: Skipped, name: str) -> 
             ConversionWarning,
             stacklevel=2,
         )
+
+
+def otlp_origin(conversation: TraceConversation) -> Origin:
+    """The origin of a conversation read from OTLP spans: its traces and session."""
+    return Origin(
+        system="otlp",
+        trace_ids=tuple(conversation.trace_ids),
+        session_id=conversation.conversation_id,
+    )
 
 
 def convert_file(path: str | PathLike[str], settings: ConversionSettings) -> Iterator[Outcome]:
@@ -196,6 +209,7 @@ def _convert_otlp(
                 id=conversation.key,
                 user_input=conversation.messages,
                 metadata=conversation.metadata or None,
+                origin=otlp_origin(conversation),
             )
         except ValidationError as error:
             field, rule = first_problem(error)

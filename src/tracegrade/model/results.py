@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .agent_usage import AgentUsage
+from .origin import Origin
 
 if TYPE_CHECKING:
     from .samples import SampleId
@@ -109,6 +110,9 @@ class SampleResult:
     agent_usage: AgentUsage | None = None
     """What the agent of the record's conversation spent and how its tools ended, when
     its messages record any of it (the judge's usage is in the scores)."""
+    origin: Origin | None = None
+    """The sample's :class:`~tracegrade.model.origin.Origin` (a backend's ids), when it
+    has one: where pushed scores go."""
 
     @property
     def status(self) -> Status:
@@ -169,6 +173,8 @@ class SampleResult:
         row["metrics"] = metrics
         if self.agent_usage is not None:
             row["agent_usage"] = self.agent_usage.to_dict()
+        if self.origin is not None:
+            row["origin"] = self.origin.to_dict()
         return row
 
     @classmethod
@@ -182,6 +188,9 @@ class SampleResult:
         agent_usage = row.get("agent_usage")
         if agent_usage is not None:
             result.agent_usage = AgentUsage.from_dict(agent_usage)
+        origin = row.get("origin")
+        if origin is not None:
+            result.origin = Origin.from_dict(origin)
         for name, entry in row["metrics"].items():
             usage = entry.get("usage")
             if entry.get("error") is not None:

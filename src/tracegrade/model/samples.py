@@ -15,6 +15,7 @@ import msgspec
 from ._base import Model
 from ._rules import RuleError
 from .messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage
+from .origin import Origin
 
 SampleId = str | int | None
 """A sample's ``id`` or ``task_id``: a string or an integer (never a boolean)."""
@@ -31,6 +32,9 @@ class _Sample(Model, kw_only=True):
     """The task this sample is one trial of: samples sharing it are repeated runs of one
     task, and the run reports pass@k and pass^k over them."""
     metadata: dict[str, Any] | None = None
+    origin: Origin | None = None
+    """Where the conversation was read from (a backend's trace and span ids), kept on the
+    result row so that scores can be pushed back; ``None`` for samples made here."""
 
 
 def _describe(message: HumanMessage | AIMessage | ToolMessage, index: int) -> str:

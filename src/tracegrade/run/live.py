@@ -328,6 +328,7 @@ class LiveScorer:
     def _samples(self, trace_id: str, trace: _Trace) -> list[MultiTurnSample]:
         from ..convert.detect import otlp_source
         from ..convert.otel import read_otlp
+        from ..io.conversations import otlp_origin
 
         source = self.source or otlp_source(trace.documents) or "otel"
         self.counts.traces_scored += 1
@@ -342,6 +343,7 @@ class LiveScorer:
                     id=conversation.key,
                     user_input=conversation.messages,
                     metadata={"trace_ids": list(conversation.trace_ids)},
+                    origin=otlp_origin(conversation),
                 )
                 for conversation in conversations
             ]

@@ -144,7 +144,9 @@ def open_row(
         from ..pricing import priced_usage
 
         usage = priced_usage(outcome, usage, prices)
-    return outcome, SampleResult(index, outcome.id, task_id=outcome.task_id, agent_usage=usage)
+    return outcome, SampleResult(
+        index, outcome.id, task_id=outcome.task_id, agent_usage=usage, origin=outcome.origin
+    )
 
 
 def score_inline(
