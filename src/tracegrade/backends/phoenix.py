@@ -1,10 +1,227 @@
-"""The phoenix backend (being built for issue 33)."""
+"""Arize Phoenix: traces pulled through its REST API (v1) and read as OpenInference
+spans, scores written back as span annotations, datasets read as references.
+
+``phoenix://HOST:PORT/PROJECT`` (``phoenix+https://`` for TLS; no port means 6006 over
+plain HTTP; no project means ``default``; no host means ``PHOENIX_BASE_URL`` or
+``PHOENIX_COLLECTOR_ENDPOINT``, else ``http://localhost:6006``). ``PHOENIX_API_KEY`` is
+sent as a bearer token, and ``PHOENIX_CLIENT_HEADERS`` (``name=value,name=value``) as
+headers, when set. docs/backends.md says what is read and written.
+"""
 
 from __future__ import annotations
 
-from .base import Address, Backend, UnsupportedError
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from ..convert._base import ConversionError, Skipped
+from ..convert.otel import TraceConversation, read_otlp
+from ..convert.records import first_problem
+from ..errors import RecordError, ValidationError
+from ..model.decoding import Outcome
+from ..model.origin import Origin
+from ..model.samples import MultiTurnSample
+from . import _phoenix_datasets, _phoenix_push
+from ._phoenix_client import PhoenixApi, field, listed
+from ._phoenix_spans import TraceFacts, otlp_document, start_of
+from .base import Address, PullFilters, PushedScore, PushOutcome
+
+TRACES_PAGE = 100
+"""Traces asked for per page of ``GET /v1/projects/{project}/traces``."""
+TRACES_PER_SPAN_QUERY = 50
+"""Trace ids named in one span search (the URL stays short)."""
 
 
-def connect(address: Address) -> Backend:
-    """The client of the phoenix backend at ``address``."""
-    raise UnsupportedError(f"{address}: the phoenix backend is not built yet")
+def _time(moment: datetime) -> str:
+    """An ISO 8601 time for Phoenix's query strings (naive times are UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.isoformat()
+
+
+class PhoenixBackend:
+    """A Phoenix server's project (see the module's docstring)."""
+
+    def __init__(self, address: Address) -> None:
+        self.api = PhoenixApi(address)
+        self.address = address
+        self.project = self.api.project
+
+    # --- pull ---------------------------------------------------------------------------
+
+    def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
+        """The conversations the filters select, first trace (or session) first."""
+        traces = (
+            facts
+            for facts in self._traces(filters)
+            if isinstance(facts, RecordError)
+            or (
+                facts.matches(filters.tags, filters.metadata)
+                and (not filters.session_ids or facts.session_id in filters.session_ids)
+            )
+        )
+        if filters.group_by == "trace":
+            outcomes = self._per_trace(traces, skipped)
+        else:
+            outcomes = self._per_session(traces, skipped)
+        for count, outcome in enumerate(outcomes, start=1):
+            yield outcome
+            if filters.limit is not None and count >= filters.limit:
+                return
+
+    def _per_trace(
+        self, traces: Iterator[TraceFacts | RecordError], skipped: Skipped
+    ) -> Iterator[Outcome]:
+        for index, facts in enumerate(traces):
+            if isinstance(facts, RecordError):
+                yield self._numbered(facts, index)
+                continue
+            yield from self._conversations([facts], index, "trace", skipped)
+
+    def _per_session(
+        self, traces: Iterator[TraceFacts | RecordError], skipped: Skipped
+    ) -> Iterator[Outcome]:
+        """Every trace is read first: a session's traces may lie on any page."""
+        groups: dict[str, list[TraceFacts]] = {}
+        missing: list[RecordError] = []
+        for facts in traces:
+            if isinstance(facts, RecordError):
+                missing.append(facts)
+            else:
+                groups.setdefault(facts.session_id or facts.trace_id, []).append(facts)
+        ordered = sorted(groups.values(), key=lambda group: (group[0].start, group[0].trace_id))
+        for index, group in enumerate(ordered):
+            yield from self._conversations(group, index, "conversation", skipped)
+        for index, error in enumerate(missing, start=len(ordered)):
+            yield self._numbered(error, index)
+
+    def _numbered(self, error: RecordError, index: int) -> RecordError:
+        return RecordError(
+            error.source, index, error.field, error.rule, kind="trace", record_id=error.record_id
+        )
+
+    def _conversations(
+        self, group: list[TraceFacts], index: int, group_by: Any, skipped: Skipped
+    ) -> Iterator[Outcome]:
+        """The conversation(s) of one trace, or of one session's traces."""
+        key = group[0].session_id if group_by == "conversation" else None
+        name = f"session {key}" if key else f"trace {group[0].trace_id}"
+        record_id = key or group[0].trace_id
+        spans = [span for facts in group for span in facts.spans]
+        try:
+            found = read_otlp(
+                otlp_document(spans), format="openinference", group_by=group_by, skipped=skipped
+            )
+        except ConversionError as error:
+            yield self._error(index, None, f"{name}: {error}", record_id)
+            return
+        roots = {facts.trace_id: facts.root_id for facts in group}
+        for conversation in found:
+            try:
+                yield self._sample(conversation, roots)
+            except ValidationError as error:
+                field, rule = first_problem(error)
+                yield self._error(index, field, f"{name}: {rule}", conversation.key)
+
+    def _sample(self, conversation: TraceConversation, roots: Mapping[str, str | None]) -> Outcome:
+        trace_ids = tuple(conversation.trace_ids)
+        root_ids = tuple(roots.get(trace_id) for trace_id in trace_ids)
+        origin = Origin(
+            system="phoenix",
+            location=self.address.text,
+            project=self.project,
+            trace_ids=trace_ids,
+            root_ids=() if None in root_ids else tuple(r for r in root_ids if r is not None),
+            session_id=conversation.conversation_id,
+        )
+        return MultiTurnSample(
+            id=conversation.key,
+            user_input=conversation.messages,
+            metadata=conversation.metadata or None,
+            origin=origin,
+        )
+
+    def _error(
+        self, index: int, field: str | None, rule: str, record_id: str | None
+    ) -> RecordError:
+        return RecordError(self.address.text, index, field, rule, kind="trace", record_id=record_id)
+
+    def _traces(self, filters: PullFilters) -> Iterator[TraceFacts | RecordError]:
+        """Each selected trace's spans, first trace first; a trace id asked for that
+        Phoenix does not have is a RecordError."""
+        if filters.trace_ids:
+            found = {
+                facts.trace_id: facts
+                for facts in self._spans_of(filters.trace_ids)
+                if self._in_window(facts, filters)
+            }
+            yield from sorted(found.values(), key=lambda facts: (facts.start, facts.trace_id))
+            for trace_id in filters.trace_ids:
+                if trace_id not in found:
+                    rule = f"trace {trace_id}: not found in Phoenix project {self.project!r}"
+                    if filters.since or filters.until:
+                        rule += " within the time window"
+                    yield self._error(0, None, rule, trace_id)
+            return
+        for page in self._trace_pages(filters):
+            chunk = sorted(self._spans_of(page), key=lambda facts: (facts.start, facts.trace_id))
+            yield from chunk
+
+    @staticmethod
+    def _in_window(facts: TraceFacts, filters: PullFilters) -> bool:
+        moment = facts.start / 1e9
+        if filters.since and moment < filters.since.timestamp():
+            return False
+        return not (filters.until and moment >= filters.until.timestamp())
+
+    def _trace_pages(self, filters: PullFilters) -> Iterator[list[str]]:
+        """The trace ids of each page of the project's traces, oldest first."""
+        params: dict[str, Any] = {"sort": "start_time", "order": "asc", "limit": TRACES_PAGE}
+        if filters.since:
+            params["start_time"] = _time(filters.since)
+        if filters.until:
+            params["end_time"] = _time(filters.until)
+        if filters.session_ids:
+            params["session_identifier"] = list(filters.session_ids)
+        cursor: str | None = None
+        while True:
+            reply = self.api.client.get(
+                f"{self.api.project_path}/traces",
+                {**params, **({"cursor": cursor} if cursor else {})},
+            )
+            data = listed(reply, "data", "GET traces")
+            yield [str(field(trace, "trace_id", "GET traces")) for trace in data]
+            cursor = reply.get("next_cursor")
+            if not cursor or not data:
+                return
+
+    def _spans_of(self, trace_ids: Sequence[str]) -> Iterator[TraceFacts]:
+        """The spans of these traces, a trace at a time (in no set order)."""
+        for start in range(0, len(trace_ids), TRACES_PER_SPAN_QUERY):
+            chunk = list(trace_ids[start : start + TRACES_PER_SPAN_QUERY])
+            by_trace: dict[str, list[Mapping[str, Any]]] = {}
+            for span in self.api.search_spans({"trace_id": chunk}):
+                by_trace.setdefault(str(field(span, "trace_id", "span search")), []).append(span)
+            for trace_id, spans in by_trace.items():
+                spans.sort(key=lambda span: (start_of(span), str(span.get("span_id"))))
+                yield TraceFacts(trace_id, spans)
+
+    # --- push and datasets --------------------------------------------------------------
+
+    def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
+        """Each score as the span annotation ``tracegrade.METRIC`` (identifier
+        ``tracegrade``) on its trace's root span, the last trace's for a session."""
+        return _phoenix_push.push(self.api, scores)
+
+    def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
+        """Each example of the dataset ``name`` as a references line (docs/backends.md)."""
+        return _phoenix_datasets.dataset_references(self.api, name)
+
+    def close(self) -> None:
+        """Close the connections."""
+        self.api.client.close()
+
+
+def connect(address: Address) -> PhoenixBackend:
+    """The client of the Phoenix project at ``address``."""
+    return PhoenixBackend(address)
