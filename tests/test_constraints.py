@@ -58,6 +58,22 @@ def test_each_side_environment_is_pinned(extra: str) -> None:
     assert not _unpinned(PROJECT["optional-dependencies"][extra], pins(extra))
 
 
+PHOENIX_SIDE = (
+    "arize-phoenix",
+    "openinference-instrumentation-openai",
+    "openai",
+    "opentelemetry-exporter-otlp-proto-http",
+)
+"""What scripts/run-tests installs into .venv-phoenix (the backend tests' server)."""
+
+
+def test_the_phoenix_side_environment_is_pinned() -> None:
+    assert not _unpinned(list(PHOENIX_SIDE), pins("phoenix"))
+    assert " ".join(PHOENIX_SIDE) in (ROOT / "scripts" / "run-tests").read_text().replace(
+        " \\\n  ", " "
+    )
+
+
 def test_the_base_packages_have_base_versions_in_the_test_environment() -> None:
     base, test = pins("base"), pins("test")
     differ = {
