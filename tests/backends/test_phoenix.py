@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -340,3 +340,82 @@ def test_address_forms(monkeypatch: pytest.MonkeyPatch) -> None:
     assert open_backend("phoenix:///p").api.client.base_url == "http://10.0.0.2:7000"
     with pytest.raises(BackendError, match="expected phoenix://HOST:PORT/PROJECT"):
         open_backend("phoenix://example.test/a/b")
+
+
+def test_paging_through_small_pages_reads_the_same(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracegrade.backends import _phoenix_client, phoenix
+
+    whole = open_backend(project.address)
+    expected = list(whole.pull(PullFilters(), Skipped()))
+    monkeypatch.setattr(phoenix, "TRACES_PAGE", 2)
+    monkeypatch.setattr(phoenix, "TRACES_PER_SPAN_QUERY", 2)
+    monkeypatch.setattr(_phoenix_client, "SPANS_PAGE", 3)
+    paged = open_backend(project.address)
+    assert list(paged.pull(PullFilters(), Skipped())) == expected
+    # traces: a page of 2, then one of 1; spans (4 a trace): the first page's 8 in pages of
+    # 3, 3 and 2, the second page's 4 in pages of 3 and 1
+    assert paged.api.client.requests == 2 + 3 + 2
+    limited = open_backend(project.address)
+    assert [s.id for s in limited.pull(PullFilters(limit=1), Skipped())] == project.trace_ids[:1]
+
+
+def _span(trace: str, span: str, start: int, attributes: dict[str, Any]) -> dict[str, Any]:
+    moment = datetime(2026, 1, 2, 3, 4, start, tzinfo=timezone.utc)
+    return {
+        "name": "ChatCompletion",
+        "context": {"trace_id": trace, "span_id": span},
+        "span_kind": "LLM",
+        "start_time": moment.isoformat(),
+        "end_time": (moment + timedelta(milliseconds=500)).isoformat(),
+        "status_code": "OK",
+        "attributes": {"openinference.span.kind": "LLM", **attributes},
+    }
+
+
+def test_a_trace_that_cannot_be_read_is_an_error_naming_it(project: Project) -> None:
+    name = f"broken-{uuid.uuid4().hex[:8]}"
+    assert httpx.post(f"{project.url}/v1/projects", json={"name": name}).status_code == 200
+    good, bad = "1" * 32, "2" * 32
+    question = {"llm.input_messages.0.message.role": "user"}
+    question["llm.input_messages.0.message.content"] = "Weather in Oslo?"
+    call = "llm.output_messages.0.message.tool_calls.0.tool_call.function"
+    spans = [
+        _span(
+            good,
+            "a" * 16,
+            1,
+            {
+                **question,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "Rain.",
+            },
+        ),
+        _span(
+            bad,
+            "b" * 16,
+            2,
+            {
+                **question,
+                "llm.output_messages.0.message.role": "assistant",
+                f"{call}.name": "get_weather",
+                f"{call}.arguments": "{not json",
+            },
+        ),
+    ]
+    reply = httpx.post(f"{project.url}/v1/projects/{name}/spans", json={"data": spans})
+    assert reply.status_code == 202, reply.text
+    deadline = time.monotonic() + 30
+    while len(project.get(f"/v1/projects/{name}/traces")["data"]) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    address = project.address.replace(project.name, name)
+    backend = open_backend(address)
+    found = list(backend.pull(PullFilters(), Skipped()))
+    assert [type(item) for item in found] == [MultiTurnSample, RecordError]
+    assert found[0].id == good
+    error = found[1]
+    assert (error.source, error.position, error.kind, error.record_id) == (address, 1, "trace", bad)
+    assert error.rule.startswith(f"trace {bad} span {'b' * 16} ('ChatCompletion') ")
+    assert "the arguments '{not json' are not valid JSON" in error.rule

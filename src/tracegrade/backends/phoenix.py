@@ -113,7 +113,8 @@ class PhoenixBackend:
                 otlp_document(spans), format="openinference", group_by=group_by, skipped=skipped
             )
         except ConversionError as error:
-            yield self._error(index, None, f"{name}: {error}", record_id)
+            text = str(error)  # the reader names the trace and span where it can
+            yield self._error(index, None, text if name in text else f"{name}: {text}", record_id)
             return
         roots = {facts.trace_id: facts.root_id for facts in group}
         for conversation in found:
