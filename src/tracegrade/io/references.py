@@ -25,14 +25,14 @@ The rules of the join (:meth:`References.join`):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike, fspath
 from typing import Annotated, Any
 
 import msgspec
 
-from .._json import loads, numbered_lines
+from .._json import dumps, loads, numbered_lines
 from ..errors import FileReadError, RecordError, ReferencesError, ValidationError, os_problem
 from ..model._base import Model, convert
 from ..model.decoding import Outcome
@@ -166,9 +166,38 @@ def read_references(path: str | PathLike[str], *, override: bool = False) -> Ref
         raise FileReadError(
             f"cannot read the references file {name}: {os_problem(error)}", name, error.errno
         ) from error
+    numbered = (
+        (number, _json_line(line, number, name))
+        for number, line in numbered_lines(data.split(b"\n"))
+    )
+    entries = _entries(numbered, name)
+    return References(name, hashlib.sha256(data).hexdigest(), entries, override)
+
+
+def references_from_lines(
+    lines: Iterable[Mapping[str, Any]], name: str, *, override: bool = False
+) -> References:
+    """References given as objects in memory (a backend dataset's items, each a
+    references line), checked as a file's lines are; ``name`` stands for the file in
+    errors and in the run record, and each object's place (from 1) for its line. The
+    fingerprint is the SHA-256 of the objects as JSON Lines."""
+    kept: list[tuple[int, Any]] = []
+    digest = hashlib.sha256()
+    for number, line in enumerate(lines, 1):
+        kept.append((number, line))
+        try:
+            digest.update(dumps(line) + b"\n")
+        except (TypeError, ValueError) as error:
+            raise RecordError(name, number, None, f"not JSON: {error}") from None
+    return References(name, digest.hexdigest(), _entries(kept, name), override)
+
+
+def _entries(numbered: Iterable[tuple[int, Any]], name: str) -> dict[str | int, Reference]:
+    """Each line's references by id, each line checked; ReferencesError for an id given
+    twice."""
     entries: dict[str | int, Reference] = {}
-    for number, line in numbered_lines(data.split(b"\n")):
-        entry = _read_line(line, number, name)
+    for number, record in numbered:
+        entry = _read_line(record, number, name)
         key = entry.id
         earlier = entries.get(key)
         if earlier is not None:
@@ -182,15 +211,18 @@ def read_references(path: str | PathLike[str], *, override: bool = False) -> Ref
             if getattr(entry, each) is not None
         }
         entries[key] = Reference(number, fields)
-    return References(name, hashlib.sha256(data).hexdigest(), entries, override)
+    return entries
 
 
-def _read_line(line: bytes, number: int, name: str) -> _ReferenceLine:
+def _json_line(line: bytes, number: int, name: str) -> Any:
     try:
-        record = loads(line)
+        return loads(line)
     except ValueError as error:
         raise RecordError(name, number, None, f"not valid JSON: {error}") from None
-    if not isinstance(record, dict):
+
+
+def _read_line(record: Any, number: int, name: str) -> _ReferenceLine:
+    if not isinstance(record, Mapping):
         raise RecordError(name, number, None, "a references line must be a JSON object")
     if "id" not in record or type(record["id"]) not in (str, int):
         raise RecordError(
