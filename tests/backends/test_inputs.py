@@ -5,6 +5,7 @@ a small in-process backend stands in for ``open_backend``, recording what it is 
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
@@ -86,7 +87,7 @@ def backend(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     return log
 
 
-def test_evaluate_reads_a_pull_with_its_filters_and_keeps_each_origin(
+def test_aevaluate_reads_a_pull_with_its_filters_and_keeps_each_origin(
     backend: dict[str, Any],
 ) -> None:
     traces = tracegrade.pull(
@@ -99,7 +100,7 @@ def test_evaluate_reads_a_pull_with_its_filters_and_keeps_each_origin(
         limit=10,
         group_by="session",
     )
-    result = tracegrade.evaluate(traces, [ToolCallF1()], progress=False)
+    result = asyncio.run(tracegrade.aevaluate(traces, [ToolCallF1()], progress=False))
     assert backend["filters"] == [
         PullFilters(
             since=datetime(2026, 5, 1, tzinfo=timezone.utc),
@@ -136,7 +137,7 @@ def test_a_bare_url_is_a_pull_without_filters_and_a_dataset_gives_the_references
 def test_a_pull_is_neither_resumed_nor_read_as_a_source_nor_given_bad_filters(
     backend: dict[str, Any], tmp_path: Path
 ) -> None:
-    with pytest.raises(ValueError, match="cannot be resumed.*tracegrade convert"):
+    with pytest.raises(ValueError, match=r"cannot be resumed.*tracegrade convert"):
         tracegrade.evaluate(URL, [ToolCallF1()], out=tmp_path / "r.jsonl", resume=True)
     with pytest.raises(ValueError, match="source= does not apply to a backend"):
         tracegrade.evaluate(URL, [ToolCallF1()], source="otel")
@@ -201,6 +202,9 @@ def test_the_command_line_passes_the_filters_and_the_run_record_names_the_pull(
     )
     assert record["source"] == "phoenix"
     assert SECRET not in said + out.read_text() + json.dumps(record)
+    # the report does not pull again: it says so
+    notes = tracegrade.report_results_file(out, tmp_path / "report.html")
+    assert any(f"pulled from a backend ({URL} since=" in note for note in notes), notes
 
 
 def test_the_command_line_refuses_what_a_pull_cannot_do(
@@ -261,10 +265,12 @@ def test_the_config_pull_table_applies_to_a_backend_and_is_noted_for_a_file(
         'metrics = ["tool_call_f1"]\n[pull]\nsince = "2026-05-01"\ntags = ["prod"]\n'
         'metadata = { env = "eu" }\nlimit = 7\n'
     )
+    config.write_text(f'references = "{URL}/datasets/gold"\n{config.read_text()}')
     code = main(["evaluate", URL, "--config", str(config), "--tag", "beta", "--progress", "off"])
     assert code == 3
     (filters,) = backend["filters"]
     assert (filters.tags, filters.metadata, filters.limit) == (("beta",), (("env", "eu"),), 7)
+    assert backend["datasets"] == ["gold"]  # the config's references: a dataset URL
     data = tmp_path / "in.jsonl"
     data.write_text("")
     code = main(["evaluate", str(data), "--config", str(config), "--progress", "off"])
