@@ -20,7 +20,7 @@ from tracegrade import AIMessage, HumanMessage, MultiTurnSample, ToolCall, ToolC
 from tracegrade.backends import Address, BackendError, PullFilters, PushedScore, PushOutcome
 from tracegrade.cli.main import main
 from tracegrade.convert._base import Skipped
-from tracegrade.errors import RecordError
+from tracegrade.errors import ConversionWarning, RecordError
 from tracegrade.model.origin import Origin
 
 URL = "phoenix://127.0.0.1:6006/default"
@@ -132,6 +132,18 @@ def test_a_bare_url_is_a_pull_without_filters_and_a_dataset_gives_the_references
     scores = {row.id: row.scores["tool_call_f1"].value for row in result.rows if row.scores}
     # t1: search against search, F1 1; t2: search and book against book, F1 2/3
     assert scores == pytest.approx({"t1": 1.0, "t2": 2 / 3}, abs=1e-4)  # rounded to 4
+
+
+def test_a_pull_as_a_dataset_pulls_again_on_each_pass(backend: dict[str, Any]) -> None:
+    dataset = tracegrade.pull(URL, limit=2).dataset()
+    assert dataset.is_streaming and backend["opened"] == []  # nothing read yet
+    said = "left out while reading: 2x span the fake backend does not read"
+    with pytest.warns(ConversionWarning, match=said):
+        first = tracegrade.evaluate(dataset, [ToolCallF1()], progress=False)
+    with pytest.warns(ConversionWarning, match=said):
+        ids = [each.id for each in dataset.outcomes() if isinstance(each, MultiTurnSample)]
+    assert [row.id for row in first.rows] == ["t1", "t2", "t3"] and ids == ["t1", "t2"]
+    assert backend["filters"] == [PullFilters(limit=2), PullFilters(limit=2)]
 
 
 def test_a_pull_is_neither_resumed_nor_read_as_a_source_nor_given_bad_filters(

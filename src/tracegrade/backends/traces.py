@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
+from ..io.dataset import EvaluationDataset
 from .base import Address, BackendError, GroupBy, PullFilters, is_backend_url, parse_address
 
 if TYPE_CHECKING:
@@ -74,6 +75,19 @@ class Traces:
             yield from backend.pull(self.filters, skipped)
         finally:
             backend.close()
+
+    def dataset(self) -> EvaluationDataset:
+        """The pull as a streamed dataset: each pass over it pulls again (``.load()``
+        keeps one pull in memory); what the converters leave out of each pass is said
+        in one ConversionWarning."""
+        from ..convert._base import Skipped
+        from ..io.conversations import warning_of_left_out
+
+        def read() -> Iterator[Outcome]:
+            skipped = Skipped()
+            return warning_of_left_out(self.outcomes(skipped), skipped, self.url)
+
+        return EvaluationDataset.from_stream(read)
 
 
 def pull(
