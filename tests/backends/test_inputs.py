@@ -58,6 +58,8 @@ class FakeBackend:
         self.log["filters"].append(filters)
         skipped.add("span the fake backend does not read", 2)
         yield _sample("t1", ["search"], self.address)
+        if self.address.project == "down":
+            raise BackendError(f"{self.address}: GET /v1/spans answered 503 after 5 tries")
         yield _sample("t2", ["search", "book"], self.address)
         yield RecordError(self.address.text, 2, None, "no LLM span", kind="trace", record_id="t3")
 
@@ -291,3 +293,16 @@ def test_the_config_pull_table_applies_to_a_backend_and_is_noted_for_a_file(
     code = main(["evaluate", URL, "--config", str(config)])
     assert code == 2
     assert "key pull.limit: must be an integer of at least 1, got 0" in capsys.readouterr().err
+
+
+def test_a_backend_failing_midway_exits_3_keeping_the_rows_so_far(
+    backend: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.jsonl"
+    down = "phoenix://127.0.0.1:6006/down"
+    code, said = _cli(capsys, "evaluate", down, "-m", "tool_call_f1", "--out", str(out))
+    assert code == 3
+    assert f"tracegrade: {down}: GET /v1/spans answered 503 after 5 tries" in said
+    assert f"the rows so far are in {out}" in said and "--resume" not in said
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["t1"]
+    assert backend["closed"] == 1
