@@ -306,3 +306,11 @@ def test_a_backend_failing_midway_exits_3_keeping_the_rows_so_far(
     assert f"the rows so far are in {out}" in said and "--resume" not in said
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["t1"]
     assert backend["closed"] == 1
+
+
+def test_the_dask_api_refuses_a_pull(backend: dict[str, Any]) -> None:
+    from tracegrade.distributed.session import evaluate_distributed
+
+    with pytest.raises(ValueError, match=r"not scored on a Dask cluster: save the pull"):
+        evaluate_distributed(URL, [ToolCallF1()], client=None)  # type: ignore[arg-type]
+    assert backend["opened"] == []

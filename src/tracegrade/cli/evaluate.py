@@ -246,7 +246,7 @@ def _check_pull(settings: Settings, arguments: argparse.Namespace, config: Proje
     if settings.dask_local or settings.dask_scheduler:
         raise UsageError(
             f"a backend input ({url}) is not scored on a Dask cluster: save the pull with "
-            "'tracegrade convert URL -o FILE' and score that file on the cluster"
+            "'tracegrade convert URL FILE' and score that file on the cluster"
         )
 
 

@@ -4,7 +4,7 @@ them.
 A pull is not a file: traces keep arriving, so the same URL and filters may select
 other traces tomorrow, and no fingerprint of them can be taken without reading them
 all. So a run over a backend is not resumed (``resume=True`` is refused: convert the
-pull to a file with ``tracegrade convert URL -o FILE``, which keeps each trace's
+pull to a file with ``tracegrade convert URL FILE``, which keeps each trace's
 origin, and evaluate that file, which can be resumed), it is scored in one process
 (the backend is paged through in order), and its run record names the pull by its URL
 and filters, never by anything the backend's credentials could be read from.
@@ -19,7 +19,7 @@ from ..io.store import RunRecord
 
 RESUME_REFUSED = (
     "cannot be resumed: a pull is no file, new traces arrive and the same filters may "
-    "select others; save the pull with 'tracegrade convert URL -o FILE' (each trace keeps "
+    "select others; save the pull with 'tracegrade convert URL FILE' (each trace keeps "
     "its origin, so scores can still be pushed) and evaluate that file, which can be "
     "resumed"
 )
