@@ -69,6 +69,8 @@ class FakeBackend:
     def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
         self.log["datasets"].append(name)
         yield {"id": "t1", "reference_tool_calls": [{"name": "search", "args": {}}]}
+        if name == "bad":
+            yield {"id": "t2", "reference_tool_calls": [{"args": {}}]}
         yield {"id": "t2", "reference_tool_calls": [{"name": "book", "args": {}}]}
 
     def close(self) -> None:
@@ -314,3 +316,13 @@ def test_the_dask_api_refuses_a_pull(backend: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=r"not scored on a Dask cluster: save the pull"):
         evaluate_distributed(URL, [ToolCallF1()], client=None)  # type: ignore[arg-type]
     assert backend["opened"] == []
+
+
+def test_a_bad_dataset_item_is_an_error_naming_the_dataset_and_the_item(
+    backend: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = f"{URL}/datasets/bad"
+    code, said = _cli(capsys, "evaluate", URL, "-m", "tool_call_f1", "--references", bad)
+    assert code == 3
+    assert f"tracegrade: {bad} item 2, field reference_tool_calls[0]" in said, said
+    assert backend["filters"] == []  # refused before anything was pulled

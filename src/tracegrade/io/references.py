@@ -81,6 +81,8 @@ class References:
     entries: dict[str | int, Reference]
     override: bool = False
     matched: set[str | int] = field(default_factory=set)
+    kind: str = "line"
+    """What errors call a place of ``path``: a file's ``line``, a dataset's ``item``."""
 
     def describe(self) -> str:
         """How the run record names this file: its path and content hash."""
@@ -147,7 +149,7 @@ class References:
             return self._error(reference, where or None, key, f"sample {key!r}: {rule}")
 
     def _error(self, reference: Reference, name: str | None, key: str | int, rule: str) -> Outcome:
-        return RecordError(self.path, reference.line, name, rule, kind="line", record_id=key)
+        return RecordError(self.path, reference.line, name, rule, kind=self.kind, record_id=key)
 
 
 def _plain(value: Any) -> Any:
@@ -188,22 +190,25 @@ def references_from_lines(
         try:
             digest.update(dumps(line) + b"\n")
         except (TypeError, ValueError) as error:
-            raise RecordError(name, number, None, f"not JSON: {error}") from None
-    return References(name, digest.hexdigest(), _entries(kept, name), override)
+            raise RecordError(name, number, None, f"not JSON: {error}", kind="item") from None
+    entries = _entries(kept, name, "item")
+    return References(name, digest.hexdigest(), entries, override, kind="item")
 
 
-def _entries(numbered: Iterable[tuple[int, Any]], name: str) -> dict[str | int, Reference]:
-    """Each line's references by id, each line checked; ReferencesError for an id given
-    twice."""
+def _entries(
+    numbered: Iterable[tuple[int, Any]], name: str, kind: str = "line"
+) -> dict[str | int, Reference]:
+    """Each line's references by id, each line checked (errors call its place
+    ``kind``); ReferencesError for an id given twice."""
     entries: dict[str | int, Reference] = {}
     for number, record in numbered:
-        entry = _read_line(record, number, name)
+        entry = _read_line(record, number, name, kind)
         key = entry.id
         earlier = entries.get(key)
         if earlier is not None:
             raise ReferencesError(
-                f"{name}: the id {key!r} is given twice, on lines {earlier.line} and {number}; "
-                "give each sample's references on one line"
+                f"{name}: the id {key!r} is given twice, on {kind}s {earlier.line} and "
+                f"{number}; give each sample's references on one {kind}"
             )
         fields = {
             each: getattr(entry, each)
@@ -221,15 +226,16 @@ def _json_line(line: bytes, number: int, name: str) -> Any:
         raise RecordError(name, number, None, f"not valid JSON: {error}") from None
 
 
-def _read_line(record: Any, number: int, name: str) -> _ReferenceLine:
+def _read_line(record: Any, number: int, name: str, kind: str = "line") -> _ReferenceLine:
     if not isinstance(record, Mapping):
-        raise RecordError(name, number, None, "a references line must be a JSON object")
+        raise RecordError(name, number, None, "a references line must be a JSON object", kind=kind)
     if "id" not in record or type(record["id"]) not in (str, int):
         raise RecordError(
             name,
             number,
             "id",
             "each references line needs the sample's id (a string or an integer)",
+            kind=kind,
         )
     for key in record:
         if key != "id" and key not in REFERENCE_FIELDS:
@@ -239,11 +245,14 @@ def _read_line(record: Any, number: int, name: str) -> _ReferenceLine:
                 str(key),
                 f"not a reference field; a references line gives its id and any of "
                 f"{', '.join(REFERENCE_FIELDS)}",
+                kind=kind,
                 record_id=record["id"],
             )
     try:
         entry: _ReferenceLine = convert(record, _ReferenceLine, parsed_json=True)
     except ValidationError as error:
         (where, rule), *_ = error.problems
-        raise RecordError(name, number, where or None, rule, record_id=record["id"]) from None
+        raise RecordError(
+            name, number, where or None, rule, kind=kind, record_id=record["id"]
+        ) from None
     return entry
