@@ -207,9 +207,10 @@ def _annotations(project: Project) -> list[dict[str, Any]]:
     return sorted(reply["data"], key=lambda item: (item["span_id"], item["name"]))
 
 
-def test_dataset_references_score_and_push_back(project: Project, tmp_path: Path) -> None:
-    paris, oslo, rome = project.trace_ids
-    dataset = f"refs-{project.name}"
+def _upload_references(project: Project, dataset: str) -> str:
+    """A Phoenix dataset, made through its API, of the references of the Paris trace
+    (made from its root span) and of the session trip-1 (named in its metadata)."""
+    paris = project.trace_ids[0]
     upload = {
         "action": "create",
         "name": dataset,
@@ -230,6 +231,12 @@ def test_dataset_references_score_and_push_back(project: Project, tmp_path: Path
     }
     reply = httpx.post(f"{project.url}/v1/datasets/upload?sync=true", json=upload, timeout=30)
     assert reply.status_code == 200, reply.text
+    return dataset
+
+
+def test_dataset_references_score_and_push_back(project: Project, tmp_path: Path) -> None:
+    paris, oslo, rome = project.trace_ids
+    dataset = _upload_references(project, f"refs-{project.name}")
     backend = open_backend(project.address)
     lines = list(backend.dataset_references(dataset))
     assert [line["id"] for line in lines] == [paris, "trip-1"]
@@ -419,3 +426,30 @@ def test_a_trace_that_cannot_be_read_is_an_error_naming_it(project: Project) -> 
     assert (error.source, error.position, error.kind, error.record_id) == (address, 1, "trace", bad)
     assert error.rule.startswith(f"trace {bad} span {'b' * 16} ('ChatCompletion') ")
     assert "the arguments '{not json' are not valid JSON" in error.rule
+
+
+def test_the_command_line_scores_phoenix_traces_with_a_phoenix_dataset(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tracegrade.cli.main import main
+
+    paris, oslo, rome = project.trace_ids
+    dataset = _upload_references(project, f"cli-{project.name}")
+    out = tmp_path / "results.jsonl"
+    argv = ["evaluate", project.address, "-m", "tool_call_f1", "--group-by", "session"]
+    argv += ["--references", f"{project.address}/datasets/{dataset}", "--out", str(out)]
+    assert main([*argv, "--progress", "off", "--no-config"]) == 0, capsys.readouterr()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(row["id"], row["metrics"]["tool_call_f1"]["value"]) for row in rows] == [
+        (paris, 1.0),
+        ("trip-1", 0.5),
+    ]
+    assert rows[1]["origin"]["trace_ids"] == [oslo, rome]
+    assert rows[1]["origin"]["root_ids"] == [project.roots[oslo], project.roots[rome]]
+
+    pulled = tmp_path / "pulled.jsonl"
+    convert = ["convert", project.address, str(pulled), "--tag", "smoke"]
+    assert main(convert) == 0, capsys.readouterr()
+    (line,) = [json.loads(line) for line in pulled.read_text().splitlines()]
+    assert line["id"] == paris
+    assert line["origin"]["root_ids"] == [project.roots[paris]]
