@@ -453,3 +453,35 @@ def test_the_command_line_scores_phoenix_traces_with_a_phoenix_dataset(
     (line,) = [json.loads(line) for line in pulled.read_text().splitlines()]
     assert line["id"] == paris
     assert line["origin"]["root_ids"] == [project.roots[paris]]
+
+
+def test_a_trace_gone_between_listing_and_reading_is_an_error_naming_it(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tracegrade.backends.phoenix import PhoenixBackend
+
+    name = f"gone-{uuid.uuid4().hex[:8]}"
+    assert httpx.post(f"{project.url}/v1/projects", json={"name": name}).status_code == 200
+    kept, gone = "3" * 32, "4" * 32
+    said = {"llm.output_messages.0.message.role": "assistant"}
+    said["llm.output_messages.0.message.content"] = "Hello."
+    spans = [_span(kept, "c" * 16, 1, said), _span(gone, "d" * 16, 2, said)]
+    reply = httpx.post(f"{project.url}/v1/projects/{name}/spans", json={"data": spans})
+    assert reply.status_code == 202, reply.text
+    deadline = time.monotonic() + 30
+    while len(project.get(f"/v1/projects/{name}/traces")["data"]) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.3)
+    listed_then_read = PhoenixBackend._spans_of
+
+    def deleting_first(self: PhoenixBackend, trace_ids: Any) -> Any:
+        assert httpx.delete(f"{project.url}/v1/traces/{gone}").status_code == 204
+        return listed_then_read(self, trace_ids)
+
+    monkeypatch.setattr(PhoenixBackend, "_spans_of", deleting_first)
+    found = list(
+        open_backend(f"{project.address.rsplit('/', 1)[0]}/{name}").pull(PullFilters(), Skipped())
+    )
+    assert [getattr(item, "id", None) for item in found] == [kept, None]
+    assert found[1].record_id == gone
+    assert f"trace {gone}: Phoenix lists it but gave none of its spans" in str(found[1])

@@ -167,6 +167,11 @@ class PhoenixBackend:
         for page in self._trace_pages(filters):
             chunk = sorted(self._spans_of(page), key=lambda facts: (facts.start, facts.trace_id))
             yield from chunk
+            read = {facts.trace_id for facts in chunk}
+            for trace_id in page:  # deleted between the two requests, say
+                if trace_id not in read:
+                    rule = f"trace {trace_id}: Phoenix lists it but gave none of its spans"
+                    yield self._error(0, None, rule, trace_id)
 
     @staticmethod
     def _in_window(facts: TraceFacts, filters: PullFilters) -> bool:
