@@ -1,10 +1,418 @@
-"""The langfuse backend (being built for issue 33)."""
+"""The Langfuse backend: traces read through Langfuse's public API (the v2 observations
+endpoint, the read path its SDK 4 and 5 document), scores written back as Langfuse scores.
+
+``langfuse://HOST[:PORT]/PROJECT`` (``langfuse+https://`` for TLS; an empty host means
+``LANGFUSE_HOST``, else ``LANGFUSE_BASE_URL``, else https://cloud.langfuse.com). Langfuse
+API keys belong to one project: PROJECT, when given, must be that project's name or id
+(``GET /api/public/projects`` says which), or the pull refuses to start. The keys come from
+``LANGFUSE_PUBLIC_KEY`` and ``LANGFUSE_SECRET_KEY`` (HTTP basic authentication).
+
+A pull lists the traces' root observations (``isRootObservation``) that the filters
+select, newest first as the API gives them, then reads each trace's observations
+(:mod:`tracegrade.convert.langfuse` turns them into messages). Pushed scores are upserts:
+each has an id made from its target and name, and an update keeps the timestamp of the
+score it replaces, which is how Langfuse tells an update from a new score.
+"""
 
 from __future__ import annotations
 
-from .base import Address, Backend, UnsupportedError
+import os
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from .._json import dumps
+from ..convert._base import ConversionError, Options, Skipped
+from ..convert.langfuse import convert as convert_observations
+from ..convert.records import first_problem
+from ..errors import RecordError, ValidationError
+from ..model.decoding import Outcome
+from ..model.origin import Origin
+from ..model.samples import MultiTurnSample
+from ._http import HttpClient
+from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome, UnsupportedError
+
+PUBLIC_SERVICE = "https://cloud.langfuse.com"
+HOST_VARIABLES = ("LANGFUSE_HOST", "LANGFUSE_BASE_URL")
+KEY_VARIABLES = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY")
+OBSERVATIONS = "/api/public/v2/observations"
+SCORES = "/api/public/scores"
+SCORES_READ = "/api/public/v3/scores"
+ROOT_FIELDS = "core,basic,trace_context"
+TRACE_FIELDS = "core,basic,time,io,metadata,model,usage"
+SCORE_NAMESPACE = uuid.UUID("6f1d4c2e-8a3b-5e7f-9c0d-2b4a6e8f1a3c")
+"""The namespace of pushed scores' ids (uuid5 of target kind, target id and score name)."""
+FOREIGN_SYSTEMS = ("phoenix", "mlflow", "langsmith")
 
 
-def connect(address: Address) -> Backend:
-    """The client of the langfuse backend at ``address``."""
-    raise UnsupportedError(f"{address}: the langfuse backend is not built yet")
+def connect(address: Address) -> LangfuseBackend:
+    """The client of the Langfuse project at ``address``."""
+    return LangfuseBackend(address)
+
+
+class LangfuseBackend:
+    """Reads a Langfuse project's traces as samples and writes scores to them."""
+
+    def __init__(self, address: Address, *, page_size: int = 100, trace_page_size: int = 1000):
+        self.address = address
+        public, secret = (os.environ.get(name, "") for name in KEY_VARIABLES)
+        if not public or not secret:
+            raise BackendError(
+                f"{address}: set {' and '.join(KEY_VARIABLES)} (the project's API keys)"
+            )
+        default = next((os.environ[n] for n in HOST_VARIABLES if os.environ.get(n)), None)
+        self.http = HttpClient(
+            "Langfuse",
+            address.http_base(default or PUBLIC_SERVICE),
+            extra="langfuse",
+            auth=(public, secret),
+            secrets=(public, secret),
+        )
+        self.page_size = page_size
+        self.trace_page_size = trace_page_size
+        self._project: str | None = None
+
+    # --- the project ----------------------------------------------------------------
+
+    def project(self) -> str:
+        """The id of the keys' project, checked against the URL's PROJECT once."""
+        if self._project is None:
+            reply = self.http.get("/api/public/projects")
+            found = reply.get("data") if isinstance(reply, Mapping) else None
+            if not isinstance(found, list) or len(found) != 1 or not isinstance(found[0], Mapping):
+                raise BackendError(
+                    f"{self.address}: GET /api/public/projects did not name the keys' one project"
+                )
+            ident, name = str(found[0].get("id")), str(found[0].get("name"))
+            wanted = self.address.project
+            if wanted is not None and wanted not in (ident, name):
+                raise BackendError(
+                    f"{self.address}: the API keys belong to project {name!r} (id {ident}), "
+                    f"not {wanted!r}; use that project's keys, or name it in the URL"
+                )
+            self._project = ident
+        return self._project
+
+    # --- pulling ---------------------------------------------------------------------
+
+    def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
+        """Each trace (or session) the filters select, oldest first; a trace that cannot
+        be read is a RecordError naming it. With ``limit``, the newest that many."""
+        project = self.project()
+        if filters.group_by == "session":
+            groups = self._sessions(filters)
+        else:
+            groups = [(root["traceId"], None, [root]) for root in self._roots(filters)]
+        groups.sort(key=lambda group: (min(_start(root) for root in group[2]), group[0]))
+        options = Options(skipped=skipped)
+        for position, (key, session, roots) in enumerate(groups):
+            roots = sorted(roots, key=lambda root: (_start(root), root["traceId"]))
+            yield self._sample(position, key, session, roots, project, options)
+
+    def _sample(
+        self,
+        position: int,
+        key: str,
+        session: str | None,
+        roots: list[dict[str, Any]],
+        project: str,
+        options: Options,
+    ) -> Outcome:
+        trace_ids = tuple(root["traceId"] for root in roots)
+        observations = [item for trace in trace_ids for item in self._observations(trace)]
+        what = f"session {key}" if session else f"trace {key}"
+        try:
+            return MultiTurnSample(
+                id=key,
+                user_input=convert_observations(observations, options),
+                metadata=_trace_facts(roots[0]),
+                origin=Origin(
+                    system="langfuse",
+                    location=self.address.text,
+                    project=project,
+                    trace_ids=trace_ids,
+                    root_ids=trace_ids,
+                    session_id=session,
+                ),
+            )
+        except ConversionError as error:
+            return RecordError(
+                self.address.text, position, None, f"{what}: {error}", kind="trace", record_id=key
+            )
+        except ValidationError as error:
+            field, rule = first_problem(error)
+            return RecordError(
+                self.address.text, position, field, f"{what}: {rule}", kind="trace", record_id=key
+            )
+
+    def _sessions(self, filters: PullFilters) -> list[tuple[str, str | None, list[dict[str, Any]]]]:
+        """Traces grouped by session (a trace without one is a group of its own); with a
+        limit, each chosen session's traces are listed whole."""
+        groups: dict[str, tuple[str | None, list[dict[str, Any]]]] = {}
+        for root in self._roots(filters, per_session=True):
+            session = root.get("sessionId") or None
+            key = session or root["traceId"]
+            groups.setdefault(key, (session, []))[1].append(root)
+        if filters.limit is not None:
+            for key, (session, _) in list(groups.items()):
+                if session is not None:
+                    whole = PullFilters(
+                        since=filters.since,
+                        until=filters.until,
+                        trace_ids=filters.trace_ids,
+                        session_ids=(session,),
+                        tags=filters.tags,
+                        metadata=filters.metadata,
+                    )
+                    groups[key] = (session, list(self._roots(whole)))
+        return [(key, session, roots) for key, (session, roots) in groups.items()]
+
+    def _roots(self, filters: PullFilters, per_session: bool = False) -> list[dict[str, Any]]:
+        """The root observation of each selected trace (the first met of a trace with
+        several), newest first; with a limit, paging stops once that many traces (or
+        sessions, ``per_session``) are found."""
+        common = _conditions(filters)
+        if filters.trace_ids:
+            selectors = [[_equals("traceId", ident)] for ident in filters.trace_ids]
+        elif filters.session_ids:
+            selectors = [[_equals("sessionId", ident)] for ident in filters.session_ids]
+        else:
+            selectors = [[]]
+        found: dict[str, dict[str, Any]] = {}
+        groups: set[str] = set()
+        for selector in selectors:
+            for root in self._listing(common + selector, ROOT_FIELDS, self.page_size):
+                if filters.session_ids and root.get("sessionId") not in filters.session_ids:
+                    continue
+                trace = root["traceId"]
+                found.setdefault(trace, root)
+                groups.add((root.get("sessionId") or trace) if per_session else trace)
+                if filters.limit is not None and len(groups) >= filters.limit:
+                    break
+            if filters.limit is not None and len(groups) >= filters.limit:
+                break
+        return list(found.values())
+
+    def _observations(self, trace_id: str) -> list[dict[str, Any]]:
+        """Every observation of one trace, all pages."""
+        params = {"traceId": trace_id}
+        return list(self._listing(None, TRACE_FIELDS, self.trace_page_size, params))
+
+    def _listing(
+        self,
+        conditions: list[dict[str, Any]] | None,
+        fields: str,
+        size: int,
+        params: Mapping[str, str] | None = None,
+    ) -> Iterator[dict[str, Any]]:
+        """The observations of a filtered listing, page after page (cursor paging)."""
+        query: dict[str, Any] = {"fields": fields, "limit": size, **(params or {})}
+        if conditions:
+            query["filter"] = dumps(conditions).decode()
+        while True:
+            reply = self.http.get(OBSERVATIONS, params=query)
+            data = reply.get("data") if isinstance(reply, Mapping) else None
+            if not isinstance(data, list):
+                raise BackendError(f"{self.address}: GET {OBSERVATIONS} gave no 'data' list")
+            for item in data:
+                if not isinstance(item, dict) or not isinstance(item.get("traceId"), str):
+                    raise BackendError(
+                        f"{self.address}: GET {OBSERVATIONS} gave an observation without a traceId"
+                    )
+                yield item
+            cursor = (reply.get("meta") or {}).get("cursor")
+            if not cursor or not data:
+                return
+            query["cursor"] = cursor
+
+    # --- pushing ---------------------------------------------------------------------
+
+    def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
+        """Write the scores (100 to a request), each an upsert of its id."""
+        outcome = PushOutcome()
+        for start in range(0, len(scores), 100):
+            self._push_batch(scores[start : start + 100], outcome)
+        return outcome
+
+    def _push_batch(self, scores: Sequence[PushedScore], outcome: PushOutcome) -> None:
+        bodies: list[tuple[PushedScore, dict[str, Any]]] = []
+        for score in scores:
+            target = _target(score)
+            if isinstance(target, str):
+                outcome.refused.append((score, target))
+                continue
+            bodies.append((score, _score_body(score, *target)))
+        if not bodies:
+            return
+        known = self._existing([body["id"] for _, body in bodies])
+        for _, body in bodies:
+            body["timestamp"] = known.get(body["id"], _now())
+        reply = self.http.post(SCORES, [body for _, body in bodies])
+        if isinstance(reply, Mapping) and reply.get("rejected"):
+            for score, body in bodies:  # which ones: each alone (an upsert: sent again safely)
+                alone = self.http.post(SCORES, [body])
+                if isinstance(alone, Mapping) and alone.get("rejected"):
+                    errors = alone.get("errors") or [{}]
+                    reason = str(errors[0].get("message") or "refused by Langfuse")
+                    outcome.refused.append((score, reason))
+                else:
+                    _count(outcome, body["id"] in known)
+            return
+        for _, body in bodies:
+            _count(outcome, body["id"] in known)
+
+    def _existing(self, ids: list[str]) -> dict[str, str]:
+        """The timestamp of each of these score ids that Langfuse already holds."""
+        found: dict[str, str] = {}
+        for start in range(0, len(ids), 50):
+            chunk = ids[start : start + 50]
+            query: dict[str, Any] = {"id": ",".join(chunk), "limit": 100}
+            while True:
+                reply = self.http.get(SCORES_READ, params=query)
+                for item in (reply or {}).get("data") or []:
+                    if isinstance(item, Mapping) and item.get("id") in chunk:
+                        found[str(item["id"])] = str(item.get("timestamp"))
+                cursor = ((reply or {}).get("meta") or {}).get("cursor")
+                if not cursor:
+                    break
+                query["cursor"] = cursor
+        return found
+
+    def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
+        """Langfuse dataset items are not read as references yet."""
+        raise UnsupportedError(f"{self.address}: Langfuse datasets are not read yet ({name!r})")
+
+    def close(self) -> None:
+        """Close the connections."""
+        self.http.close()
+
+
+def _start(root: Mapping[str, Any]) -> datetime:
+    """When a trace's root observation started (the API's ISO 8601 text)."""
+    text = root.get("startTime")
+    try:
+        found = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise BackendError(
+            f"trace {root.get('traceId')}: startTime {text!r} is not a time"
+        ) from None
+    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
+
+
+def _equals(column: str, value: str) -> dict[str, Any]:
+    return {"type": "string", "column": column, "operator": "=", "value": value}
+
+
+def _iso(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise BackendError(f"{moment}: a time filter needs a time zone")
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _conditions(filters: PullFilters) -> list[dict[str, Any]]:
+    """The v2 observations ``filter`` conditions of the root listing."""
+    found: list[dict[str, Any]] = [
+        {"type": "boolean", "column": "isRootObservation", "operator": "=", "value": True}
+    ]
+    if filters.since is not None:
+        found.append(
+            {
+                "type": "datetime",
+                "column": "startTime",
+                "operator": ">=",
+                "value": _iso(filters.since),
+            }
+        )
+    if filters.until is not None:
+        found.append(
+            {
+                "type": "datetime",
+                "column": "startTime",
+                "operator": "<",
+                "value": _iso(filters.until),
+            }
+        )
+    if filters.tags:
+        found.append(
+            {
+                "type": "arrayOptions",
+                "column": "tags",
+                "operator": "all of",
+                "value": list(filters.tags),
+            }
+        )
+    for key, value in filters.metadata:
+        found.append(
+            {
+                "type": "stringObject",
+                "column": "metadata",
+                "key": key,
+                "operator": "=",
+                "value": value,
+            }
+        )
+    return found
+
+
+def _trace_facts(root: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the trace says of itself that a report may slice by."""
+    facts = {
+        "trace_name": root.get("traceName"),
+        "user_id": root.get("userId"),
+        "tags": root.get("tags") or None,
+        "environment": root.get("environment"),
+        "release": root.get("release"),
+    }
+    kept = {key: value for key, value in facts.items() if value is not None}
+    return kept or None
+
+
+def _target(score: PushedScore) -> tuple[str, str] | str:
+    """``("sessionId", id)`` or ``("traceId", id)``, or why the score has no target here."""
+    origin = score.origin
+    if origin.system in FOREIGN_SYSTEMS:
+        return f"sample {score.sample_id} was read from {origin.system}, not Langfuse"
+    if origin.session_id:
+        return ("sessionId", origin.session_id)
+    if origin.trace_ids:
+        return ("traceId", origin.trace_ids[-1])
+    return f"sample {score.sample_id} names no Langfuse trace or session"
+
+
+def score_id(kind: str, target: str, key: str) -> str:
+    """The id a score of ``key`` on a target always has (so a second push updates it)."""
+    return str(uuid.uuid5(SCORE_NAMESPACE, f"{kind}\x1f{target}\x1f{key}"))
+
+
+def _score_body(score: PushedScore, kind: str, target: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": score_id(kind, target, score.key),
+        kind: target,
+        "name": score.key,
+        "source": "API",
+        "metadata": {
+            "producer": "tracegrade",
+            "metric": score.metric,
+            "sample_id": score.sample_id,
+            **({"label": score.label} if score.label else {}),
+        },
+    }
+    if score.value is None:
+        body.update(value="not applicable", dataType="CATEGORICAL")
+    else:
+        body.update(value=float(score.value), dataType="NUMERIC")
+    if score.reason:
+        body["comment"] = score.reason
+    return body
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _count(outcome: PushOutcome, known: bool) -> None:
+    if known:
+        outcome.updated += 1
+    else:
+        outcome.created += 1
