@@ -1,9 +1,10 @@
 """A stand-in for Langfuse's public API (the parts tracegrade uses), a real HTTP server on
 127.0.0.1 in a thread: ``GET /api/public/projects``, ``GET /api/public/v2/observations``
 (field groups, the ``filter`` conditions tracegrade sends, ``traceId``, cursor paging,
-newest first), ``POST /api/public/scores`` (a batch; a score is stored under its id and
-timestamp, so an update that changes the timestamp is a second score, as in Langfuse's
-store) and ``GET /api/public/v3/scores``.
+newest first), ``GET /api/public/dataset-items`` (page paging), ``POST
+/api/public/scores`` (a batch; a score is stored under its id and timestamp, so an update
+that changes the timestamp is a second score, as in Langfuse's store) and
+``GET /api/public/v3/scores``.
 
 Every reply is checked against the official SDK's models (``langfuse.api``, version 5):
 it must validate, and hold no key the model does not name (the models allow extra keys,
@@ -28,14 +29,17 @@ import pydantic
 from langfuse.api import (
     CreateScoreBatchResponse,
     CreateScoreRequest,
+    DatasetItem,
     GetScoresV3Response,
     ObservationsV2Response,
     ObservationV2,
+    PaginatedDatasetItems,
     Projects,
 )
 from langfuse.api.core.pydantic_utilities import parse_obj_as
 from langfuse.api.core.serialization import FieldMetadata
 from langfuse.api.scores.types.score_v3 import ScoreV3_Categorical, ScoreV3_Numeric
+from langfuse.api.utils.pagination.types.meta_response import MetaResponse
 
 FIELD_GROUPS = {
     "core": ("id", "traceId", "startTime", "endTime", "projectId", "parentObservationId", "type"),
@@ -122,6 +126,7 @@ class StandIn:
     throttle: int = 0
     retry_after: str = "1"
     refuse_score_names: set[str] = field(default_factory=set)
+    dataset_items: list[dict[str, Any]] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
 
     @property
@@ -203,6 +208,8 @@ class StandIn:
             return self._create_scores(body)
         if method == "GET" and path == "/api/public/v3/scores":
             return 200, self._read_scores(query)
+        if method == "GET" and path == "/api/public/dataset-items":
+            return 200, self._items(query)
         return 404, {"message": f"no route {method} {path}"}
 
     def _observations(self, query: dict[str, list[str]]) -> dict[str, Any]:
@@ -280,6 +287,20 @@ class StandIn:
         for index, item in enumerate(data):
             kind = ScoreV3_Numeric if item["dataType"] == "NUMERIC" else ScoreV3_Categorical
             strict(kind, item, f"score {index}")
+        return reply
+
+    def _items(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        one = {key: values[-1] for key, values in query.items()}
+        page, limit = int(one.get("page", "1")), int(one.get("limit", "50"))
+        chosen = [i for i in self.dataset_items if i["datasetName"] == one.get("datasetName")]
+        data = chosen[(page - 1) * limit : page * limit]
+        pages = -(-len(chosen) // limit)
+        meta = {"page": page, "limit": limit, "totalItems": len(chosen), "totalPages": pages}
+        reply = {"data": data, "meta": meta}
+        validate(PaginatedDatasetItems, reply)
+        strict(MetaResponse, meta, "meta")
+        for index, item in enumerate(data):
+            strict(DatasetItem, item, f"dataset item {index}")
         return reply
 
     def _score_view(self, score: Mapping[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ pytest.importorskip("langfuse")
 pytest.importorskip("httpx")
 
 from tracegrade.backends import BackendError, PullFilters, PushedScore, open_backend
-from tracegrade.backends.langfuse import score_id
+from tracegrade.backends._langfuse_scores import score_id
 from tracegrade.convert._base import Skipped
 from tracegrade.errors import RecordError
 from tracegrade.model.messages import AIMessage, HumanMessage, ToolMessage
@@ -456,3 +456,40 @@ def test_the_url_project_must_be_the_keys_project(server: StandIn) -> None:
     with pytest.raises(BackendError, match="belong to project 'support-bot' \\(id cm4proj0001\\)"):
         _pull(server, "/other-project")
     assert len(_pull(server, "", limit=1)) == 1
+
+
+def _item(number: int, expected: Any, source: str | None, status: str = "ACTIVE") -> dict[str, Any]:
+    return {
+        "id": f"item-{number}",
+        "status": status,
+        "input": {"question": "What is the weather in Paris?"},
+        "expectedOutput": expected,
+        "metadata": None,
+        "sourceTraceId": source,
+        "sourceObservationId": None,
+        "datasetId": "cm4data0001",
+        "datasetName": "weather-golden",
+        "createdAt": "2026-01-02T09:00:00.000Z",
+        "updatedAt": "2026-01-02T09:00:00.000Z",
+        "mediaReferences": [],
+    }
+
+
+def test_dataset_items_are_references_lines(server: StandIn) -> None:
+    calls = [{"name": "get_weather", "args": {"city": "Paris"}}]
+    server.dataset_items = [
+        _item(1, {"reference_tool_calls": calls, "reference": "18 C"}, trace_id(1)),
+        _item(2, "It is sunny in Oslo.", trace_id(2)),
+        _item(3, {"answer": 18}, None),
+        _item(4, "old", trace_id(4), status="ARCHIVED"),
+        {**_item(5, None, None), "datasetName": "other"},
+    ]
+    backend = open_backend(server.url.replace("http://", "langfuse://"))
+    backend.page_size = 2  # type: ignore[attr-defined]
+    lines = list(backend.dataset_references("weather-golden"))
+    backend.close()
+    assert lines == [
+        {"id": trace_id(1), "reference_tool_calls": calls, "reference": "18 C"},
+        {"id": trace_id(2), "reference": "It is sunny in Oslo."},
+        {"id": "item-3", "reference": '{"answer":18}'},
+    ]

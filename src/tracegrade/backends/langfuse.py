@@ -17,7 +17,6 @@ score it replaces, which is how Langfuse tells an update from a new score.
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -27,23 +26,21 @@ from ..convert._base import ConversionError, Options, Skipped
 from ..convert.langfuse import convert as convert_observations
 from ..convert.records import first_problem
 from ..errors import RecordError, ValidationError
+from ..io.references import REFERENCE_FIELDS
 from ..model.decoding import Outcome
 from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from ._http import HttpClient
-from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome, UnsupportedError
+from ._langfuse_scores import push_scores
+from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome
 
 PUBLIC_SERVICE = "https://cloud.langfuse.com"
 HOST_VARIABLES = ("LANGFUSE_HOST", "LANGFUSE_BASE_URL")
 KEY_VARIABLES = ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY")
 OBSERVATIONS = "/api/public/v2/observations"
-SCORES = "/api/public/scores"
-SCORES_READ = "/api/public/v3/scores"
+DATASET_ITEMS = "/api/public/dataset-items"
 ROOT_FIELDS = "core,basic,trace_context"
 TRACE_FIELDS = "core,basic,time,io,metadata,model,usage"
-SCORE_NAMESPACE = uuid.UUID("6f1d4c2e-8a3b-5e7f-9c0d-2b4a6e8f1a3c")
-"""The namespace of pushed scores' ids (uuid5 of target kind, target id and score name)."""
-FOREIGN_SYSTEMS = ("phoenix", "mlflow", "langsmith")
 
 
 def connect(address: Address) -> LangfuseBackend:
@@ -230,58 +227,32 @@ class LangfuseBackend:
 
     def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
         """Write the scores (100 to a request), each an upsert of its id."""
-        outcome = PushOutcome()
-        for start in range(0, len(scores), 100):
-            self._push_batch(scores[start : start + 100], outcome)
-        return outcome
+        return push_scores(self.http, scores)
 
-    def _push_batch(self, scores: Sequence[PushedScore], outcome: PushOutcome) -> None:
-        bodies: list[tuple[PushedScore, dict[str, Any]]] = []
-        for score in scores:
-            target = _target(score)
-            if isinstance(target, str):
-                outcome.refused.append((score, target))
-                continue
-            bodies.append((score, _score_body(score, *target)))
-        if not bodies:
-            return
-        known = self._existing([body["id"] for _, body in bodies])
-        for _, body in bodies:
-            body["timestamp"] = known.get(body["id"], _now())
-        reply = self.http.post(SCORES, [body for _, body in bodies])
-        if isinstance(reply, Mapping) and reply.get("rejected"):
-            for score, body in bodies:  # which ones: each alone (an upsert: sent again safely)
-                alone = self.http.post(SCORES, [body])
-                if isinstance(alone, Mapping) and alone.get("rejected"):
-                    errors = alone.get("errors") or [{}]
-                    reason = str(errors[0].get("message") or "refused by Langfuse")
-                    outcome.refused.append((score, reason))
-                else:
-                    _count(outcome, body["id"] in known)
-            return
-        for _, body in bodies:
-            _count(outcome, body["id"] in known)
-
-    def _existing(self, ids: list[str]) -> dict[str, str]:
-        """The timestamp of each of these score ids that Langfuse already holds."""
-        found: dict[str, str] = {}
-        for start in range(0, len(ids), 50):
-            chunk = ids[start : start + 50]
-            query: dict[str, Any] = {"id": ",".join(chunk), "limit": 100}
-            while True:
-                reply = self.http.get(SCORES_READ, params=query)
-                for item in (reply or {}).get("data") or []:
-                    if isinstance(item, Mapping) and item.get("id") in chunk:
-                        found[str(item["id"])] = str(item.get("timestamp"))
-                cursor = ((reply or {}).get("meta") or {}).get("cursor")
-                if not cursor:
-                    break
-                query["cursor"] = cursor
-        return found
+    # --- datasets --------------------------------------------------------------------
 
     def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
-        """Langfuse dataset items are not read as references yet."""
-        raise UnsupportedError(f"{self.address}: Langfuse datasets are not read yet ({name!r})")
+        """Each active item of the Langfuse dataset ``name`` as a references line: its
+        ``id`` the trace the item was made from (``sourceTraceId``, which is the id of
+        that trace's pulled sample), else the item's own; its ``expectedOutput`` as the
+        reference fields it names, or as ``reference`` (text, or any other value as
+        JSON text)."""
+        self.project()
+        page = 1
+        while True:
+            reply = self.http.get(
+                DATASET_ITEMS, params={"datasetName": name, "page": page, "limit": self.page_size}
+            )
+            data = reply.get("data") if isinstance(reply, Mapping) else None
+            if not isinstance(data, list):
+                raise BackendError(f"{self.address}: GET {DATASET_ITEMS} gave no 'data' list")
+            for item in data:
+                if isinstance(item, Mapping) and item.get("status") != "ARCHIVED":
+                    yield _reference_line(item)
+            pages = (reply.get("meta") or {}).get("totalPages")
+            if not data or not isinstance(pages, int) or page >= pages:
+                return
+            page += 1
 
     def close(self) -> None:
         """Close the connections."""
@@ -368,51 +339,14 @@ def _trace_facts(root: Mapping[str, Any]) -> dict[str, Any] | None:
     return kept or None
 
 
-def _target(score: PushedScore) -> tuple[str, str] | str:
-    """``("sessionId", id)`` or ``("traceId", id)``, or why the score has no target here."""
-    origin = score.origin
-    if origin.system in FOREIGN_SYSTEMS:
-        return f"sample {score.sample_id} was read from {origin.system}, not Langfuse"
-    if origin.session_id:
-        return ("sessionId", origin.session_id)
-    if origin.trace_ids:
-        return ("traceId", origin.trace_ids[-1])
-    return f"sample {score.sample_id} names no Langfuse trace or session"
-
-
-def score_id(kind: str, target: str, key: str) -> str:
-    """The id a score of ``key`` on a target always has (so a second push updates it)."""
-    return str(uuid.uuid5(SCORE_NAMESPACE, f"{kind}\x1f{target}\x1f{key}"))
-
-
-def _score_body(score: PushedScore, kind: str, target: str) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "id": score_id(kind, target, score.key),
-        kind: target,
-        "name": score.key,
-        "source": "API",
-        "metadata": {
-            "producer": "tracegrade",
-            "metric": score.metric,
-            "sample_id": score.sample_id,
-            **({"label": score.label} if score.label else {}),
-        },
-    }
-    if score.value is None:
-        body.update(value="not applicable", dataType="CATEGORICAL")
-    else:
-        body.update(value=float(score.value), dataType="NUMERIC")
-    if score.reason:
-        body["comment"] = score.reason
-    return body
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
-
-
-def _count(outcome: PushOutcome, known: bool) -> None:
-    if known:
-        outcome.updated += 1
-    else:
-        outcome.created += 1
+def _reference_line(item: Mapping[str, Any]) -> dict[str, Any]:
+    """One dataset item as a references line (see :meth:`LangfuseBackend.dataset_references`)."""
+    line: dict[str, Any] = {"id": str(item.get("sourceTraceId") or item.get("id"))}
+    expected = item.get("expectedOutput")
+    if isinstance(expected, Mapping) and expected and set(expected) <= set(REFERENCE_FIELDS):
+        line.update(expected)
+    elif isinstance(expected, str):
+        line["reference"] = expected
+    elif expected is not None:
+        line["reference"] = dumps(expected).decode()
+    return line
