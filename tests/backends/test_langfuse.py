@@ -9,6 +9,7 @@ import logging
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ pytest.importorskip("httpx")
 
 from tracegrade.backends import BackendError, PullFilters, PushedScore, open_backend
 from tracegrade.backends._langfuse_scores import score_id
+from tracegrade.cli.main import main
 from tracegrade.convert._base import Skipped
 from tracegrade.errors import RecordError
 from tracegrade.model.messages import AIMessage, HumanMessage, ToolMessage
@@ -493,3 +495,58 @@ def test_dataset_items_are_references_lines(server: StandIn) -> None:
         {"id": trace_id(2), "reference": "It is sunny in Oslo."},
         {"id": "item-3", "reference": '{"answer":18}'},
     ]
+
+
+def test_the_command_line_scores_a_pull_with_a_dataset_as_references(
+    server: StandIn, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = server.url.replace("http://", "langfuse://") + "/support-bot"
+    weather = {"name": "get_weather", "args": {"city": "Paris"}}
+    oslo = {"name": "get_weather", "args": {"city": "Oslo"}}
+    server.dataset_items = [
+        _item(1, {"reference_tool_calls": [weather]}, trace_id(1)),
+        _item(2, {"reference_tool_calls": [oslo, {"name": "book_taxi", "args": {}}]}, trace_id(2)),
+    ]
+    out = tmp_path / "results.jsonl"
+    code = main(
+        [
+            "evaluate",
+            url,
+            "-m",
+            "tool_call_f1",
+            "--tag",
+            "prod",
+            "--until",
+            "2026-01-05",
+            "--references",
+            f"{url}/datasets/weather-golden",
+            "--out",
+            str(out),
+            "--progress",
+            "off",
+            "--no-config",
+        ]
+    )
+    said = capsys.readouterr()
+    assert code == 0, said
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["id"] for row in rows] == [trace_id(1), trace_id(2)]
+    # trace 1 made the one reference call; trace 2 one of two: F1 = 2 * 1 * 0.5 / 1.5
+    values = [row["metrics"]["tool_call_f1"]["value"] for row in rows]
+    assert values == [1.0, 0.6667]  # rows keep four decimals
+    # the usage read from the generations: input 80 + 12 cached + 120, output 17 + 11 + 3
+    usage = rows[0]["agent_usage"]
+    assert (usage["input_tokens"], usage["output_tokens"], usage["cache_read_tokens"]) == (
+        212,
+        31,
+        12,
+    )
+    assert usage["cost"] == pytest.approx(0.000054) and usage["tools_ok"] == 1
+    assert rows[1]["origin"] == {
+        "system": "langfuse",
+        "location": url,
+        "project": "cm4proj0001",
+        "trace_ids": [trace_id(2)],
+        "root_ids": [trace_id(2)],
+    }
+    assert SECRET not in said.out + said.err + out.read_text()
