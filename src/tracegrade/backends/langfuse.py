@@ -102,10 +102,15 @@ class LangfuseBackend:
         else:
             groups = [(root["traceId"], None, [root]) for root in self._roots(filters)]
         groups.sort(key=lambda group: (min(_start(root) for root in group[2]), group[0]))
-        options = Options(skipped=skipped)
         for position, (key, session, roots) in enumerate(groups):
             roots = sorted(roots, key=lambda root: (_start(root), root["traceId"]))
-            yield self._sample(position, key, session, roots, project, options)
+            left_out = Skipped()  # counted only for a conversation that is read
+            outcome = self._sample(
+                position, key, session, roots, project, Options(skipped=left_out)
+            )
+            if not isinstance(outcome, RecordError):
+                skipped.update(left_out)
+            yield outcome
 
     def _sample(
         self,
