@@ -379,6 +379,9 @@ def _scores(value: float | None, reason: str) -> list[PushedScore]:
         PushedScore(origin, trace_id(1), "goal_accuracy", 1.0, "reached"),
         PushedScore(session, "s-1", "tool_correctness", 0.5, "half"),
         PushedScore(Origin(system="phoenix", trace_ids=("ab",)), "x", "goal_accuracy", 1.0, ""),
+        PushedScore(
+            Origin(system="langfuse", project="cm4other", trace_ids=("cd",)), "y", "goal", 1.0, ""
+        ),
     ]
 
 
@@ -387,7 +390,8 @@ def test_push_twice_updates_one_score_per_target_and_name(server: StandIn) -> No
     first = backend.push(_scores(0.75, "one call missed"))
     assert (first.created, first.updated) == (3, 0)
     assert [reason for _, reason in first.refused] == [
-        "sample x was read from phoenix, not Langfuse"
+        "sample x was read from phoenix, not Langfuse",
+        "sample y was read from Langfuse project cm4other, not this one (cm4proj0001)",
     ]
     second = backend.push(_scores(None, "no reference calls"))
     assert (second.created, second.updated) == (0, 3)

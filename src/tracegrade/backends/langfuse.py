@@ -231,8 +231,25 @@ class LangfuseBackend:
     # --- pushing ---------------------------------------------------------------------
 
     def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
-        """Write the scores (100 to a request), each an upsert of its id."""
-        return push_scores(self.http, scores)
+        """Write the scores (100 to a request), each an upsert of its id; a score of a
+        trace pulled from another Langfuse project is refused, saying which."""
+        project = self.project()
+        elsewhere = [
+            score
+            for score in scores
+            if score.origin.system == "langfuse" and score.origin.project not in (None, project)
+        ]
+        apart = {id(score) for score in elsewhere}
+        outcome = push_scores(self.http, [score for score in scores if id(score) not in apart])
+        outcome.refused.extend(
+            (
+                score,
+                f"sample {score.sample_id} was read from Langfuse project "
+                f"{score.origin.project}, not this one ({project})",
+            )
+            for score in elsewhere
+        )
+        return outcome
 
     # --- datasets --------------------------------------------------------------------
 
