@@ -53,6 +53,7 @@ from .evaluate import (
     resolve,
     run,
 )
+from .push import add_push_command, run_push
 from .report import add_report_command, run_report
 from .serve import add_serve_command, run_serve
 from .values import seconds, whole_number
@@ -87,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     add_compare_command(commands)
     add_agreement_command(commands)
     add_serve_command(commands)
+    add_push_command(commands)
     return parser
 
 
@@ -446,6 +448,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_agreement(arguments)
     if arguments.command == "serve":
         return run_serve(arguments)
+    if arguments.command == "push":
+        return run_push(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":
