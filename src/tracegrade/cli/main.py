@@ -42,13 +42,14 @@ from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .agreement import add_agreement_command, run_agreement
 from .cache import add_cache_command, run_cache
 from .compare import add_compare_command, run_compare
-from .config import JUDGE_PROVIDERS, PROGRESS_MODES, ConfigError
+from .config import PROGRESS_MODES, ConfigError
 from .evaluate import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_USAGE,
     SAMPLE_TABLE_LIMIT,
     UsageError,
+    add_judge_options,
     project_config,
     resolve,
     run,
@@ -213,36 +214,7 @@ def _add_evaluate(commands: Any) -> None:
         help="the k of pass@k and pass^k over samples sharing a task_id "
         "(default: 1 and the fewest trials of any task)",
     )
-    run.add_argument(
-        "--judge-provider",
-        choices=JUDGE_PROVIDERS,
-        help="the judge's API: openai (any OpenAI-compatible endpoint), anthropic, bedrock "
-        "or gemini, each its extra (default: $TRACEGRADE_JUDGE_PROVIDER, else openai)",
-    )
-    run.add_argument(
-        "--judge-model",
-        metavar="MODEL",
-        help="the judged metrics' model (default: $TRACEGRADE_JUDGE_MODEL)",
-    )
-    run.add_argument(
-        "--judge-base-url",
-        metavar="URL",
-        help="the judge's endpoint (default: $TRACEGRADE_JUDGE_BASE_URL, then the provider's "
-        "own, such as $OPENAI_BASE_URL, then the provider's API); the key comes from "
-        "$TRACEGRADE_JUDGE_API_KEY or the provider's variable, such as $OPENAI_API_KEY",
-    )
-    run.add_argument(
-        "--judge-timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="how long one request to the judge may take (default 60)",
-    )
-    run.add_argument(
-        "--judge-max-attempts",
-        type=_positive,
-        metavar="N",
-        help="requests per question before it fails, retries included (default 4)",
-    )
+    add_judge_options(run)
     run.add_argument(
         "--prices",
         metavar="FILE",
@@ -270,6 +242,15 @@ def _add_evaluate(commands: Any) -> None:
         metavar="tcp://HOST:PORT",
         help="score on the Dask cluster of this scheduler; DATA (a file or a quoted glob "
         "pattern) and --out must be on storage every worker shares (see docs/distributed.md)",
+    )
+    run.add_argument(
+        "--push",
+        nargs="?",
+        const=True,
+        metavar="BACKEND",
+        help="send the scores to BACKEND (phoenix://..., otlp://HOST:PORT, ...) as the rows "
+        "are written; --push alone sends each back to where its trace was pulled from. With "
+        "--out a journal beside it lets 'tracegrade push' finish what a stopped run did not",
     )
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
     run.add_argument(

@@ -32,6 +32,13 @@ REFUSALS_LISTED = 20
 """How many refusals a summary names (it counts them all)."""
 
 
+NO_BACKEND_IDS = (
+    "the results hold no backend ids (origin): their samples came from files without "
+    "traces; evaluate traces pulled from a backend, or read from OTLP spans, to push "
+    "their scores"
+)
+
+
 class PushError(TracegradeError):
     """Nothing can be pushed: the results hold no backend ids, name no backend, or the
     results file cannot be read."""
@@ -339,7 +346,16 @@ class Pusher:
             for lane in self._lanes.values():
                 if lane.owned and lane.backend is not None:
                     lane.backend.close()
-        return self.summary
+        summary = self.summary
+        if summary.rows and summary.no_origin + summary.rejected == summary.rows:
+            summary.errors.append(NO_BACKEND_IDS)
+        elif summary.no_target:
+            summary.errors.append(
+                f"{summary.no_target} rows were read from files, their origins name no "
+                "backend to send them back to: name the backend (push RESULTS BACKEND, "
+                "--push BACKEND)"
+            )
+        return summary
 
 
 def _sample(score: PushedScore) -> str:
@@ -392,12 +408,8 @@ def push(
             pusher.add(row)
     finally:
         summary = pusher.close()
-    if summary.rows and summary.no_origin + summary.rejected == summary.rows:
-        raise PushError(
-            "the results hold no backend ids (origin): their samples came from files "
-            "without traces; evaluate traces pulled from a backend, or read from OTLP "
-            "spans, to push their scores"
-        )
+    if NO_BACKEND_IDS in summary.errors:
+        raise PushError(NO_BACKEND_IDS)
     return summary
 
 

@@ -1,0 +1,121 @@
+"""Scores pushed while they are made: ``evaluate --push`` (and ``evaluate(push=...)``)
+over OTLP traces read from a file, and ``serve --push`` fed by the real OpenTelemetry
+SDK's exporter, both to a real OTLP/HTTP receiver on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.backends.otlp_receiver import Receiver, attributes, otlp_receiver
+from tests.convert.shapes_otel import as_otel
+from tests.processes import run
+from tests.test_serve import MESSAGES, export_with_sdk, serve, trace_id_of
+
+import tracegrade
+from tracegrade.model.origin import Origin
+from tracegrade.run.pushing import journal_path
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with otlp_receiver() as found:
+        yield found
+
+
+def target(receiver: Receiver) -> str:
+    return receiver.url.replace("http://", "otlp://")
+
+
+def test_evaluate_push_sends_each_trace_s_scores_as_they_are_written(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    documents = [as_otel(MESSAGES), as_otel(MESSAGES[:2])]
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("".join(json.dumps(document) + "\n" for document in documents))
+    out = tmp_path / "run.jsonl"
+    command = [sys.executable, "-m", "tracegrade", "evaluate", str(traces), "--source", "otel"]
+    command += ["-m", "tool_call_efficiency", "-m", "exact_match", "--out", str(out)]
+    done = run([*command, "--push", target(receiver)])
+    assert done.returncode == 4, done.stderr  # exact_match fails on every trace
+    assert "2 scores of 2 rows (2 created" in done.stderr
+    assert "2 metric failures" in done.stderr  # exact_match needs a reference
+    sent = {(r["traceId"], attributes(r)["gen_ai.evaluation.name"][1]) for r in receiver.records()}
+    assert sent == {(trace_id_of(document), "tool_call_efficiency") for document in documents}
+    journal = journal_path(out, target(receiver)).read_text()
+    journaled = [index for line in journal.splitlines()[1:] for index in json.loads(line)["rows"]]
+    assert sorted(journaled) == [0, 1]
+
+    # a resumed run hands its earlier rows to the pusher: the journal has them all
+    resumed = run([*command, "--resume", "--push", target(receiver)])
+    assert resumed.returncode == 4, resumed.stderr
+    assert "2 rows pushed before" in resumed.stderr
+    assert len(receiver.records()) == 2
+
+    # --push alone: back where each trace came from, which a file does not say
+    home = run([*command[:-2], "--push"])
+    assert home.returncode == 3, home.stderr
+    assert "2 rows whose origin names no backend" in home.stderr
+
+
+def test_evaluate_from_python_pushes_and_says_what_it_did(receiver: Receiver) -> None:
+    origin = Origin(system="otlp", trace_ids=("ab" * 16,), root_ids=("cd" * 8,))
+    samples = [tracegrade.MultiTurnSample(id="t", user_input=MESSAGES, origin=origin)]
+    result = tracegrade.evaluate(
+        samples, [tracegrade.ToolCallEfficiency()], push=target(receiver), progress=False
+    )
+    assert result.pushed is not None and result.pushed.created == 1, result.pushed
+    (record,) = receiver.records()
+    assert (record["traceId"], record["spanId"]) == ("ab" * 16, "cd" * 8)
+    with pytest.raises(ValueError, match="is not a backend URL"):
+        tracegrade.evaluate(samples, [tracegrade.ToolCallEfficiency()], push="http://x")
+
+
+def test_serve_push_sends_live_scores_and_reports_on_exit(
+    receiver: Receiver, tmp_path: Path
+) -> None:
+    own = as_otel(MESSAGES)  # the judge's requests, were they traced back: not scored
+    own["resourceSpans"][0]["resource"] = {
+        "attributes": [{"key": "service.name", "value": {"stringValue": "tracegrade"}}]
+    }
+    spans = len(own["resourceSpans"][0]["scopeSpans"][0]["spans"])
+    for server in serve(tmp_path, "--trace-timeout", "30", "--push", target(receiver)):
+        assert server.post(json.dumps(own).encode()) == 200
+        trace_id = export_with_sdk(server.url)
+        assert len(server.wait_rows(1)) == 1
+        code, errors = server.terminate()
+        assert code == 143, errors
+        assert "pushed to otlp://" in errors and "1 scores of 1 rows (1 created" in errors
+        assert f"tracegrade's own spans (service.name tracegrade, not scored): {spans}" in errors
+        assert len(server.rows()) == 1
+    (record,) = receiver.records()
+    assert record["traceId"] == trace_id
+    assert attributes(record)["gen_ai.evaluation.name"][1] == "tool_call_efficiency"
+
+
+def test_serve_keeps_the_judge_s_requests_out_of_instrumentation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "false")  # put back as it was afterwards
+    from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+    from tracegrade.cli.serve import suppress_own_tracing
+
+    seen: list[bool] = []
+
+    def serving() -> None:  # a thread of its own: the test's context stays as it was
+        seen.append(is_instrumentation_enabled())
+        suppress_own_tracing()
+        seen.append(is_instrumentation_enabled())
+
+    thread = threading.Thread(target=serving)
+    thread.start()
+    thread.join()
+    assert seen == [True, False]
+    assert is_instrumentation_enabled()
+    assert os.environ["OTEL_SDK_DISABLED"] == "true"
