@@ -22,6 +22,9 @@ a results file is missing, unreadable, empty or not one, or the page cannot be w
 ``agreement`` exits with 0 when measured, 2 when the metric is not in the results, cannot
 be chosen or has no labels, and 3 when a file cannot be read or breaks a rule, or no
 sample is both judged and labelled.
+``push`` exits with 0 when every score was taken, 2 for a usage error, and 3 when a score
+was refused, the push stopped, or the results hold no backend ids (as ``evaluate --push``
+does with 3 when its push was refused or stopped).
 """
 
 from __future__ import annotations
