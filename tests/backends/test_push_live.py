@@ -63,7 +63,9 @@ def test_evaluate_push_sends_each_trace_s_scores_as_they_are_written(
     assert "2 rows whose origin names no backend" in home.stderr
 
 
-def test_evaluate_from_python_pushes_and_says_what_it_did(receiver: Receiver) -> None:
+def test_evaluate_from_python_pushes_and_says_what_it_did(
+    receiver: Receiver, tmp_path: Path
+) -> None:
     origin = Origin(system="otlp", trace_ids=("ab" * 16,), root_ids=("cd" * 8,))
     samples = [tracegrade.MultiTurnSample(id="t", user_input=MESSAGES, origin=origin)]
     result = tracegrade.evaluate(
@@ -72,6 +74,34 @@ def test_evaluate_from_python_pushes_and_says_what_it_did(receiver: Receiver) ->
     assert result.pushed is not None and result.pushed.created == 1, result.pushed
     (record,) = receiver.records()
     assert (record["traceId"], record["spanId"]) == ("ab" * 16, "cd" * 8)
+
+    # rows scored by worker processes come back as lines: pushed all the same
+    records = tmp_path / "samples.jsonl"
+    lines = [
+        json.dumps(
+            {
+                **samples[0].to_dict(),
+                "id": f"w{n}",
+                "origin": {
+                    **origin.to_dict(),
+                    "trace_ids": [f"{n:032x}"],
+                    "root_ids": [f"{n:016x}"],
+                },
+            }
+        )
+        for n in range(1, 5)
+    ]
+    records.write_text("\n".join(lines) + "\n")
+    parallel = tracegrade.evaluate(
+        records,
+        [tracegrade.ToolCallEfficiency()],
+        workers=2,
+        keep_rows=False,
+        push=target(receiver),
+        progress=False,
+    )
+    assert parallel.pushed is not None and parallel.pushed.created == 4, parallel.pushed
+    assert {r["traceId"] for r in receiver.records()[1:]} == {f"{n:032x}" for n in range(1, 5)}
     with pytest.raises(ValueError, match="is not a backend URL"):
         tracegrade.evaluate(samples, [tracegrade.ToolCallEfficiency()], push="http://x")
 

@@ -450,7 +450,11 @@ class BackgroundPusher:
         """Push what waits, stop the thread; the summary."""
         self._queue.put(None)
         self._thread.join()
-        summary = self.pusher.close()
+        try:
+            summary = self.pusher.close()
+        except (TracegradeError, OSError) as error:  # the journal cannot be written
+            summary = self.pusher.summary
+            summary.errors.append(f"the push stopped: {error}")
         if self._failure is not None:
             summary.errors.append(f"the push stopped: {self._failure}")
         return summary
