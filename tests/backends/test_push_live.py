@@ -149,3 +149,16 @@ def test_serve_keeps_the_judge_s_requests_out_of_instrumentation(
     assert seen == [True, False]
     assert is_instrumentation_enabled()
     assert os.environ["OTEL_SDK_DISABLED"] == "true"
+
+
+def test_serve_sets_up_the_judge_from_its_flags(tmp_path: Path) -> None:
+    from tests.processes import environment
+
+    bare = {k: v for k, v in environment().items() if not k.startswith(("TRACEGRADE_", "OPENAI"))}
+    out = tmp_path / "live.jsonl"
+    command = [sys.executable, "-m", "tracegrade", "serve", "--listen", "127.0.0.1:0"]
+    command += ["--out", str(out), "-m", "trajectory_judge", "--judge-provider", "openai"]
+    refused = run(command, env=bare, timeout=60)  # a server that started would not end
+    assert refused.returncode == 2, refused.stderr
+    assert "cannot set up the judge: no judge model configured" in refused.stderr
+    assert not out.exists()
