@@ -8,8 +8,9 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.backends.otlp_receiver import Receiver, attributes, otlp_receiver
@@ -18,6 +19,8 @@ from tests.processes import run
 from tests.test_serve import MESSAGES, export_with_sdk, serve, trace_id_of
 
 import tracegrade
+from tracegrade import MultiTurnSample
+from tracegrade.backends import PushedScore, PushOutcome
 from tracegrade.model.origin import Origin
 from tracegrade.run.pushing import journal_path
 
@@ -162,3 +165,66 @@ def test_serve_sets_up_the_judge_from_its_flags(tmp_path: Path) -> None:
     assert refused.returncode == 2, refused.stderr
     assert "cannot set up the judge: no judge model configured" in refused.stderr
     assert not out.exists()
+
+
+class PulledBackend:
+    """A backend standing in for Phoenix: two traces to pull, and every score pushed to
+    it kept (a second push of a key on a trace updates it, as the real ones do)."""
+
+    def __init__(self, address: Any) -> None:
+        self.address = address
+
+    def pull(self, filters: Any, skipped: Any) -> Iterator[MultiTurnSample]:
+        for n in (1, 2):
+            origin = Origin(
+                system="phoenix",
+                location=self.address.text,
+                project=self.address.project,
+                trace_ids=(f"{n:032x}",),
+                root_ids=(f"{n:016x}",),
+            )
+            yield MultiTurnSample(id=f"{n:032x}", user_input=MESSAGES, origin=origin)
+
+    def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
+        outcome = PushOutcome()
+        for score in scores:
+            key = (score.origin.root_ids[0], score.key)
+            outcome.updated += key in PUSHED
+            outcome.created += key not in PUSHED
+            PUSHED[key] = score.value
+        return outcome
+
+    def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+PUSHED: dict[tuple[str, str], float | None] = {}
+
+
+def test_a_pulled_run_pushes_back_where_it_came_from_then_on_to_otlp(
+    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    import tracegrade.backends
+    from tracegrade.cli.main import main
+
+    real = tracegrade.backends.open_backend
+
+    def open_backend(url: Any) -> Any:
+        address = tracegrade.backends.parse_address(str(url))
+        return PulledBackend(address) if address.scheme == "phoenix" else real(url)
+
+    monkeypatch.setattr(tracegrade.backends, "open_backend", open_backend)
+    PUSHED.clear()
+    url, out = "phoenix://127.0.0.1:6006/default", tmp_path / "run.jsonl"
+    command = ["evaluate", url, "-m", "tool_call_efficiency", "--out", str(out), "--push"]
+    assert main(command) == 0
+    assert "2 scores of 2 rows (2 created, 0 updated" in capsys.readouterr().err
+    assert {(f"{n:016x}", "tracegrade.tool_call_efficiency"): 1.0 for n in (1, 2)} == PUSHED
+    assert main(["push", str(out), "--again"]) == 0  # the rows' origin: the same backend
+    assert "(0 created, 2 updated" in capsys.readouterr().err
+
+    assert main(["push", str(out), target(receiver)]) == 0
+    assert {r["traceId"] for r in receiver.records()} == {f"{n:032x}" for n in (1, 2)}

@@ -22,8 +22,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import backends
 from .._json import dumps, loads
-from ..backends import Backend, BackendError, PushedScore, open_backend
+from ..backends import Backend, BackendError, PushedScore
 from ..errors import TracegradeError, os_problem
 from ..model.results import SampleResult
 
@@ -247,7 +248,7 @@ class Pusher:
         try:
             if self.results is not None:
                 lane.journal = PushJournal(journal_path(self.results, name), name, again=self.again)
-            lane.backend = open_backend(target) if isinstance(target, str) else target
+            lane.backend = backends.open_backend(target) if isinstance(target, str) else target
         except (BackendError, PushError, ImportError) as error:
             lane.stopped = True
             self.summary.errors.append(f"{name}: {error}")
