@@ -17,7 +17,7 @@ from tests.processes import run, start
 import tracegrade
 from tracegrade.model.origin import Origin
 from tracegrade.model.results import SampleResult, Score
-from tracegrade.run.pushing import PushError, journal_path
+from tracegrade.run.push_journal import PushError, journal_path
 
 TRACE = ["0" * 31 + str(n) for n in range(1, 4)]
 ROOT = ["0" * 14 + f"a{n}" for n in range(1, 4)]

@@ -22,7 +22,7 @@ import tracegrade
 from tracegrade import MultiTurnSample
 from tracegrade.backends import PushedScore, PushOutcome
 from tracegrade.model.origin import Origin
-from tracegrade.run.pushing import journal_path
+from tracegrade.run.push_journal import journal_path
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from ..metrics.judged import judged_metrics
 from ..metrics.registry import MetricSpecError, build_metric, options_of, set_matching
 from ..run.progress import ProgressMode
 from ..run.pulled import RESUME_REFUSED
-from ..run.pushing import PushError
+from ..run.push_journal import PushError
 from ..run.results import EvaluationResult, SummaryAccumulator
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import (

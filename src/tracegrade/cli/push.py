@@ -54,7 +54,8 @@ def run_push(arguments: argparse.Namespace) -> int:
     """Push the scores; 0 when every one was taken, 3 when some was refused or the
     push stopped, 2 for a backend URL that is not one."""
     from ..backends import BackendError, parse_address
-    from ..run.pushing import PushError, push
+    from ..run.push_journal import PushError
+    from ..run.pushing import push
 
     if arguments.backend is not None:
         try:

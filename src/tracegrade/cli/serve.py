@@ -116,7 +116,8 @@ def run_serve(arguments: argparse.Namespace) -> int:
     from ..backends import BackendError, parse_address
     from ..metrics.registry import MetricSpecError, build_metric
     from ..run.live import LIVE_INPUT, LiveScorer, start_server
-    from ..run.pushing import BackgroundPusher, Pusher, PushError
+    from ..run.push_journal import PushError
+    from ..run.pushing import BackgroundPusher, Pusher
 
     suppress_own_tracing()
     try:
