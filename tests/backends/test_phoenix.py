@@ -9,7 +9,7 @@ import json
 import subprocess
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -76,9 +76,8 @@ class Project:
         return reply.json()
 
 
-@pytest.fixture(scope="module")
-def project() -> Iterator[Project]:
-    url = session_server("phoenix")
+def _fill(url: str) -> Project:
+    """A new project of the Phoenix at ``url``, filled by the instrumented agent."""
     name = f"agents-{uuid.uuid4().hex[:8]}"
     python = ROOT / ".venv-phoenix" / "bin" / "python"
     with JudgeServer() as model:
@@ -100,13 +99,18 @@ def project() -> Iterator[Project]:
         f"{url}/v1/projects/{name}/traces", params={"sort": "start_time", "order": "asc"}
     ).json()["data"]
     roots = {s["trace_id"]: s["span_id"] for s in spans if s["parent_span_id"] is None}
-    yield Project(
+    return Project(
         url=url,
         name=name,
         trace_ids=[trace["trace_id"] for trace in traces],
         roots=roots,
         starts=[datetime.fromisoformat(trace["start_time"]) for trace in traces],
     )
+
+
+@pytest.fixture(scope="module")
+def project() -> Project:
+    return _fill(session_server("phoenix"))
 
 
 def _pull(project: Project, **filters: Any) -> list[Any]:
@@ -199,6 +203,7 @@ def test_pull_filters(project: Project) -> None:
 
 
 def _annotations(project: Project) -> list[dict[str, Any]]:
+    """Every annotation on the project's root spans, as Phoenix's API gives them."""
     reply = project.get(
         f"/v1/projects/{project.name}/span_annotations",
         span_ids=list(project.roots.values()),
@@ -428,31 +433,53 @@ def test_a_trace_that_cannot_be_read_is_an_error_naming_it(project: Project) -> 
     assert "the arguments '{not json' are not valid JSON" in error.rule
 
 
-def test_the_command_line_scores_phoenix_traces_with_a_phoenix_dataset(
+def test_the_command_line_scores_phoenix_traces_and_pushes_the_scores_back(
     project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tracegrade.cli.main import main
 
-    paris, oslo, rome = project.trace_ids
-    dataset = _upload_references(project, f"cli-{project.name}")
+    own = _fill(project.url)  # its own project: the annotations here are this test's
+    paris, oslo, rome = own.trace_ids
+    dataset = _upload_references(own, f"cli-{own.name}")
     out = tmp_path / "results.jsonl"
-    argv = ["evaluate", project.address, "-m", "tool_call_f1", "--group-by", "session"]
-    argv += ["--references", f"{project.address}/datasets/{dataset}", "--out", str(out)]
-    assert main([*argv, "--progress", "off", "--no-config"]) == 0, capsys.readouterr()
+    argv = ["evaluate", own.address, "-m", "tool_call_f1", "--group-by", "session"]
+    argv += ["--references", f"{own.address}/datasets/{dataset}", "--out", str(out)]
+    code = main([*argv, "--push", "--progress", "off", "--no-config"])
+    said = capsys.readouterr().err
+    assert code == 0, said
+    assert "(2 created, 0 updated, 0 refused)" in said
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(row["id"], row["metrics"]["tool_call_f1"]["value"]) for row in rows] == [
         (paris, 1.0),
         ("trip-1", 0.5),
     ]
     assert rows[1]["origin"]["trace_ids"] == [oslo, rome]
-    assert rows[1]["origin"]["root_ids"] == [project.roots[oslo], project.roots[rome]]
+    assert rows[1]["origin"]["root_ids"] == [own.roots[oslo], own.roots[rome]]
+
+    def annotations() -> list[tuple[str, str, float, str]]:
+        return [
+            (item["span_id"], item["name"], item["result"]["score"], item["result"]["explanation"])
+            for item in _annotations(own)
+        ]
+
+    reasons = {row["id"]: row["metrics"]["tool_call_f1"]["reason"] for row in rows}
+    expected = sorted(
+        [
+            (own.roots[paris], "tracegrade.tool_call_f1", 1.0, reasons[paris]),
+            (own.roots[rome], "tracegrade.tool_call_f1", 0.5, reasons["trip-1"]),
+        ]
+    )
+    assert annotations() == expected
+    # the finished run pushed again, by hand: updated where they are, none added
+    assert main(["push", str(out), own.address, "--again"]) == 0
+    assert "(0 created, 2 updated, 0 refused)" in capsys.readouterr().err
+    assert annotations() == expected
 
     pulled = tmp_path / "pulled.jsonl"
-    convert = ["convert", project.address, str(pulled), "--tag", "smoke"]
-    assert main(convert) == 0, capsys.readouterr()
+    assert main(["convert", own.address, str(pulled), "--tag", "smoke"]) == 0
     (line,) = [json.loads(line) for line in pulled.read_text().splitlines()]
     assert line["id"] == paris
-    assert line["origin"]["root_ids"] == [project.roots[paris]]
+    assert line["origin"]["root_ids"] == [own.roots[paris]]
 
 
 def test_a_trace_gone_between_listing_and_reading_is_an_error_naming_it(
