@@ -440,6 +440,9 @@ def test_the_command_line_scores_phoenix_traces_and_pushes_the_scores_back(
 
     own = _fill(project.url)  # its own project: the annotations here are this test's
     paris, oslo, rome = own.trace_ids
+    # Phoenix keeps one session per id across projects: trip-1 is the first project's,
+    # and its traces here are still found by session id
+    assert [sample.id for sample in _pull(own, session_ids=("trip-1",))] == [oslo, rome]
     dataset = _upload_references(own, f"cli-{own.name}")
     out = tmp_path / "results.jsonl"
     argv = ["evaluate", own.address, "-m", "tool_call_f1", "--group-by", "session"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import quote
 
 from ..convert._base import ConversionError, Skipped
 from ..convert.otel import TraceConversation, read_otlp
@@ -164,6 +165,14 @@ class PhoenixBackend:
                         rule += " within the time window"
                     yield self._error(0, None, rule, trace_id)
             return
+        if filters.session_ids:
+            found = {
+                facts.trace_id: facts
+                for facts in self._spans_of(self._session_traces(filters.session_ids))
+                if self._in_window(facts, filters)
+            }
+            yield from sorted(found.values(), key=lambda facts: (facts.start, facts.trace_id))
+            return
         for page in self._trace_pages(filters):
             chunk = sorted(self._spans_of(page), key=lambda facts: (facts.start, facts.trace_id))
             yield from chunk
@@ -187,8 +196,6 @@ class PhoenixBackend:
             params["start_time"] = _time(filters.since)
         if filters.until:
             params["end_time"] = _time(filters.until)
-        if filters.session_ids:
-            params["session_identifier"] = list(filters.session_ids)
         cursor: str | None = None
         while True:
             reply = self.api.client.get(
@@ -200,6 +207,20 @@ class PhoenixBackend:
             cursor = reply.get("next_cursor")
             if not cursor or not data:
                 return
+
+    def _session_traces(self, session_ids: Sequence[str]) -> list[str]:
+        """The traces of these sessions (``GET /v1/sessions/{id}``). Phoenix keeps one
+        session per id across its projects, so the list may name traces of other
+        projects: the project's span search then leaves them out."""
+        trace_ids: list[str] = []
+        for session_id in session_ids:
+            path = f"/v1/sessions/{quote(session_id, safe='')}"
+            reply = self.api.client.request("GET", path, ok=(404,))
+            data = reply.get("data") if isinstance(reply, Mapping) else None
+            if isinstance(data, Mapping):  # a session Phoenix does not have: none
+                traces = listed(data, "traces", f"GET {path}")
+                trace_ids.extend(str(field(trace, "trace_id", f"GET {path}")) for trace in traces)
+        return list(dict.fromkeys(trace_ids))
 
     def _spans_of(self, trace_ids: Sequence[str]) -> Iterator[TraceFacts]:
         """The spans of these traces, a trace at a time (in no set order)."""
