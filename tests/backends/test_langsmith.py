@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from msgspec.structs import replace
 from tests.backends import langsmith_traces as traces
 from tests.backends.langsmith_server import LangSmithStandIn, running
 
@@ -141,7 +142,14 @@ def test_threads_join_their_traces_and_take_scores_on_the_last(
         'eq(metadata_value, "s-2"))'
     )
     score = PushedScore(thread.origin, thread.id, "goal", 1.0, "done", "pass")
-    assert backend.push([score]).created == 1
+    elsewhere = PushedScore(replace(thread.origin, project="another"), "x", "goal", 1.0, "")
+    local = PushedScore(replace(thread.origin, system="otlp"), "y", "goal", 1.0, "")
+    outcome = backend.push([score, elsewhere, local])
+    assert outcome.created == 1
+    assert [(s.sample_id, "project another" in why) for s, why in outcome.refused] == [
+        ("x", True),
+        ("y", False),
+    ]
     assert server.feedback[feedback_id(ids["rome"], "tracegrade.goal")]["run_id"] == ids["rome"]
 
 

@@ -227,6 +227,11 @@ class LangSmithBackend:
             return f"sample {score.sample_id!r} was read from {origin.system}, not LangSmith"
         if not origin.trace_ids:
             return f"sample {score.sample_id!r} names no LangSmith trace"
+        if origin.project is not None and origin.project != self.project_id():
+            return (
+                f"sample {score.sample_id!r} was read from LangSmith project {origin.project}, "
+                f"not {self.project!r} ({self.project_id()})"
+            )
         roots = origin.root_ids or origin.trace_ids
         return roots[-1], origin.trace_ids[-1]
 
@@ -245,7 +250,7 @@ class LangSmithBackend:
                 "id": ident,
                 "run_id": root_id,
                 "trace_id": trace_id,
-                "session_id": score.origin.project or self.project_id(),
+                "session_id": self.project_id(),
                 "key": score.key,
                 **fields,
                 "feedback_source": {
