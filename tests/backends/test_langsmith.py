@@ -19,7 +19,8 @@ from tracegrade.backends import BackendError, PullFilters, PushedScore, open_bac
 from tracegrade.backends._langsmith_query import start_of
 from tracegrade.backends.base import parse_address
 from tracegrade.backends.langsmith import LangSmithBackend, feedback_id, locate
-from tracegrade.convert._base import Skipped
+from tracegrade.convert._base import Options, Skipped
+from tracegrade.convert.langsmith_runs import read_runs
 from tracegrade.errors import RecordError
 from tracegrade.model.samples import MultiTurnSample
 
@@ -254,3 +255,24 @@ def test_the_two_address_forms(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     with pytest.raises(BackendError, match="name the project"):
         locate(parse_address("langsmith://127.0.0.1:1984"))
+
+
+def test_a_root_run_holding_the_graph_state_is_read_when_no_llm_run_is(
+    world: tuple[LangSmithStandIn, dict[str, str]],
+) -> None:
+    server, ids = world
+    runs = [run for run in server.runs.values() if run["trace_id"] == ids["paris"]]
+    assert sorted(run["run_type"] for run in runs) == ["chain", "llm", "llm", "tool"]
+    only_root = [run for run in runs if run["run_type"] == "chain"]
+    messages = read_runs(only_root, Options())
+    assert [m.type for m in messages] == ["human", "ai", "tool", "ai"]
+    assert messages[1].tool_calls is not None and messages[1].tool_calls[0].id == "call_Paris"
+    assert messages[1].usage is not None and messages[1].usage.input_tokens == 20
+    # with the llm runs there, the state is not read, even when it holds no messages
+    odd = {**only_root[0], "outputs": {"messages": [{"kind": "note"}]}}
+    left_out = Options()
+    with_llm = read_runs([odd, *(run for run in runs if run["run_type"] != "chain")], left_out)
+    assert [m.type for m in with_llm] == ["human", "ai", "tool", "ai"]
+    assert left_out.skipped.counts == {
+        "LangSmith root run 'messages' that are not chat messages": 1
+    }

@@ -192,9 +192,14 @@ def _fallback_step(run: Mapping[str, Any], span: Span, options: Options) -> Mode
     ]
     if not found:
         return None
-    built = {
-        side: _converted(list(items), f"{where} {side}.messages", options) for side, items in found
-    }
+    try:
+        built = {
+            side: _converted(list(items), f"{where} {side}.messages", options)
+            for side, items in found
+        }
+    except ConversionError:  # a state of the app's own making: not a conversation
+        options.skipped.add("LangSmith root run 'messages' that are not chat messages")
+        return None
     step = ModelStep.built(span, built.get("inputs"), built.get("outputs"), {})
     step.fallback = True
     return step
