@@ -121,6 +121,8 @@ class LangSmithStandIn:
         self.projects: dict[str, dict[str, Any]] = {}
         self.runs: dict[str, dict[str, Any]] = {}
         self.feedback: dict[str, dict[str, Any]] = {}
+        self.datasets: dict[str, dict[str, Any]] = {}
+        self.examples: list[dict[str, Any]] = []
         self.queries: list[dict[str, Any]] = []
         self.requests: list[str] = []
         self.problems: list[str] = []
@@ -152,6 +154,17 @@ class LangSmithStandIn:
         stored.setdefault("trace_id", run["id"])
         stored.pop("session_name", None)
         self.runs[str(run["id"])] = stored
+
+    def add_dataset(self, name: str, examples: list[dict[str, Any]]) -> None:
+        """A dataset ``name`` holding ``examples`` (their ``dataset_id`` filled in)."""
+        dataset = {
+            "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"dataset/{name}")),
+            "name": name,
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "data_type": "kv",
+        }
+        self.datasets[name] = dataset
+        self.examples += [{**example, "dataset_id": dataset["id"]} for example in examples]
 
     # --- replies ---------------------------------------------------------------------
 
@@ -191,6 +204,16 @@ class LangSmithStandIn:
                 if (not runs or f["run_id"] in runs) and (not keys or f["key"] in keys)
             ]
             return 200, [self._checked(schemas.Feedback, f) for f in found]
+        if method == "GET" and path == "/datasets":
+            names = query.get("name", [])
+            found = [d for d in self.datasets.values() if not names or d["name"] in names]
+            return 200, [self._checked(schemas.Dataset, d) for d in found]
+        if method == "GET" and path == "/examples":
+            dataset = query["dataset"][0]
+            offset, limit = int(query["offset"][0]), min(int(query["limit"][0]), self.page_size)
+            found = [e for e in self.examples if e["dataset_id"] == dataset]
+            page = found[offset : offset + limit]
+            return 200, [self._checked(schemas.Example, e) for e in page]
         if method == "GET" and path == "/info":
             return 200, {"version": "0.10.0", "batch_ingest_config": {}}
         return 404, {"detail": f"no route {method} {path}"}

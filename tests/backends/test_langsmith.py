@@ -276,3 +276,34 @@ def test_a_root_run_holding_the_graph_state_is_read_when_no_llm_run_is(
     assert left_out.skipped.counts == {
         "LangSmith root run 'messages' that are not chat messages": 1
     }
+
+
+def test_dataset_examples_are_references_of_the_traces_they_were_made_from(
+    world: tuple[LangSmithStandIn, dict[str, str]], backend: LangSmithBackend
+) -> None:
+    server, ids = world
+    call = {"name": "get_weather", "args": {"city": "Paris"}}
+    server.add_dataset(
+        "weather-goldens",
+        [
+            {
+                "id": "0193d3a1-0000-7000-8000-0000000e0001",
+                "source_run_id": ids["paris"],
+                "inputs": {"input": "Weather in Paris?"},
+                "outputs": {"reference_tool_calls": [call], "reference": "Sunny.", "x": 1},
+            },
+            {
+                "id": "0193d3a1-0000-7000-8000-0000000e0002",
+                "source_run_id": ids["oslo"],
+                "outputs": {"reference_topics": ["weather"]},
+            },
+            {"id": "0193d3a1-0000-7000-8000-0000000e0003", "outputs": {"reference": "?"}},
+        ],
+    )
+    assert list(backend.dataset_references("weather-goldens")) == [
+        {"id": ids["paris"], "reference": "Sunny.", "reference_tool_calls": [call]},
+        {"id": ids["oslo"], "reference_topics": ["weather"]},
+        {"id": "0193d3a1-0000-7000-8000-0000000e0003", "reference": "?"},
+    ]
+    with pytest.raises(BackendError, match="no dataset named 'nothing'"):
+        list(backend.dataset_references("nothing"))

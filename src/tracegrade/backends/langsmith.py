@@ -31,7 +31,7 @@ from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from . import _langsmith_query as query
 from ._http import HttpClient
-from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome, UnsupportedError
+from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome
 
 PUBLIC_ENDPOINT = "https://api.smith.langchain.com"
 KEY_VARIABLES = ("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
@@ -197,10 +197,31 @@ class LangSmithBackend:
         return sample
 
     def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
-        """LangSmith datasets are not read yet."""
-        raise UnsupportedError(
-            f"{self.address}: references from LangSmith datasets are not read yet"
-        )
+        """Each example of the dataset ``name`` as a references line: its ``id`` the run
+        the example was made from (``source_run_id``: a trace added to the dataset, so
+        the id of the sample pulled from it), else the example's own id; its fields the
+        example's ``outputs`` named as the reference fields are (``reference``,
+        ``reference_tool_calls``, ...; other outputs are not references)."""
+        from ..io.references import REFERENCE_FIELDS
+
+        found = self._http.get("/datasets", params={"name": name, "limit": 1})
+        ids = [d.get("id") for d in found or [] if isinstance(d, Mapping) and d.get("name") == name]
+        if not ids or not isinstance(ids[0], str):
+            raise BackendError(f"{self.address}: LangSmith has no dataset named {name!r}")
+        offset = 0
+        while True:
+            params = {"dataset": ids[0], "offset": offset, "limit": query.PAGE_SIZE}
+            page = self._http.get("/examples", params=params)
+            if not isinstance(page, list):
+                raise BackendError(f"{self.address}: GET /examples did not answer a list")
+            for example in page:
+                outputs = example.get("outputs") if isinstance(example, Mapping) else None
+                fields = outputs if isinstance(outputs, Mapping) else {}
+                line = {key: fields[key] for key in REFERENCE_FIELDS if key in fields}
+                yield {"id": str(example.get("source_run_id") or example.get("id")), **line}
+            if not page:  # an empty page ends it: a server may serve fewer than asked
+                return
+            offset += len(page)
 
     # --- writing ---------------------------------------------------------------------
 
