@@ -319,7 +319,7 @@ def running(api_key: str, page_size: int = 2) -> Iterator[LangSmithStandIn]:
     server = _Server(("127.0.0.1", 0), _Handler)
     server.state = state
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield state

@@ -189,8 +189,8 @@ def test_a_malformed_run_is_a_record_error_while_the_others_are_read(
 ) -> None:
     monkeypatch.setenv("LANGSMITH_API_KEY", KEY)
     with running(KEY, page_size=5) as server:
-        server.refuse_next = 2  # two 429s before the first answer
         traces.langchain_trace(traces.client_of(server), "Lima")
+        server.refuse_next = 2  # two 429s (Retry-After: 0) before the pull's first answer
         good = next(str(r["id"]) for r in server.runs.values() if r.get("parent_run_id") is None)
         bad = "0193d3a1-0000-7000-8000-00000000beef"
         when = "2099-01-01T00:00:00+00:00"
@@ -205,6 +205,8 @@ def test_a_malformed_run_is_a_record_error_while_the_others_are_read(
         assert isinstance(backend, LangSmithBackend)
         found = pulled(backend)
         assert server.problems == []
+    asked = server.requests[server.requests.index("GET /sessions?name=weather-agent") :]
+    assert asked[:4] == ["GET /sessions?name=weather-agent"] * 3 + ["POST /runs/query"]
     assert isinstance(found[0], MultiTurnSample) and found[0].id == good
     error = found[1]
     assert isinstance(error, RecordError) and error.kind == "trace" and error.record_id == bad
