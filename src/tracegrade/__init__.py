@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+    from .backends.traces import Traces, pull
     from .convert import ConversionError, convert_messages, sample_from_messages, to_openai
     from .errors import (
         InputError,
@@ -61,12 +62,15 @@ if TYPE_CHECKING:
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
+    from .run.pushing import PushSummary, push
     from .run.results import EvaluationResult, MetricSummary
     from .run.runner import aiter_evaluate, iter_evaluate
     from .run.session import aevaluate, evaluate
 
 
 _MODULE_OF = {
+    "Traces": "backends.traces",
+    "pull": "backends.traces",
     "ConversionError": "convert",
     "convert_messages": "convert",
     "sample_from_messages": "convert",
@@ -124,6 +128,8 @@ _MODULE_OF = {
     "compare_runs": "report.compare",
     "report_results_file": "report.reports",
     "SampleResult": "model.results",
+    "PushSummary": "run.pushing",
+    "push": "run.pushing",
     "aevaluate": "run.session",
     "aiter_evaluate": "run.runner",
     "evaluate": "run.session",
@@ -195,6 +201,7 @@ __all__ = [
     "MultiTurnSample",
     "NonLLMStringSimilarity",
     "PriceTable",
+    "PushSummary",
     "RecordError",
     "RunComparison",
     "Sample",
@@ -216,6 +223,7 @@ __all__ = [
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "Traces",
     "TrajectoryJudge",
     "TrajectoryMatch",
     "__version__",
@@ -231,6 +239,8 @@ __all__ = [
     "load_run",
     "optional",
     "parse_message",
+    "pull",
+    "push",
     "read_prices",
     "report_results_file",
     "sample_from_messages",

@@ -22,6 +22,9 @@ a results file is missing, unreadable, empty or not one, or the page cannot be w
 ``agreement`` exits with 0 when measured, 2 when the metric is not in the results, cannot
 be chosen or has no labels, and 3 when a file cannot be read or breaks a rule, or no
 sample is both judged and labelled.
+``push`` exits with 0 when every score was taken, 2 for a usage error, and 3 when a score
+was refused, the push stopped, or the results hold no backend ids (as ``evaluate --push``
+does with 3 when its push was refused or stopped).
 """
 
 from __future__ import annotations
@@ -31,28 +34,33 @@ import inspect
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from enum import Enum
 from typing import Any
 
 from .._json import dumps
 from .._version import __version__
+from ..backends.traces import Traces
 from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .agreement import add_agreement_command, run_agreement
 from .cache import add_cache_command, run_cache
 from .compare import add_compare_command, run_compare
-from .config import JUDGE_PROVIDERS, PROGRESS_MODES, ConfigError
+from .config import PROGRESS_MODES, ConfigError
 from .evaluate import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_USAGE,
     SAMPLE_TABLE_LIMIT,
     UsageError,
+    add_judge_options,
     project_config,
     resolve,
     run,
 )
+from .pull_flags import PullUsageError, add_pull_arguments, backend_input, given_filters
+from .push import add_push_command, run_push
 from .report import add_report_command, run_report
 from .serve import add_serve_command, run_serve
 from .values import seconds, whole_number
@@ -87,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     add_compare_command(commands)
     add_agreement_command(commands)
     add_serve_command(commands)
+    add_push_command(commands)
     return parser
 
 
@@ -102,7 +111,8 @@ def _add_evaluate(commands: Any) -> None:
     run.add_argument(
         "data",
         help="a JSONL file, one sample per line (or see --source); gzip is unpacked, "
-        "- reads standard input",
+        "- reads standard input; or a backend URL such as phoenix://HOST:PORT/PROJECT "
+        "(see docs/backends.md and the backend input flags)",
     )
     run.add_argument(
         "--metric",
@@ -211,36 +221,7 @@ def _add_evaluate(commands: Any) -> None:
         help="the k of pass@k and pass^k over samples sharing a task_id "
         "(default: 1 and the fewest trials of any task)",
     )
-    run.add_argument(
-        "--judge-provider",
-        choices=JUDGE_PROVIDERS,
-        help="the judge's API: openai (any OpenAI-compatible endpoint), anthropic, bedrock "
-        "or gemini, each its extra (default: $TRACEGRADE_JUDGE_PROVIDER, else openai)",
-    )
-    run.add_argument(
-        "--judge-model",
-        metavar="MODEL",
-        help="the judged metrics' model (default: $TRACEGRADE_JUDGE_MODEL)",
-    )
-    run.add_argument(
-        "--judge-base-url",
-        metavar="URL",
-        help="the judge's endpoint (default: $TRACEGRADE_JUDGE_BASE_URL, then the provider's "
-        "own, such as $OPENAI_BASE_URL, then the provider's API); the key comes from "
-        "$TRACEGRADE_JUDGE_API_KEY or the provider's variable, such as $OPENAI_API_KEY",
-    )
-    run.add_argument(
-        "--judge-timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="how long one request to the judge may take (default 60)",
-    )
-    run.add_argument(
-        "--judge-max-attempts",
-        type=_positive,
-        metavar="N",
-        help="requests per question before it fails, retries included (default 4)",
-    )
+    add_judge_options(run)
     run.add_argument(
         "--prices",
         metavar="FILE",
@@ -269,6 +250,16 @@ def _add_evaluate(commands: Any) -> None:
         help="score on the Dask cluster of this scheduler; DATA (a file or a quoted glob "
         "pattern) and --out must be on storage every worker shares (see docs/distributed.md)",
     )
+    run.add_argument(
+        "--push",
+        nargs="?",
+        const=True,
+        metavar="BACKEND",
+        help="send the scores to BACKEND (phoenix://..., otlp://HOST:PORT, ...) as the rows "
+        "are written; --push alone sends each back to where its trace was pulled from. With "
+        "--out a journal beside it lets 'tracegrade push' finish what a stopped run did not",
+    )
+    add_pull_arguments(run)
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
     run.add_argument(
         "--no-config", action="store_true", help="ignore tracegrade.toml and pyproject.toml"
@@ -278,11 +269,12 @@ def _add_evaluate(commands: Any) -> None:
 def _add_references(command: Any) -> None:
     command.add_argument(
         "--references",
-        metavar="FILE",
+        metavar="FILE|URL",
         help="join references onto the records by sample id (a converted trace's id is its "
         "trace or session id): a JSON Lines file, one object per sample with its 'id' and "
         "any of reference, reference_tool_calls, reference_tool_calls_per_turn, "
-        "reference_topics, reference_handoffs, task_id (see docs/runner.md)",
+        "reference_topics, reference_handoffs, task_id (see docs/runner.md); or a backend "
+        "dataset, SCHEME://HOST:PORT/datasets/NAME (see docs/backends.md)",
     )
     command.add_argument(
         "--references-override",
@@ -304,13 +296,17 @@ def _add_convert(commands: Any) -> None:
     convert.add_argument(
         "input",
         metavar="IN",
-        help="a .json file or a JSON Lines file (gzip too), or - for standard input",
+        help="a .json file or a JSON Lines file (gzip too), or - for standard input; or "
+        "a backend URL such as phoenix://HOST:PORT/PROJECT (see docs/backends.md)",
     )
     convert.add_argument(
         "output", metavar="OUT", help="the tracegrade JSONL file to write, or - for standard output"
     )
     convert.add_argument(
-        "--from", dest="source", choices=SOURCES, default="auto", help="the input's format"
+        "--from",
+        dest="source",
+        choices=SOURCES,
+        help="the input file's format (default auto); a backend's is its own",
     )
     convert.add_argument(
         "--metadata", action="store_true", help="keep everything the source carries"
@@ -322,11 +318,12 @@ def _add_convert(commands: Any) -> None:
     )
     convert.add_argument(
         "--group-by",
-        choices=("trace", "conversation"),
-        default="trace",
-        help="otel/openinference: one sample per trace or per conversation id",
+        choices=("trace", "conversation", "session"),
+        help="otel/openinference files and backends: one sample per trace (default) or "
+        "per conversation (session) id",
     )
     _add_references(convert)
+    add_pull_arguments(convert, group_by=False)
 
 
 def _option(key: str, default: Any) -> str:
@@ -359,34 +356,47 @@ def _list_metrics() -> None:
 
 def _convert(arguments: argparse.Namespace) -> int:
     """Write the good records, report each bad one; exit 3 if any was bad, when a file
-    cannot be read or written, or when spans are found but nothing can be read from
-    them (one line naming the file; OUT is then left as it was)."""
+    cannot be read or written, a backend cannot be read, or when spans are found but
+    nothing can be read from them (one line naming the file; OUT is then left as it
+    was). A backend input's samples keep their origin."""
+    from ..backends.base import BackendError
     from ..convert._base import NothingReadError
     from ..convert.records import ConversionSettings
     from ..io.conversations import convert_file
     from ..io.files import check_input, is_standard_stream, open_output
 
+    group = arguments.group_by or "trace"
+    try:
+        traces = _convert_pull(arguments, group)
+    except UsageError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_USAGE
     settings = ConversionSettings(
-        arguments.source,
+        arguments.source or "auto",
         arguments.metadata,
         "keep" if arguments.keep_invalid_arguments else "raise",
-        arguments.group_by,
+        "trace" if group == "trace" else "conversation",
     )
     written = rejected = 0
     references = None
     try:
-        check_input(arguments.input, "conversation")
+        if traces is None:
+            check_input(arguments.input, "conversation")
         if arguments.references is not None:
-            from ..io.references import read_references
+            from ..backends.datasets import load_references
 
-            references = read_references(
+            references = load_references(
                 arguments.references, override=arguments.references_override
             )
         elif arguments.references_override:
             print("tracegrade: --references-override goes with --references", file=sys.stderr)
             return EXIT_USAGE
         with open_output(arguments.output) as out:
-            outcomes = convert_file(arguments.input, settings)
+            outcomes = (
+                convert_file(arguments.input, settings)
+                if traces is None
+                else traces.outcomes(settings.skipped)
+            )
             for outcome in outcomes if references is None else references.join(outcomes):
                 assert outcome is not None  # nothing is skipped here
                 if isinstance(outcome, InputError):
@@ -395,7 +405,8 @@ def _convert(arguments: argparse.Namespace) -> int:
                     continue
                 out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
-    except (OSError, NothingReadError, InputError) as error:  # each names its file
+    except (OSError, NothingReadError, InputError, BackendError) as error:  # each names
+        # its file, or its backend and request
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     target = "standard output" if is_standard_stream(arguments.output) else arguments.output
@@ -411,6 +422,33 @@ def _convert(arguments: argparse.Namespace) -> int:
         if note is not None:
             print(f"tracegrade: warning: {note}", file=sys.stderr)
     return EXIT_INPUT if rejected else EXIT_OK
+
+
+def _convert_pull(arguments: argparse.Namespace, group: str) -> Traces | None:
+    """The traces to convert when the input is a backend URL (its filters from the
+    flags; ``group`` ``conversation`` is a session there), else ``None``, after
+    refusing the pull flags for a file. UsageError for a flag that does not apply."""
+    filters = given_filters(arguments)
+    filters.pop("group_by", None)  # convert's own --group-by, for files too
+    try:
+        traces = backend_input(arguments.input, filters, None, [])
+    except PullUsageError as error:
+        raise UsageError(str(error)) from None
+    if traces is None:
+        return None
+    for flag, given in (
+        ("--from", arguments.source is not None),
+        ("--metadata", arguments.metadata),
+        ("--keep-invalid-arguments", arguments.keep_invalid_arguments),
+    ):
+        if given:
+            raise UsageError(
+                f"{flag} applies to a file; a backend's traces ({traces.url}) are read in "
+                "its own format"
+            )
+    if group != "trace":
+        traces = replace(traces, filters=replace(traces.filters, group_by="session"))
+    return traces
 
 
 def show_warnings_once() -> None:
@@ -446,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_agreement(arguments)
     if arguments.command == "serve":
         return run_serve(arguments)
+    if arguments.command == "push":
+        return run_push(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":
