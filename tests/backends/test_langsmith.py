@@ -4,10 +4,13 @@ recorded: LangChain's tracer and ``wrap_openai``."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import pytest
 from msgspec.structs import replace
@@ -19,6 +22,7 @@ from tracegrade.backends import BackendError, PullFilters, PushedScore, open_bac
 from tracegrade.backends._langsmith_query import start_of
 from tracegrade.backends.base import parse_address
 from tracegrade.backends.langsmith import LangSmithBackend, feedback_id, locate
+from tracegrade.cli.main import main
 from tracegrade.convert._base import Options, Skipped
 from tracegrade.convert.langsmith_runs import read_runs
 from tracegrade.errors import RecordError
@@ -255,8 +259,11 @@ def test_the_two_address_forms(monkeypatch: pytest.MonkeyPatch) -> None:
         "https://eu.api.smith.langchain.com",
         "Agent",
     )
+    # no project: enough for a dataset URL's backend, not for a pull
+    assert locate(parse_address("langsmith://127.0.0.1:1984")) == ("http://127.0.0.1:1984", None)
+    monkeypatch.setenv("LANGSMITH_API_KEY", KEY)
     with pytest.raises(BackendError, match="name the project"):
-        locate(parse_address("langsmith://127.0.0.1:1984"))
+        pulled(open_backend("langsmith:///"))  # type: ignore[arg-type]
 
 
 def test_a_root_run_holding_the_graph_state_is_read_when_no_llm_run_is(
@@ -309,3 +316,48 @@ def test_dataset_examples_are_references_of_the_traces_they_were_made_from(
     ]
     with pytest.raises(BackendError, match="no dataset named 'nothing'"):
         list(backend.dataset_references("nothing"))
+
+
+def test_the_command_line_scores_a_pull_and_pushes_the_scores_back_once(
+    world: tuple[LangSmithStandIn, dict[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    server, ids = world
+    monkeypatch.setenv("LANGSMITH_API_KEY", KEY)
+    url = f"langsmith://{server.url[7:]}/{traces.PROJECT}"
+    paris = {"name": "get_weather", "args": {"city": "Paris"}}
+    oslo = {"name": "get_weather", "args": {"city": "Oslo"}}
+    taxi = {"name": "book_taxi", "args": {}}
+    examples = [(ids["paris"], [paris]), (ids["oslo"], [oslo, taxi])]
+    server.add_dataset(
+        "cli-goldens",
+        [
+            {"id": str(uuid4()), "source_run_id": run, "outputs": {"reference_tool_calls": calls}}
+            for run, calls in examples
+        ],
+    )
+    out = tmp_path / "results.jsonl"
+    command = ["evaluate", url, "-m", "tool_call_f1", "--trace-id", ids["oslo"]]
+    command += ["--trace-id", ids["paris"], "--references", f"{url}/datasets/cli-goldens"]
+    command += ["--out", str(out), "--progress", "off", "--no-config", "--push"]
+    code = main(command)
+    said = capsys.readouterr()
+    assert code == 0, said
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["id"] for row in rows] == [ids["paris"], ids["oslo"]]
+    # Paris made the one reference call; Oslo one of two: F1 = 2 * 1 * 0.5 / 1.5
+    assert [row["metrics"]["tool_call_f1"]["value"] for row in rows] == [1.0, 0.6667]
+    assert rows[0]["agent_usage"]["input_tokens"] == 60  # 20 + 40, the two model calls
+    key = "tracegrade.tool_call_f1"
+    written = {f["run_id"]: f for f in server.feedback.values() if f["key"] == key}
+    assert {run: f["score"] for run, f in written.items()} == {
+        ids["paris"]: 1.0,
+        ids["oslo"]: 0.6667,
+    }
+    assert main(["push", str(out), "--again"]) == 0
+    said = capsys.readouterr()
+    again = [f for f in server.feedback.values() if f["key"] == key]
+    assert len(again) == 2 and all(f["modified_at"] >= f["created_at"] for f in again)
+    assert KEY not in said.out + said.err + out.read_text()

@@ -50,18 +50,18 @@ def _environment(names: Sequence[str]) -> str | None:
     return None
 
 
-def locate(address: Address) -> tuple[str, str]:
-    """The API's base URL and the project name an address names (see the module)."""
+def locate(address: Address) -> tuple[str, str | None]:
+    """The API's base URL and the project name an address names (see the module);
+    ``None`` when it names none (``langsmith:///``, ``langsmith://HOST:PORT``), which
+    serves a dataset URL's backend but not a pull."""
+    endpoint = _environment(ENDPOINT_VARIABLES) or PUBLIC_ENDPOINT
     if address.host is not None and address.port is None and not address.path:
         named = unquote(address.text.partition("://")[2]).strip("/")
-        base = _environment(ENDPOINT_VARIABLES) or PUBLIC_ENDPOINT
-        return base.rstrip("/"), named
+        return endpoint.rstrip("/"), named
     if not address.path:
-        raise BackendError(
-            f"{address}: name the project (langsmith://PROJECT, or langsmith://HOST:PORT/PROJECT)"
-        )
+        return address.http_base(endpoint), None
     *prefix, project = address.path
-    base = address.http_base(_environment(ENDPOINT_VARIABLES) or PUBLIC_ENDPOINT)
+    base = address.http_base(endpoint)
     if prefix:
         base += "/" + "/".join(quote(part) for part in prefix)
     return base, project
@@ -76,7 +76,7 @@ def feedback_id(root_id: str, key: str) -> str:
 class LangSmithBackend:
     """The client of one LangSmith project (see the module)."""
 
-    def __init__(self, address: Address, http: HttpClient, project: str) -> None:
+    def __init__(self, address: Address, http: HttpClient, project: str | None) -> None:
         self.address = address
         self.project = project
         self._http = http
@@ -86,6 +86,11 @@ class LangSmithBackend:
 
     def project_id(self) -> str:
         """The id of the project the address names (``GET /sessions?name=``)."""
+        if self.project is None:
+            raise BackendError(
+                f"{self.address}: name the project (langsmith://PROJECT, or "
+                "langsmith://HOST:PORT/PROJECT)"
+            )
         if self._project_id is None:
             found = self._http.get("/sessions", params={"name": self.project})
             if not isinstance(found, list):
