@@ -1,10 +1,293 @@
-"""The mlflow backend (being built for issue 33)."""
+"""The MLflow backend: traces of an MLflow experiment pulled as samples, scores written
+back as assessments (feedback) on their traces. MLflow 3's REST API (``/api/3.0``).
+
+``mlflow://HOST:PORT/EXPERIMENT`` names the tracking server and the experiment, by name
+(or by id, when no experiment has that name and it is all digits); ``mlflow+https://``
+speaks TLS; ``mlflow:///EXPERIMENT`` takes the server from ``MLFLOW_TRACKING_URI``.
+Credentials come from ``MLFLOW_TRACKING_TOKEN`` (a bearer token) or
+``MLFLOW_TRACKING_USERNAME`` and ``MLFLOW_TRACKING_PASSWORD`` (basic), never from the URL.
+
+A pull searches the experiment's traces page by page (``POST /traces/search``, by start
+time then id), fetches each page's spans in one request (``GET /traces/batchGet``) and
+reads them as the ``mlflow`` source does (:mod:`tracegrade.convert.mlflow`); grouped by
+session, a session is the traces sharing ``mlflow.trace.session`` metadata. A push
+writes each score as the feedback assessment ``tracegrade.METRIC`` from source
+``CODE``/``tracegrade`` on the trace (a session's last trace): the one already there is
+updated (``PATCH``), else one is created.
+"""
 
 from __future__ import annotations
 
-from .base import Address, Backend, UnsupportedError
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
+from typing import Any
+
+from ..convert._base import ConversionError, Options, Skipped
+from ..convert.mlflow import read_traces, root_span_id, session_messages, trace_info
+from ..errors import RecordError, ValidationError
+from ..model.decoding import Outcome
+from ..model.origin import Origin
+from ..model.samples import MultiTurnSample
+from ._http import HttpClient
+from ._mlflow_search import (
+    ORDER_BY,
+    filter_string,
+    matches,
+    session_of,
+    trace_id_of,
+)
+from .base import (
+    Address,
+    BackendError,
+    PullFilters,
+    PushedScore,
+    PushOutcome,
+    UnsupportedError,
+)
+
+TRACKING_URI = "MLFLOW_TRACKING_URI"
+TOKEN = "MLFLOW_TRACKING_TOKEN"
+USERNAME = "MLFLOW_TRACKING_USERNAME"
+PASSWORD = "MLFLOW_TRACKING_PASSWORD"
+SOURCE = {"source_type": "CODE", "source_id": "tracegrade"}
+"""Who the assessments tracegrade writes are from; a push updates only these."""
+PAGE_SIZE = 100
+TRACES = "/api/3.0/mlflow/traces"
+EXPERIMENTS = "/api/2.0/mlflow/experiments"
 
 
-def connect(address: Address) -> Backend:
-    """The client of the mlflow backend at ``address``."""
-    raise UnsupportedError(f"{address}: the mlflow backend is not built yet")
+def connect(address: Address) -> MlflowBackend:
+    """The client of the MLflow tracking server at ``address``, with the credentials of
+    the environment."""
+    default = os.environ.get(TRACKING_URI)
+    if address.host is None and not (default or "").startswith(("http://", "https://")):
+        raise BackendError(
+            f"{address}: name the server (mlflow://HOST:PORT/EXPERIMENT) or set "
+            f"{TRACKING_URI} to its http(s):// address"
+        )
+    token = os.environ.get(TOKEN) or None
+    username, password = os.environ.get(USERNAME), os.environ.get(PASSWORD)
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    auth = (username, password) if username and password and not token else None
+    client = HttpClient(
+        "MLflow",
+        address.http_base(default),
+        extra="mlflow",
+        headers=headers,
+        auth=auth,
+        secrets=[secret for secret in (token, password) if secret],
+    )
+    return MlflowBackend(address, client)
+
+
+class MlflowBackend:
+    """An MLflow tracking server's traces and assessments (see the module)."""
+
+    def __init__(self, address: Address, client: HttpClient) -> None:
+        self.address = address
+        self.client = client
+        self._experiment: str | None = None
+
+    # --- pull ------------------------------------------------------------------------
+
+    def experiment_id(self) -> str:
+        """The id of the experiment the address names (looked up once)."""
+        if self._experiment is not None:
+            return self._experiment
+        name = self.address.project
+        if not name:
+            raise BackendError(f"{self.address}: name the experiment (mlflow://HOST:PORT/NAME)")
+        found = self.client.request(
+            "GET", f"{EXPERIMENTS}/get-by-name", params={"experiment_name": name}, ok=(404,)
+        )
+        if "experiment" not in found and name.isdigit():
+            found = self.client.request(
+                "GET", f"{EXPERIMENTS}/get", params={"experiment_id": name}, ok=(404,)
+            )
+        experiment = found.get("experiment") if isinstance(found, Mapping) else None
+        if not isinstance(experiment, Mapping) or "experiment_id" not in experiment:
+            raise BackendError(f"{self.address}: MLflow has no experiment named {name!r}")
+        self._experiment = str(experiment["experiment_id"])
+        return self._experiment
+
+    def infos(self, filters: PullFilters) -> Iterator[dict[str, Any]]:
+        """The trace infos the filters select, page by page, first started first."""
+        body: dict[str, Any] = {
+            "locations": [
+                {
+                    "type": "MLFLOW_EXPERIMENT",
+                    "mlflow_experiment": {"experiment_id": self.experiment_id()},
+                }
+            ],
+            "max_results": PAGE_SIZE,
+            "order_by": list(ORDER_BY),
+        }
+        text = filter_string(filters)
+        if text:
+            body["filter"] = text
+        while True:
+            reply = self.client.post(f"{TRACES}/search", body) or {}
+            for info in reply.get("traces") or []:
+                if isinstance(info, Mapping) and matches(info, filters):
+                    yield dict(info)
+            token = reply.get("next_page_token")
+            if not token:
+                return
+            body["page_token"] = token
+
+    def traces(self, trace_ids: Sequence[str]) -> dict[str, Any]:
+        """The complete traces (info and spans) of ``trace_ids``, by id, in one request."""
+        reply = self.client.get(f"{TRACES}/batchGet", params={"trace_ids": list(trace_ids)})
+        found: dict[str, Any] = {}
+        for trace in (reply or {}).get("traces") or []:
+            found[trace_id_of(trace_info(trace))] = trace
+        return found
+
+    def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
+        """Each trace (or session) the filters select as a sample, or the RecordError
+        saying why it is not one."""
+        infos = self.infos(filters)
+        if filters.group_by == "session":
+            groups: dict[str, tuple[str | None, list[str]]] = {}
+            for info in infos:
+                trace_id, session = trace_id_of(info), session_of(info)
+                # a trace that names no session is a conversation of its own
+                groups.setdefault(session or trace_id, (session, []))[1].append(trace_id)
+            chosen = islice(groups.items(), filters.limit)
+            for position, (key, (session, members)) in enumerate(chosen):
+                traces = {}
+                for start in range(0, len(members), PAGE_SIZE):
+                    traces.update(self.traces(members[start : start + PAGE_SIZE]))
+                yield self._outcome(position, key, members, traces, skipped, session)
+            return
+        position = 0
+        selected = islice(infos, filters.limit)
+        while page := [trace_id_of(info) for info in islice(selected, PAGE_SIZE)]:
+            traces = self.traces(page)
+            for trace_id in page:
+                yield self._outcome(position, trace_id, [trace_id], traces, skipped, None)
+                position += 1
+
+    def _outcome(
+        self,
+        position: int,
+        key: str,
+        members: list[str],
+        traces: Mapping[str, Any],
+        skipped: Skipped,
+        session: str | None,
+    ) -> Outcome:
+        """The conversation of the traces ``members`` (a trace, or ``session``'s) as a
+        sample with its origin, or a RecordError naming ``key``."""
+        missing = [trace_id for trace_id in members if trace_id not in traces]
+        if missing:
+            rule = f"MLflow returned no trace {missing[0]!r} (deleted while pulling?)"
+            return RecordError(self.address.text, position, None, rule, kind="trace", record_id=key)
+        found = [traces[trace_id] for trace_id in members]
+        options = Options(skipped=skipped)
+        try:
+            if session is None:
+                (conversation,) = read_traces(found, "trace", options)
+                messages = conversation.messages
+            else:
+                messages = session_messages(found, options)
+            roots = [root_span_id(trace) for trace in found]
+            origin = Origin(
+                system="mlflow",
+                location=self.address.text,
+                project=self.experiment_id(),
+                trace_ids=tuple(members),
+                root_ids=tuple(root for root in roots if root) if all(roots) else (),
+                session_id=session,
+            )
+            return MultiTurnSample(id=key, user_input=messages, origin=origin)
+        except (ConversionError, ValidationError) as error:
+            what = "trace" if session is None else "session"
+            return RecordError(
+                self.address.text,
+                position,
+                None,
+                f"{what} {key}: {error}",
+                kind="trace",
+                record_id=key,
+            )
+
+    # --- push ------------------------------------------------------------------------
+
+    def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
+        """Write each score as a feedback assessment on its trace, updating the one of the
+        same name from tracegrade that is there already (and removing any second one)."""
+        outcome = PushOutcome()
+        known: dict[str, list[dict[str, Any]]] = {}
+        for score in scores:
+            origin = score.origin
+            if origin.system != "mlflow" or not origin.trace_ids:
+                outcome.refused.append((score, f"not pulled from MLflow ({origin.system})"))
+                continue
+            trace_id = origin.trace_ids[-1]  # a session's last trace: MLflow has no session object
+            if trace_id not in known:
+                reply = self.client.request("GET", f"{TRACES}/{trace_id}", ok=(404,))
+                if reply.get("status") == 404:
+                    outcome.refused.append((score, f"MLflow has no trace {trace_id!r}"))
+                    continue
+                info = trace_info(reply)
+                known[trace_id] = [dict(a) for a in info.get("assessments") or []]
+            mine = [a for a in known[trace_id] if _ours(a, score.key)]
+            body = _assessment(score, trace_id)
+            if mine:
+                first = mine[0]["assessment_id"]
+                path = f"{TRACES}/{trace_id}/assessments/{first}"
+                update = {
+                    "assessment": {**body, "assessment_id": first},
+                    "update_mask": "feedback,rationale,metadata",
+                }
+                self.client.request("PATCH", path, body=update)
+                for extra in mine[1:]:
+                    extra_path = f"{TRACES}/{trace_id}/assessments/{extra['assessment_id']}"
+                    self.client.request("DELETE", extra_path, ok=(404,))
+                    known[trace_id].remove(extra)
+                outcome.updated += 1
+            else:
+                reply = self.client.post(f"{TRACES}/{trace_id}/assessments", {"assessment": body})
+                known[trace_id].append(dict((reply or {}).get("assessment") or body))
+                outcome.created += 1
+        return outcome
+
+    def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
+        """Not read from MLflow yet (its evaluation datasets)."""
+        raise UnsupportedError(f"{self.address}: MLflow evaluation datasets are not read yet")
+
+    def close(self) -> None:
+        """Close the connections."""
+        self.client.close()
+
+
+def _ours(assessment: Mapping[str, Any], name: str) -> bool:
+    """Whether ``assessment`` is tracegrade's feedback named ``name``."""
+    source = assessment.get("source") or {}
+    return (
+        assessment.get("assessment_name") == name
+        and isinstance(source, Mapping)
+        and source.get("source_type") == SOURCE["source_type"]
+        and source.get("source_id") == SOURCE["source_id"]
+        and "feedback" in assessment
+    )
+
+
+def _assessment(score: PushedScore, trace_id: str) -> dict[str, Any]:
+    """The feedback assessment of ``score`` on ``trace_id``."""
+    metadata = {"tracegrade.metric": score.metric, "tracegrade.sample_id": str(score.sample_id)}
+    label = score.label if score.value is not None else "not applicable"
+    if label:
+        metadata["tracegrade.label"] = label
+    body: dict[str, Any] = {
+        "assessment_name": score.key,
+        "trace_id": trace_id,
+        "source": dict(SOURCE),
+        "feedback": {"value": score.value},
+        "metadata": metadata,
+    }
+    if score.reason:
+        body["rationale"] = score.reason
+    return body
