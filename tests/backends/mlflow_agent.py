@@ -18,7 +18,6 @@ from typing import Any
 
 import mlflow
 import openai
-
 from tests.judge.server import JudgeServer, Reply
 
 CONVERSATIONS = [
@@ -108,9 +107,7 @@ def run(question: str, session: str, team: str) -> list[Any]:
     messages.append({"role": "user", "content": question})
     calls = []
     while True:
-        reply = CLIENT[0].chat.completions.create(
-            model="stand-in", messages=messages, tools=TOOLS
-        )
+        reply = CLIENT[0].chat.completions.create(model="stand-in", messages=messages, tools=TOOLS)
         message = reply.choices[0].message
         messages.append(message.model_dump(exclude_none=True))
         if not message.tool_calls:

@@ -18,6 +18,7 @@ updated (``PATCH``), else one is created.
 
 from __future__ import annotations
 
+import base64
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
@@ -68,15 +69,18 @@ def connect(address: Address) -> MlflowBackend:
         )
     token = os.environ.get(TOKEN) or None
     username, password = os.environ.get(USERNAME), os.environ.get(PASSWORD)
-    headers = {"authorization": f"Bearer {token}"} if token else {}
-    auth = (username, password) if username and password and not token else None
+    secrets = []
+    headers = {}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+        secrets.append(token)
+    elif username and password:
+        # written here rather than left to httpx, so that the encoded pair is a secret too
+        pair = base64.b64encode(f"{username}:{password}".encode()).decode()
+        headers["authorization"] = f"Basic {pair}"
+        secrets += [password, pair]
     client = HttpClient(
-        "MLflow",
-        address.http_base(default),
-        extra="mlflow",
-        headers=headers,
-        auth=auth,
-        secrets=[secret for secret in (token, password) if secret],
+        "MLflow", address.http_base(default), extra="mlflow", headers=headers, secrets=secrets
     )
     return MlflowBackend(address, client)
 
@@ -188,8 +192,10 @@ class MlflowBackend:
         options = Options(skipped=skipped)
         try:
             if session is None:
-                (conversation,) = read_traces(found, "trace", options)
-                messages = conversation.messages
+                conversations = read_traces(found, "trace", options)
+                if not conversations:  # every call in it was set apart (counted)
+                    raise ConversionError("none of its model calls or tool runs is the agent's")
+                messages = conversations[0].messages
             else:
                 messages = session_messages(found, options)
             roots = [root_span_id(trace) for trace in found]
