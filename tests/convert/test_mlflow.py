@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tracegrade.convert import ConversionError, convert_messages
+from tracegrade.convert import ConversionError, convert_messages, detect_source
 from tracegrade.convert._base import Options
 from tracegrade.convert.mlflow import read_traces, root_span_id, session_messages
 from tracegrade.model.messages import AIMessage, HumanMessage, ToolMessage
@@ -33,7 +33,8 @@ def _client_spans(trace: dict[str, Any]) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("name", ["weather_rest.json", "weather_client.json"])
 def test_both_forms_give_the_calls_results_and_usage(name: str) -> None:
-    messages = convert_messages(_load(name), source="mlflow")
+    assert detect_source(_load(name)) == "mlflow"
+    messages = convert_messages(_load(name), source="auto")
     assert [type(m) for m in messages] == [HumanMessage, AIMessage, ToolMessage, AIMessage]
     question, call, result, answer = messages
     assert question.content == "What is the weather in Paris?"  # the system prompt is not a turn
