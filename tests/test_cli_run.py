@@ -322,8 +322,8 @@ def test_a_config_file_error_exits_2(workdir: Path, capsys: pytest.CaptureFixtur
         "'metric' (did you mean 'metrics'?); known keys: concurrency, criteria, fail_under, "
         "judge_base_url, judge_cache_max_age_days, judge_cache_max_mb, judge_max_attempts, "
         "judge_model, judge_provider, judge_timeout, matching, max_cost, max_p90_latency, "
-        "metrics, out, pass_k, prices, progress, references, sample_deadline, source, success, "
-        "thresholds, tools\n"
+        "metrics, out, pass_k, prices, progress, pull, references, sample_deadline, source, "
+        "success, thresholds, tools\n"
     )
     # --no-config gets past it
     assert evaluate("data.jsonl", "-m", "tool_call_f1", "--no-config", "--progress", "off") == 0

@@ -12,8 +12,8 @@ KNOWN_KEYS = (
     "concurrency, criteria, fail_under, judge_base_url, judge_cache_max_age_days, "
     "judge_cache_max_mb, judge_max_attempts, judge_model, judge_provider, judge_timeout, "
     "matching, max_cost, max_p90_latency, "
-    "metrics, out, pass_k, prices, progress, references, sample_deadline, source, success, "
-    "thresholds, tools"
+    "metrics, out, pass_k, prices, progress, pull, references, sample_deadline, source, "
+    "success, thresholds, tools"
 )
 TABLE = '[tool.tracegrade]\nmetrics = ["tool_call_f1"]\n'
 

@@ -28,6 +28,7 @@ PUBLIC = {
         "to_openai",
     ],
     "tracegrade.io.dataset": ["EvaluationDataset", "iter_jsonl"],
+    "tracegrade.backends.traces": ["Traces", "pull"],
     "tracegrade.errors": [
         "InputError",
         "MissingFieldError",

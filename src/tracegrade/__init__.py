@@ -15,6 +15,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+    from .backends.traces import Traces, pull
     from .convert import ConversionError, convert_messages, sample_from_messages, to_openai
     from .errors import (
         InputError,
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
 
 
 _MODULE_OF = {
+    "Traces": "backends.traces",
+    "pull": "backends.traces",
     "ConversionError": "convert",
     "convert_messages": "convert",
     "sample_from_messages": "convert",
@@ -216,6 +219,7 @@ __all__ = [
     "TopicAdherenceScore",
     "TracegradeError",
     "TracegradeWarning",
+    "Traces",
     "TrajectoryJudge",
     "TrajectoryMatch",
     "__version__",
@@ -231,6 +235,7 @@ __all__ = [
     "load_run",
     "optional",
     "parse_message",
+    "pull",
     "read_prices",
     "report_results_file",
     "sample_from_messages",

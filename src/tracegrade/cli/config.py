@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, get_args
 
 import msgspec
 
+from ..backends.base import is_backend_url
 from ..errors import TracegradeError
 
 CONFIG_NAME = "tracegrade.toml"
@@ -87,11 +88,15 @@ class ProjectConfig:
     matching: dict[str, dict[str, Any]] | None = None
     tools: Path | None = None
     prices: Path | None = None
-    references: Path | None = None
+    references: Path | str | None = None
+    """A references file (absolute, as ``out``), or a backend dataset's URL."""
     success: str | None = None
     max_cost: float | None = None
     max_p90_latency: float | None = None
     criteria: dict[str, dict[str, Any]] | None = None
+    pull: dict[str, Any] | None = None
+    """The ``[pull]`` table: filters of a backend input, keyed as
+    :func:`tracegrade.pull`'s arguments (see :mod:`tracegrade.cli.pull_flags`)."""
     path: Path
 
 
@@ -205,6 +210,7 @@ class _Settings(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     max_cost: _Limit | None = None
     max_p90_latency: _Limit | None = None
     criteria: dict[_Text, dict[str, Any]] | None = None
+    pull: dict[_Text, Any] | None = None
 
 
 _FIELDS: tuple[str, ...] = _Settings.__struct_fields__
@@ -240,7 +246,13 @@ _RULES: dict[str, tuple[str, str | None]] = {
     "tools": ("must be the path of a JSON file of tool definitions (for tool_call_validity)", None),
     "prices": ("must be the path of a prices file (TOML or JSON; see docs/behaviour.md)", None),
     "references": (
-        "must be the path of a references file (JSON Lines; see docs/runner.md)",
+        "must be the path of a references file (JSON Lines; see docs/runner.md) or a "
+        "backend dataset's URL (see docs/backends.md)",
+        None,
+    ),
+    "pull": (
+        'must be a table of filters for a backend input, e.g. [pull] since = "24h" '
+        "(see docs/backends.md)",
         None,
     ),
     "success": ("must be the name of one of the run's metrics", None),
@@ -303,7 +315,7 @@ def _parse(path: Path, table: Mapping[str, Any], prefix: str) -> ProjectConfig:
         fields["tools"] = (path.parent / settings.tools).resolve()
     if settings.prices is not None:
         fields["prices"] = (path.parent / settings.prices).resolve()
-    if settings.references is not None:
+    if settings.references is not None and not is_backend_url(settings.references):
         fields["references"] = (path.parent / settings.references).resolve()
     return ProjectConfig(**fields, path=path)
 
@@ -534,8 +546,58 @@ def _check_criteria(tables: dict[str, dict[str, Any]], key: _Key) -> None:
         raise ConfigError(key.path, inner, rule or str(error)) from None
 
 
+PULL_KEYS = (
+    "since",
+    "until",
+    "trace_ids",
+    "session_ids",
+    "tags",
+    "metadata",
+    "limit",
+    "group_by",
+)
+"""The keys of the ``[pull]`` table."""
+
+
+def _check_pull(table: dict[str, Any], key: _Key) -> None:
+    """Each ``[pull]`` key is a filter, its value of the filter's type."""
+    from ..backends.base import BackendError
+    from ..backends.traces import point_in_time
+
+    for name, value in table.items():
+        where = key.child(name)
+        if name not in PULL_KEYS:
+            raise where.error(
+                f"unknown key{_suggestion(name, list(PULL_KEYS))}; the pull's keys are "
+                + ", ".join(PULL_KEYS)
+            )
+        if name in ("since", "until"):
+            try:
+                point_in_time(value, name)
+            except BackendError as error:
+                raise where.error(f"{error}, got {_got(value)}") from None
+        elif name in ("trace_ids", "session_ids", "tags") and not (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        ):
+            raise where.error(f"must be an array of non-empty strings, got {_got(value)}")
+        elif name == "metadata" and not (
+            isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+        ):
+            raise where.error(
+                f'must be a table of key = "value" strings, e.g. {{ env = "prod" }}, '
+                f"got {_got(value)}"
+            )
+        elif name == "limit" and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise where.error(f"{_COUNT}, got {_got(value)}")
+        elif name == "group_by" and value not in ("trace", "session"):
+            raise where.error(f"must be 'trace' or 'session', got {_got(value)}")
+
+
 _MEANING: dict[str, Callable[[Any, _Key], None]] = {
     "criteria": _check_criteria,
+    "pull": _check_pull,
     "matching": _check_matching,
     "metrics": _check_metrics,
     "source": _check_source,

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._json import loads
+from ..backends.base import BackendError
+from ..backends.traces import Traces
 from ..errors import (
     InputError,
     JudgeCacheError,
@@ -27,6 +29,7 @@ from ..metrics.base import Metric
 from ..metrics.judged import judged_metrics
 from ..metrics.registry import MetricSpecError, build_metric, options_of, set_matching
 from ..run.progress import ProgressMode
+from ..run.pulled import RESUME_REFUSED
 from ..run.results import EvaluationResult, SummaryAccumulator
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import (
@@ -39,6 +42,7 @@ from ..run.session import (
     choose_workers,
 )
 from .config import ProjectConfig, criteria_metrics, find_config, load_config
+from .pull_flags import PullUsageError, backend_input, given_filters
 from .signals import signals_deferred, sigterm_as_interrupt
 
 if TYPE_CHECKING:
@@ -110,6 +114,13 @@ class Settings:
     dask_scheduler: str | None = None
     """The address of a Dask scheduler to run on."""
     notes: list[str] = field(default_factory=list)
+    pull: Traces | None = None
+    """The backend's traces when ``data`` is a backend URL, with the pull's filters."""
+
+    @property
+    def input(self) -> str | Traces:
+        """What the run reads: the pull, or the file ``data``."""
+        return self.data if self.pull is None else self.pull
 
 
 def project_config(arguments: argparse.Namespace) -> ProjectConfig | None:
@@ -175,6 +186,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         dask_local=arguments.dask_local,
         dask_scheduler=arguments.dask_scheduler,
     )
+    _check_pull(settings, arguments, chosen)
     if settings.references_override and settings.references is None:
         raise UsageError("--references-override goes with --references FILE")
     if settings.references is not None and (settings.dask_local or settings.dask_scheduler):
@@ -207,6 +219,35 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         arguments.max_p90_latency, chosen.max_p90_latency, "--max-p90-latency"
     )
     return settings
+
+
+def _check_pull(settings: Settings, arguments: argparse.Namespace, config: ProjectConfig) -> None:
+    """Read the pull flags into ``settings.pull`` for a backend input (refusing them
+    for a file), and refuse what a pull cannot do: ``--source``, ``--resume``, Dask."""
+    try:
+        settings.pull = backend_input(
+            settings.data, given_filters(arguments), config.pull, settings.notes
+        )
+    except PullUsageError as error:
+        raise UsageError(str(error)) from None
+    if settings.pull is None:
+        return
+    url = settings.pull.url
+    if arguments.source is not None:
+        raise UsageError(
+            f"--source does not apply to a backend ({url}): its traces are read in the "
+            "backend's own format"
+        )
+    if settings.source != NATIVE_SOURCE:
+        settings.notes.append(f"the config's source does not apply to a backend ({url})")
+        settings.source = NATIVE_SOURCE
+    if settings.resume:
+        raise UsageError(f"--resume: a run over {url} {RESUME_REFUSED}")
+    if settings.dask_local or settings.dask_scheduler:
+        raise UsageError(
+            f"a backend input ({url}) is not scored on a Dask cluster: save the pull with "
+            "'tracegrade convert URL FILE' and score that file on the cluster"
+        )
 
 
 def _configured_criteria(config: ProjectConfig) -> dict[str, Metric]:
@@ -250,7 +291,7 @@ def worker_count(settings: Settings) -> int:
     tracegrade JSONL file of 1 MiB or more (:func:`~tracegrade.run.session.choose_workers`);
     one for runs that cannot use several, with a note when more were asked for."""
     choice = choose_workers(
-        settings.data,
+        settings.input,
         settings.metrics,
         workers=settings.workers or "auto",
         source=settings.source,
@@ -468,7 +509,7 @@ def run(settings: Settings) -> int:
     # not need it, and the parent imports it while they score.
     try:
         evaluation = EvaluationRun(
-            settings.data,
+            settings.input,
             settings.metrics,
             concurrency=settings.concurrency,
             source=settings.source,
@@ -488,8 +529,9 @@ def run(settings: Settings) -> int:
             references=settings.references,
             references_override=settings.references_override,
         )
-    except (OSError, RecordError, ReferencesError) as error:  # the input (or the prices
-        # or references file) is missing or a folder; or a references file breaks a rule
+    except (OSError, RecordError, ReferencesError, BackendError) as error:  # the input
+        # (or the prices or references file) is missing or a folder; a references file
+        # breaks a rule; or a backend (a references dataset's) cannot serve it
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError, LookupError) as error:
@@ -506,7 +548,7 @@ def run(settings: Settings) -> int:
             return EXIT_USAGE
         except KeyboardInterrupt:
             return _stopped(settings, terminated=termination.received)
-        except (InputError, OSError, WorkerError) as error:
+        except (InputError, OSError, WorkerError, BackendError) as error:
             if termination.received:  # the stop broke something on its way out
                 return _stopped(settings, terminated=True)
             # a problem after the outputs were opened leaves rows to resume from (a
@@ -522,6 +564,8 @@ def run(settings: Settings) -> int:
 def _resume_hint(settings: Settings) -> str:
     if settings.out is None:
         return ""
+    if settings.pull is not None:  # a pull is not resumed (see tracegrade.run.pulled)
+        return f"; the rows so far are in {settings.out}"
     return f"; the rows so far are in {settings.out}: finish with --resume"
 
 

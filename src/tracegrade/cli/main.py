@@ -31,11 +31,13 @@ import inspect
 import sys
 import warnings
 from collections.abc import Sequence
+from dataclasses import replace
 from enum import Enum
 from typing import Any
 
 from .._json import dumps
 from .._version import __version__
+from ..backends.traces import Traces
 from ..errors import InputError, SampleWarning, TracegradeWarning
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
@@ -53,6 +55,7 @@ from .evaluate import (
     resolve,
     run,
 )
+from .pull_flags import PullUsageError, add_pull_arguments, backend_input, given_filters
 from .report import add_report_command, run_report
 from .serve import add_serve_command, run_serve
 from .values import seconds, whole_number
@@ -102,7 +105,8 @@ def _add_evaluate(commands: Any) -> None:
     run.add_argument(
         "data",
         help="a JSONL file, one sample per line (or see --source); gzip is unpacked, "
-        "- reads standard input",
+        "- reads standard input; or a backend URL such as phoenix://HOST:PORT/PROJECT "
+        "(see docs/backends.md and the backend input flags)",
     )
     run.add_argument(
         "--metric",
@@ -269,6 +273,7 @@ def _add_evaluate(commands: Any) -> None:
         help="score on the Dask cluster of this scheduler; DATA (a file or a quoted glob "
         "pattern) and --out must be on storage every worker shares (see docs/distributed.md)",
     )
+    add_pull_arguments(run)
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
     run.add_argument(
         "--no-config", action="store_true", help="ignore tracegrade.toml and pyproject.toml"
@@ -278,11 +283,12 @@ def _add_evaluate(commands: Any) -> None:
 def _add_references(command: Any) -> None:
     command.add_argument(
         "--references",
-        metavar="FILE",
+        metavar="FILE|URL",
         help="join references onto the records by sample id (a converted trace's id is its "
         "trace or session id): a JSON Lines file, one object per sample with its 'id' and "
         "any of reference, reference_tool_calls, reference_tool_calls_per_turn, "
-        "reference_topics, reference_handoffs, task_id (see docs/runner.md)",
+        "reference_topics, reference_handoffs, task_id (see docs/runner.md); or a backend "
+        "dataset, SCHEME://HOST:PORT/datasets/NAME (see docs/backends.md)",
     )
     command.add_argument(
         "--references-override",
@@ -304,13 +310,17 @@ def _add_convert(commands: Any) -> None:
     convert.add_argument(
         "input",
         metavar="IN",
-        help="a .json file or a JSON Lines file (gzip too), or - for standard input",
+        help="a .json file or a JSON Lines file (gzip too), or - for standard input; or "
+        "a backend URL such as phoenix://HOST:PORT/PROJECT (see docs/backends.md)",
     )
     convert.add_argument(
         "output", metavar="OUT", help="the tracegrade JSONL file to write, or - for standard output"
     )
     convert.add_argument(
-        "--from", dest="source", choices=SOURCES, default="auto", help="the input's format"
+        "--from",
+        dest="source",
+        choices=SOURCES,
+        help="the input file's format (default auto); a backend's is its own",
     )
     convert.add_argument(
         "--metadata", action="store_true", help="keep everything the source carries"
@@ -322,11 +332,12 @@ def _add_convert(commands: Any) -> None:
     )
     convert.add_argument(
         "--group-by",
-        choices=("trace", "conversation"),
-        default="trace",
-        help="otel/openinference: one sample per trace or per conversation id",
+        choices=("trace", "conversation", "session"),
+        help="otel/openinference files and backends: one sample per trace (default) or "
+        "per conversation (session) id",
     )
     _add_references(convert)
+    add_pull_arguments(convert, group_by=False)
 
 
 def _option(key: str, default: Any) -> str:
@@ -359,34 +370,47 @@ def _list_metrics() -> None:
 
 def _convert(arguments: argparse.Namespace) -> int:
     """Write the good records, report each bad one; exit 3 if any was bad, when a file
-    cannot be read or written, or when spans are found but nothing can be read from
-    them (one line naming the file; OUT is then left as it was)."""
+    cannot be read or written, a backend cannot be read, or when spans are found but
+    nothing can be read from them (one line naming the file; OUT is then left as it
+    was). A backend input's samples keep their origin."""
+    from ..backends.base import BackendError
     from ..convert._base import NothingReadError
     from ..convert.records import ConversionSettings
     from ..io.conversations import convert_file
     from ..io.files import check_input, is_standard_stream, open_output
 
+    group = arguments.group_by or "trace"
+    try:
+        traces = _convert_pull(arguments, group)
+    except UsageError as error:
+        print(f"tracegrade: {error}", file=sys.stderr)
+        return EXIT_USAGE
     settings = ConversionSettings(
-        arguments.source,
+        arguments.source or "auto",
         arguments.metadata,
         "keep" if arguments.keep_invalid_arguments else "raise",
-        arguments.group_by,
+        "trace" if group == "trace" else "conversation",
     )
     written = rejected = 0
     references = None
     try:
-        check_input(arguments.input, "conversation")
+        if traces is None:
+            check_input(arguments.input, "conversation")
         if arguments.references is not None:
-            from ..io.references import read_references
+            from ..backends.datasets import load_references
 
-            references = read_references(
+            references = load_references(
                 arguments.references, override=arguments.references_override
             )
         elif arguments.references_override:
             print("tracegrade: --references-override goes with --references", file=sys.stderr)
             return EXIT_USAGE
         with open_output(arguments.output) as out:
-            outcomes = convert_file(arguments.input, settings)
+            outcomes = (
+                convert_file(arguments.input, settings)
+                if traces is None
+                else traces.outcomes(settings.skipped)
+            )
             for outcome in outcomes if references is None else references.join(outcomes):
                 assert outcome is not None  # nothing is skipped here
                 if isinstance(outcome, InputError):
@@ -395,7 +419,8 @@ def _convert(arguments: argparse.Namespace) -> int:
                     continue
                 out.write(dumps(outcome.to_dict()) + b"\n")
                 written += 1
-    except (OSError, NothingReadError, InputError) as error:  # each names its file
+    except (OSError, NothingReadError, InputError, BackendError) as error:  # each names
+        # its file, or its backend and request
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     target = "standard output" if is_standard_stream(arguments.output) else arguments.output
@@ -411,6 +436,33 @@ def _convert(arguments: argparse.Namespace) -> int:
         if note is not None:
             print(f"tracegrade: warning: {note}", file=sys.stderr)
     return EXIT_INPUT if rejected else EXIT_OK
+
+
+def _convert_pull(arguments: argparse.Namespace, group: str) -> Traces | None:
+    """The traces to convert when the input is a backend URL (its filters from the
+    flags; ``group`` ``conversation`` is a session there), else ``None``, after
+    refusing the pull flags for a file. UsageError for a flag that does not apply."""
+    filters = given_filters(arguments)
+    filters.pop("group_by", None)  # convert's own --group-by, for files too
+    try:
+        traces = backend_input(arguments.input, filters, None, [])
+    except PullUsageError as error:
+        raise UsageError(str(error)) from None
+    if traces is None:
+        return None
+    for flag, given in (
+        ("--from", arguments.source is not None),
+        ("--metadata", arguments.metadata),
+        ("--keep-invalid-arguments", arguments.keep_invalid_arguments),
+    ):
+        if given:
+            raise UsageError(
+                f"{flag} applies to a file; a backend's traces ({traces.url}) are read in "
+                "its own format"
+            )
+    if group != "trace":
+        traces = replace(traces, filters=replace(traces.filters, group_by="session"))
+    return traces
 
 
 def show_warnings_once() -> None:

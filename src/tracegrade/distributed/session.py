@@ -120,6 +120,14 @@ def evaluate_distributed(
     partitions in all, scored this time and kept from before.
     """
 
+    from ..backends.traces import as_traces
+
+    pulled = as_traces(data)
+    if pulled is not None:
+        raise ValueError(
+            f"a backend's traces ({pulled.url}) are not scored on a Dask cluster: save the "
+            "pull with 'tracegrade convert URL FILE' and score that file"
+        )
     _check_count("concurrency", concurrency)
     if total_concurrency is not None:
         _check_count("total_concurrency", total_concurrency)

@@ -132,6 +132,13 @@ class EvaluationDataset:
         return dataset
 
     @classmethod
+    def from_stream(cls, read: Callable[[], Iterator[Outcome]]) -> EvaluationDataset:
+        """A dataset streamed from ``read()``, called anew for each pass over it; each
+        record it yields is a sample or the RecordError rejecting one (a backend's
+        traces: see :meth:`tracegrade.backends.traces.Traces.dataset`)."""
+        return cls._streaming(read)
+
+    @classmethod
     def from_list(
         cls, records: Iterable[Mapping[str, Any]], *, sample_type: SampleType | None = None
     ) -> EvaluationDataset:

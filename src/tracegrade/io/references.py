@@ -25,14 +25,14 @@ The rules of the join (:meth:`References.join`):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike, fspath
 from typing import Annotated, Any
 
 import msgspec
 
-from .._json import loads, numbered_lines
+from .._json import dumps, loads, numbered_lines
 from ..errors import FileReadError, RecordError, ReferencesError, ValidationError, os_problem
 from ..model._base import Model, convert
 from ..model.decoding import Outcome
@@ -81,6 +81,8 @@ class References:
     entries: dict[str | int, Reference]
     override: bool = False
     matched: set[str | int] = field(default_factory=set)
+    kind: str = "line"
+    """What errors call a place of ``path``: a file's ``line``, a dataset's ``item``."""
 
     def describe(self) -> str:
         """How the run record names this file: its path and content hash."""
@@ -147,7 +149,7 @@ class References:
             return self._error(reference, where or None, key, f"sample {key!r}: {rule}")
 
     def _error(self, reference: Reference, name: str | None, key: str | int, rule: str) -> Outcome:
-        return RecordError(self.path, reference.line, name, rule, kind="line", record_id=key)
+        return RecordError(self.path, reference.line, name, rule, kind=self.kind, record_id=key)
 
 
 def _plain(value: Any) -> Any:
@@ -166,15 +168,47 @@ def read_references(path: str | PathLike[str], *, override: bool = False) -> Ref
         raise FileReadError(
             f"cannot read the references file {name}: {os_problem(error)}", name, error.errno
         ) from error
+    numbered = (
+        (number, _json_line(line, number, name))
+        for number, line in numbered_lines(data.split(b"\n"))
+    )
+    entries = _entries(numbered, name)
+    return References(name, hashlib.sha256(data).hexdigest(), entries, override)
+
+
+def references_from_lines(
+    lines: Iterable[Mapping[str, Any]], name: str, *, override: bool = False
+) -> References:
+    """References given as objects in memory (a backend dataset's items, each a
+    references line), checked as a file's lines are; ``name`` stands for the file in
+    errors and in the run record, and each object's place (from 1) for its line. The
+    fingerprint is the SHA-256 of the objects as JSON Lines."""
+    kept: list[tuple[int, Any]] = []
+    digest = hashlib.sha256()
+    for number, line in enumerate(lines, 1):
+        kept.append((number, line))
+        try:
+            digest.update(dumps(line) + b"\n")
+        except (TypeError, ValueError) as error:
+            raise RecordError(name, number, None, f"not JSON: {error}", kind="item") from None
+    entries = _entries(kept, name, "item")
+    return References(name, digest.hexdigest(), entries, override, kind="item")
+
+
+def _entries(
+    numbered: Iterable[tuple[int, Any]], name: str, kind: str = "line"
+) -> dict[str | int, Reference]:
+    """Each line's references by id, each line checked (errors call its place
+    ``kind``); ReferencesError for an id given twice."""
     entries: dict[str | int, Reference] = {}
-    for number, line in numbered_lines(data.split(b"\n")):
-        entry = _read_line(line, number, name)
+    for number, record in numbered:
+        entry = _read_line(record, number, name, kind)
         key = entry.id
         earlier = entries.get(key)
         if earlier is not None:
             raise ReferencesError(
-                f"{name}: the id {key!r} is given twice, on lines {earlier.line} and {number}; "
-                "give each sample's references on one line"
+                f"{name}: the id {key!r} is given twice, on {kind}s {earlier.line} and "
+                f"{number}; give each sample's references on one {kind}"
             )
         fields = {
             each: getattr(entry, each)
@@ -182,22 +216,26 @@ def read_references(path: str | PathLike[str], *, override: bool = False) -> Ref
             if getattr(entry, each) is not None
         }
         entries[key] = Reference(number, fields)
-    return References(name, hashlib.sha256(data).hexdigest(), entries, override)
+    return entries
 
 
-def _read_line(line: bytes, number: int, name: str) -> _ReferenceLine:
+def _json_line(line: bytes, number: int, name: str) -> Any:
     try:
-        record = loads(line)
+        return loads(line)
     except ValueError as error:
         raise RecordError(name, number, None, f"not valid JSON: {error}") from None
-    if not isinstance(record, dict):
-        raise RecordError(name, number, None, "a references line must be a JSON object")
+
+
+def _read_line(record: Any, number: int, name: str, kind: str = "line") -> _ReferenceLine:
+    if not isinstance(record, Mapping):
+        raise RecordError(name, number, None, "a references line must be a JSON object", kind=kind)
     if "id" not in record or type(record["id"]) not in (str, int):
         raise RecordError(
             name,
             number,
             "id",
             "each references line needs the sample's id (a string or an integer)",
+            kind=kind,
         )
     for key in record:
         if key != "id" and key not in REFERENCE_FIELDS:
@@ -207,11 +245,14 @@ def _read_line(line: bytes, number: int, name: str) -> _ReferenceLine:
                 str(key),
                 f"not a reference field; a references line gives its id and any of "
                 f"{', '.join(REFERENCE_FIELDS)}",
+                kind=kind,
                 record_id=record["id"],
             )
     try:
         entry: _ReferenceLine = convert(record, _ReferenceLine, parsed_json=True)
     except ValidationError as error:
         (where, rule), *_ = error.problems
-        raise RecordError(name, number, where or None, rule, record_id=record["id"]) from None
+        raise RecordError(
+            name, number, where or None, rule, kind=kind, record_id=record["id"]
+        ) from None
     return entry

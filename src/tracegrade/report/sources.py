@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..backends.base import is_backend_url
 from ..convert._base import Skipped
 from ..errors import RecordError
 from ..io.files import read_once
@@ -87,6 +88,12 @@ def recorded_inputs(
     paths = [given] if isinstance(given, str) else given
     if not isinstance(paths, list) or not all(isinstance(path, str) for path in paths):
         return None, "The run's input is not known (no run record), so conversations are not shown."
+    if len(paths) == 1 and is_backend_url(paths[0]):
+        return None, (
+            f"The run's input was pulled from a backend ({paths[0]}), which is not read "
+            "again, so conversations are not shown (to see them, save the pull with "
+            "'tracegrade convert URL FILE' and evaluate FILE)."
+        )
     source = str(record.get("source", NATIVE_SOURCE))
     shown = paths[0] if len(paths) == 1 else f"{paths[0]} and {len(paths) - 1} more"
     try:

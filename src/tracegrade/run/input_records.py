@@ -1,6 +1,8 @@
 """The records of a run's input, read one at a time: a dataset, samples (or their dict
-forms) in memory, or a file (tracegrade's JSONL, or a framework's conversations with
-``source``); and how many there are, when that is cheap to know."""
+forms) in memory, a file (tracegrade's JSONL, or a framework's conversations with
+``source``), or traces pulled from an observability backend (a backend URL, or
+:func:`tracegrade.pull`'s :class:`~tracegrade.backends.traces.Traces`); and how many
+there are, when that is cheap to know."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from os import PathLike, fspath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
+from ..backends.traces import Traces, as_traces
 from ..errors import RecordError
 from ..io.dataset import EvaluationDataset, jsonl_outcomes
 from ..io.files import check_input, is_stream
@@ -20,8 +23,11 @@ if TYPE_CHECKING:
     from ..io.references import References
     from ..model.samples import Sample
 
-Data = Union[EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]"]
-"""What a run reads: a dataset, samples or their dict forms, or the path of a file."""
+Data = Union[
+    EvaluationDataset, Iterable["Sample | Mapping[str, Any]"], str, "PathLike[str]", Traces
+]
+"""What a run reads: a dataset, samples or their dict forms, the path of a file, or a
+backend's traces (a backend URL, or :class:`~tracegrade.backends.traces.Traces`)."""
 
 NATIVE_SOURCE = "tracegrade"
 """The ``source`` of tracegrade's own JSONL, one sample's dict form per line."""
@@ -37,16 +43,18 @@ def read_records(
 ) -> Iterator[Outcome | None]:
     """Every input record, in order, as its sample or the RecordError that rejects it.
 
-    ``data`` is a dataset, an iterable of samples or their dict forms, or a file: a
+    ``data`` is a dataset, an iterable of samples or their dict forms, a file: a
     JSONL of samples, or with ``source`` a framework's conversations (see
     :mod:`tracegrade.convert`); ``-`` is standard input, and a gzip file is unpacked as
-    it is read (:mod:`tracegrade.io.files`). Records whose index is in ``skip`` yield
-    ``None`` and, in a JSONL of samples, are not even validated.
+    it is read (:mod:`tracegrade.io.files`); or a backend's traces, pulled page by page
+    as they are read (:mod:`tracegrade.backends.traces`). Records whose index is in
+    ``skip`` yield ``None`` and, in a JSONL of samples, are not even validated.
 
-    What a framework's converter leaves out of a file is counted in ``left_out`` when
-    given (the caller reports it), else said in one ConversionWarning once the file is
-    read. ``references`` (a references file read) are joined onto the records by id
-    (see :mod:`tracegrade.io.references`).
+    What a framework's converter leaves out of a file (or a backend's traces) is
+    counted in ``left_out`` when given (the caller reports it), else said in one
+    ConversionWarning once the input is read. ``references`` (a references file read,
+    or a backend dataset's) are joined onto the records by id (see
+    :mod:`tracegrade.io.references`).
     """
     outcomes = _read_records(data, source, skip, left_out)
     return outcomes if references is None else references.join(outcomes)
@@ -57,6 +65,9 @@ def _read_records(
 ) -> Iterator[Outcome | None]:
     if isinstance(data, SAMPLE_TYPES):
         raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
+    traces = as_traces(data)
+    if traces is not None:
+        return _skipping(_pulled(traces, source, left_out), skip)
     if isinstance(data, (str, PathLike)):
         check_input(data)
         if source is None or source == NATIVE_SOURCE:
@@ -79,7 +90,26 @@ def _read_records(
         )
     if isinstance(data, EvaluationDataset):
         return _skipping(data.outcomes(), skip)
+    assert not isinstance(data, Traces)  # read above
     return _skipping(_parsed(data), skip)
+
+
+def _pulled(traces: Traces, source: str | None, left_out: Skipped | None) -> Iterator[Outcome]:
+    """The conversations of a pull; what the converters leave out counted in
+    ``left_out``, else warned of once the pull is read."""
+    if source is not None and source != NATIVE_SOURCE:
+        raise ValueError(
+            f"source= does not apply to a backend ({traces.url}): its traces are read in "
+            "the backend's own format"
+        )
+    from ..convert._base import Skipped
+    from ..io.conversations import warning_of_left_out
+
+    skipped = left_out if left_out is not None else Skipped()
+    outcomes = traces.outcomes(skipped)
+    if left_out is None:
+        outcomes = warning_of_left_out(outcomes, skipped, traces.url)
+    return outcomes
 
 
 def _parsed(records: Iterable[Any]) -> Iterator[Outcome]:
@@ -98,7 +128,10 @@ def _skipping(outcomes: Iterable[Outcome], skip: Container[int]) -> Iterator[Out
 def count_records(data: Data, *, source: str | None = None) -> int | None:
     """How many records ``data`` holds, when that is cheap to know (for the progress
     bar): the length of an in-memory dataset or list, the non-blank lines of a JSONL
-    file; ``None`` otherwise (standard input and gzip files are read once only)."""
+    file; ``None`` otherwise (standard input and gzip files are read once only, and a
+    backend says how many traces it holds only by being read)."""
+    if as_traces(data) is not None:
+        return None
     if isinstance(data, (str, PathLike)):
         path = Path(data)
         if is_stream(data) or not path.is_file() or path.suffix == ".json":

@@ -283,7 +283,10 @@ class RunOutputs:
             "metrics": [describe_metric(metric) for metric in run.metrics],
             "judge": masked_urls_in(judge) if (judge := describe_judge(run.metrics)) else None,
         }
-        if isinstance(run.data, (str, PathLike)) and not read_once(run.data):
+        from ..backends.traces import as_traces
+
+        pulled = as_traces(run.data) is not None
+        if pulled or (isinstance(run.data, (str, PathLike)) and not read_once(run.data)):
             try:
                 record = run.run_record()
             except OSError:  # gone since it was read: the report will say so

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from .._gc import kept_aside
+from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
 from ..io.files import check_input, once_read_name, read_once
@@ -48,6 +49,7 @@ from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeepRows, keep_limit
 from .outputs import OutputError, OutputPath, RunOutputs, check_outputs
 from .progress import ProgressMode
+from .pulled import check_pull, pull_record
 from .results import EvaluationResult, resolve_thresholds
 from .run_record import describe_judge, describe_metric
 from .runner import (
@@ -149,7 +151,11 @@ class EvaluationRun:
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
-        from_file = isinstance(data, (str, PathLike))
+        self.traces = as_traces(data)
+        """The backend's traces the run pulls, when its input is a backend."""
+        if self.traces is not None:
+            check_pull(self.traces, source, resume)
+        from_file = isinstance(data, (str, PathLike)) and self.traces is None
         if source is not None and source != NATIVE_SOURCE and source not in SOURCES:
             known = ", ".join((NATIVE_SOURCE, *SOURCES))
             raise ValueError(f"unknown source {source!r}; known sources: {known}")
@@ -182,9 +188,9 @@ class EvaluationRun:
         self.references: References | None = None
         """The references file, read and checked, joined onto the records by id."""
         if references is not None:
-            from ..io.references import read_references
+            from ..backends.datasets import load_references
 
-            self.references = read_references(references, override=references_override)
+            self.references = load_references(references, override=references_override)
         elif references_override:
             raise ValueError("references_override=True goes with references=: a references file")
         self.prices = run_prices(prices, metrics)
@@ -217,9 +223,10 @@ class EvaluationRun:
         self.workers_unused = choice.unused
         self._resumed = False
         self.left_out: Skipped | None = None
-        """What the converters of a framework's file left out, reason → count (counted
-        as the file is read; reported in the result, the run record and the summary)."""
-        if source is not None and source != NATIVE_SOURCE:
+        """What the converters of a framework's file (or of a backend's traces) left
+        out, reason → count (counted as the input is read; reported in the result, the
+        run record and the summary)."""
+        if (source is not None and source != NATIVE_SOURCE) or self.traces is not None:
             from ..convert._base import Skipped
 
             self.left_out = Skipped()
@@ -238,6 +245,14 @@ class EvaluationRun:
         """The record written beside the results file (``None`` for records in memory,
         standard input or a pipe, which cannot be resumed: describing a pipe would read
         away its first records)."""
+        if self.traces is not None:
+            return pull_record(
+                self.traces,
+                [describe_metric(metric) for metric in self.metrics],
+                describe_judge(self.metrics),
+                None if self.prices is None else self.prices.version,
+                None if self.references is None else self.references.describe(),
+            )
         if not isinstance(self.data, (str, PathLike)) or read_once(self.data):
             return None
         return RunRecord.describe(
@@ -440,7 +455,11 @@ def evaluate(
     ``data`` is an :class:`EvaluationDataset`, any iterable of samples (or their dict
     forms), or the path of a JSONL file (with ``source``, a framework's conversations):
     ``-`` reads standard input (which cannot be resumed), and a gzip file is unpacked as
-    it is read.
+    it is read. A backend URL (``phoenix://HOST:PORT/PROJECT``), or
+    :func:`tracegrade.pull` for filters, reads the backend's traces page by page, each
+    sample carrying its origin (in one process, and not resumable: see
+    :mod:`tracegrade.run.pulled`). ``references`` is a references file, or a backend
+    dataset's URL (``SCHEME://HOST:PORT/datasets/NAME``), joined onto the records by id.
     ``thresholds`` sets the pass mark per metric name for the pass rates and pass@k of
     metrics that have no ``threshold`` of their own; ``pass_k`` chooses the k of pass@k
     and pass^k over samples sharing a ``task_id``. ``progress=True`` shows a bar on a

@@ -10,6 +10,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Literal, TypeAlias, cast
 
+from ..backends.traces import as_traces
 from ..io.files import check_input, is_stream
 from ..metrics.base import Metric
 from ..metrics.judged import asks_judge
@@ -24,12 +25,15 @@ AUTO_WORKERS_BYTES = 1 << 20
 """From this input size on, ``workers="auto"`` scores in one process per CPU (forked
 workers start in about 10 ms; below a megabyte they save no more than that)."""
 
-Hindrance = Literal["in_memory", "stream", "judged", "source", "rows", "raise_exceptions"]
+Hindrance = Literal[
+    "in_memory", "stream", "backend", "judged", "source", "rows", "raise_exceptions"
+]
 """Why a run is scored in one process whatever ``workers`` says."""
 
 ONE_PROCESS_BECAUSE: Mapping[Hindrance, str] = {
     "in_memory": "records in memory are scored in this process",
     "stream": "standard input and gzip files are read front to back, by one process",
+    "backend": "traces pulled from a backend are read page by page, in one process",
     "judged": "judged metrics wait on the judge concurrently in one process",
     "source": "source= reads a framework's records in one process",
     "rows": "parquet= and keep_rows=True need every row's reasons in one process",
@@ -94,6 +98,8 @@ def _hindrance(
     keep_rows: KeepRows,
     raise_exceptions: bool,
 ) -> Hindrance | None:
+    if as_traces(data) is not None:
+        return "backend"
     if not isinstance(data, (str, PathLike)):
         return "in_memory"
     if is_stream(data):
