@@ -21,6 +21,7 @@ from tests.backends.server_mlflow import PYTHON, QUIET
 from tests.session_servers import session_server
 
 from tracegrade.backends import BackendError, PullFilters, PushedScore, open_backend
+from tracegrade.cli.main import main
 from tracegrade.convert._base import Skipped
 from tracegrade.errors import RecordError
 from tracegrade.model.messages import AIMessage, ToolMessage
@@ -246,3 +247,36 @@ def test_credentials_are_sent_and_never_shown(
     assert "authorization" in text.lower()  # the server saw the header ...
     assert secret not in text and "pw-77e2" not in text  # ... and the error hides it
     assert ("Bearer ***" if "MLFLOW_TRACKING_TOKEN" in variables else "Basic ***") in text
+
+
+def test_the_command_line_scores_a_pull_and_converts_it_by_session(
+    filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    traced = filled.conversations
+    references = tmp_path / "references.jsonl"
+    gold = [
+        {"name": "get_weather", "args": {"city": "Paris"}},
+        {"name": "get_weather", "args": {"city": "Rome"}},  # the agent added instead
+    ]
+    lines = [
+        {"id": c["trace_id"], "reference_tool_calls": [g]}
+        for c, g in zip(traced, gold, strict=False)
+    ]
+    references.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "results.jsonl"
+    argv = ["evaluate", filled.address, "-m", "tool_call_f1", "--tag", "team=blue"]
+    argv += ["--references", str(references), "--out", str(out), "--progress", "off"]
+    assert main([*argv, "--no-config"]) == 0, capsys.readouterr()
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(row["id"], row["metrics"]["tool_call_f1"]["value"]) for row in rows] == [
+        (traced[0]["trace_id"], 1.0),
+        (traced[1]["trace_id"], 0.0),
+    ]
+    assert [row["origin"]["trace_ids"] for row in rows] == [[c["trace_id"]] for c in traced[:2]]
+    pulled = tmp_path / "pulled.jsonl"
+    assert main(["convert", filled.address, str(pulled), "--group-by", "session"]) == 0
+    samples = [json.loads(line) for line in pulled.read_text().splitlines()]
+    assert [(s["id"], s["origin"]["session_id"], len(s["user_input"])) for s in samples] == [
+        ("s-1", "s-1", 8),
+        ("s-2", "s-2", 2),
+    ]
