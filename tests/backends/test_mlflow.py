@@ -21,6 +21,7 @@ from tests.backends.server_mlflow import PYTHON, QUIET
 from tests.session_servers import session_server
 
 from tracegrade.backends import BackendError, PullFilters, PushedScore, open_backend
+from tracegrade.backends.mlflow import MlflowBackend
 from tracegrade.cli.main import main
 from tracegrade.convert._base import Skipped
 from tracegrade.errors import RecordError
@@ -141,6 +142,19 @@ def _assessments(filled: Filled, trace_id: str) -> list[dict[str, Any]]:
     return found
 
 
+def _add_assessment(filled: Filled, trace_id: str, kind: str, who: str) -> None:
+    body = {
+        "assessment": {
+            "assessment_name": "tracegrade.tool_accuracy",
+            "trace_id": trace_id,
+            "source": {"source_type": kind, "source_id": who},
+            "feedback": {"value": 0.9},
+        }
+    }
+    url = f"{filled.url}/api/3.0/mlflow/traces/{trace_id}/assessments"
+    httpx.post(url, json=body, timeout=30).raise_for_status()
+
+
 def _scores(samples: list[MultiTurnSample], value: float) -> list[PushedScore]:
     scores = []
     for sample in samples:
@@ -161,6 +175,9 @@ def test_push_writes_each_score_once_and_a_second_push_updates_it(filled: Filled
         first = backend.push(_scores(samples, 0.5))
         on_session = PushedScore(session[0].origin, "s-1", "goal", 1.0, "done")  # type: ignore[arg-type]
         assert backend.push([on_session]).created == 1
+        # an interrupted push's second copy, and a person's assessment of the same name
+        _add_assessment(filled, traced[0]["trace_id"], "CODE", "tracegrade")
+        _add_assessment(filled, traced[0]["trace_id"], "HUMAN", "ana@example.com")
         second = backend.push(_scores(samples, 0.25))
     finally:
         backend.close()
@@ -169,7 +186,9 @@ def test_push_writes_each_score_once_and_a_second_push_updates_it(filled: Filled
     for conversation in traced:
         found = _assessments(filled, conversation["trace_id"])
         ours = {a["assessment_name"]: a for a in found if a["source"]["source_id"] == "tracegrade"}
-        names = sorted(a["assessment_name"] for a in found)
+        names = sorted(a["assessment_name"] for a in found if a["source"]["source_type"] == "CODE")
+        people = [a for a in found if a["source"]["source_type"] == "HUMAN"]
+        assert len(people) == (1 if conversation is traced[0] else 0)  # left as it was
         expected = ["tracegrade.tool_accuracy", "tracegrade.topic"]
         if conversation is traced[1]:  # the session's score lands on its last trace
             expected = ["tracegrade.goal", *expected]
@@ -180,6 +199,34 @@ def test_push_writes_each_score_once_and_a_second_push_updates_it(filled: Filled
         assert accuracy["metadata"]["tracegrade.label"] == "pass"
         assert topic["feedback"].get("value") is None
         assert topic["metadata"]["tracegrade.label"] == "not applicable"
+
+
+def test_pages_of_one_and_the_other_ways_to_name_the_server(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    traced = [c["trace_id"] for c in filled.conversations]
+    backend = open_backend(filled.address)
+    assert isinstance(backend, MlflowBackend)
+    backend.page_size = 1  # a search page and a span fetch per trace
+    try:
+        pulled = list(backend.pull(PullFilters(), Skipped()))
+        assert [s.id for s in _samples(pulled)] == traced
+        assert (
+            backend.client.requests == 1 + 3 + 3 + 1
+        )  # the experiment, 4 search pages (the last empty), 3 fetches
+        sessions = list(backend.pull(PullFilters(group_by="session"), Skipped()))
+        assert [s.id for s in _samples(sessions)] == ["s-1", "s-2"]
+        experiment = backend.experiment_id()
+    finally:
+        backend.close()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", filled.url)
+    for address in (f"mlflow:///{filled.experiment}", f"mlflow:///{experiment}"):
+        by_environment = open_backend(address)
+        try:
+            found = list(by_environment.pull(PullFilters(limit=1), Skipped()))
+        finally:
+            by_environment.close()
+        assert [s.id for s in _samples(found)] == traced[:1]
 
 
 def test_a_score_from_elsewhere_is_refused_and_a_missing_experiment_named(filled: Filled) -> None:

@@ -92,6 +92,8 @@ class MlflowBackend:
         self.address = address
         self.client = client
         self._experiment: str | None = None
+        self.page_size = PAGE_SIZE
+        """Traces a search page holds, and a span fetch asks for at most."""
 
     # --- pull ------------------------------------------------------------------------
 
@@ -124,7 +126,7 @@ class MlflowBackend:
                     "mlflow_experiment": {"experiment_id": self.experiment_id()},
                 }
             ],
-            "max_results": PAGE_SIZE,
+            "max_results": self.page_size,
             "order_by": list(ORDER_BY),
         }
         text = filter_string(filters)
@@ -161,13 +163,14 @@ class MlflowBackend:
             chosen = islice(groups.items(), filters.limit)
             for position, (key, (session, members)) in enumerate(chosen):
                 traces = {}
-                for start in range(0, len(members), PAGE_SIZE):
-                    traces.update(self.traces(members[start : start + PAGE_SIZE]))
+                size = self.page_size
+                for start in range(0, len(members), size):
+                    traces.update(self.traces(members[start : start + size]))
                 yield self._outcome(position, key, members, traces, skipped, session)
             return
         position = 0
         selected = islice(infos, filters.limit)
-        while page := [trace_id_of(info) for info in islice(selected, PAGE_SIZE)]:
+        while page := [trace_id_of(info) for info in islice(selected, self.page_size)]:
             traces = self.traces(page)
             for trace_id in page:
                 yield self._outcome(position, trace_id, [trace_id], traces, skipped, None)
