@@ -7,7 +7,8 @@ root) starts the scripted OpenAI-compatible server of ``tests/judge/server.py`` 
 :data:`CONVERSATIONS` (each a trace with an ``AGENT`` span around the model calls and
 the ``TOOL`` spans; a session's later turn sends the earlier turns' messages again, as a
 chat does), and prints one JSON line per conversation: its trace id, session, question
-and the tool calls the model made.
+and the tool calls the model made; then, in the experiment ``EXPERIMENT-empty``, a trace
+with neither a model call nor a tool run (``empty_trace_id``).
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ def add(a: float, b: float) -> str:
 
 
 FUNCTIONS = {"get_weather": get_weather, "add": add}
+
+
+@mlflow.trace(name="health-check")
+def health_check() -> str:
+    return "ok"
 
 
 def _completion(message: dict[str, Any], finish: str) -> Reply:
@@ -132,6 +138,10 @@ def main() -> None:
             trace_id = mlflow.get_last_active_trace_id()
             line = {"trace_id": trace_id, "session": session, "question": question}
             print(json.dumps({**line, "calls": calls}), flush=True)
+    # a trace with no model call nor tool run, in an experiment of its own
+    mlflow.set_experiment(f"{experiment}-empty")
+    health_check()
+    print(json.dumps({"empty_trace_id": mlflow.get_last_active_trace_id()}), flush=True)
     mlflow.flush_trace_async_logging()
 
 

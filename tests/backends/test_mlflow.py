@@ -41,6 +41,7 @@ class Filled:
     url: str
     experiment: str
     conversations: list[dict[str, Any]]
+    empty_trace_id: str
 
     @property
     def address(self) -> str:
@@ -61,8 +62,8 @@ def filled() -> Filled:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    assert len(lines) == 3, done.stdout
-    return Filled(url, experiment, lines)
+    assert len(lines) == 4 and "empty_trace_id" in lines[3], done.stdout
+    return Filled(url, experiment, lines[:3], lines[3]["empty_trace_id"])
 
 
 def _environment() -> dict[str, str]:
@@ -229,11 +230,24 @@ def test_pages_of_one_and_the_other_ways_to_name_the_server(
         assert [s.id for s in _samples(found)] == traced[:1]
 
 
-def test_a_score_from_elsewhere_is_refused_and_a_missing_experiment_named(filled: Filled) -> None:
+def test_an_empty_trace_is_rejected_by_id_a_stray_score_refused_a_lost_experiment_named(
+    filled: Filled,
+) -> None:
     gone = PushedScore(Origin(system="mlflow", trace_ids=("tr-0000",)), "x", "m", 1.0, "")
     otlp = PushedScore(Origin(system="otlp"), "y", "m", 1.0, "")
     backend = open_backend(filled.address + "-missing")
+    empty = open_backend(filled.address + "-empty")
     try:
+        (rejected,) = list(empty.pull(PullFilters(), Skipped()))
+        assert isinstance(rejected, RecordError)
+        assert (rejected.source, rejected.position, rejected.kind, rejected.record_id) == (
+            filled.address + "-empty",
+            0,
+            "trace",
+            filled.empty_trace_id,
+        )
+        assert rejected.rule.startswith(f"trace {filled.empty_trace_id}: ")
+        assert rejected.rule.endswith("the span types are UNKNOWN")  # @mlflow.trace's default
         outcome = backend.push([gone, otlp])
         assert [reason for _, reason in outcome.refused] == [
             "MLflow has no trace 'tr-0000'",
@@ -243,6 +257,7 @@ def test_a_score_from_elsewhere_is_refused_and_a_missing_experiment_named(filled
             list(backend.pull(PullFilters(), Skipped()))
     finally:
         backend.close()
+        empty.close()
 
 
 class _Echo(BaseHTTPRequestHandler):

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from .._json import loads
 from ..model.messages import AIMessage, ToolMessage
 from ._base import AnyMessage, ConversionError, NothingReadError, Options, listed, record
-from ._mlflow_spans import FORMAT, SESSION
+from ._mlflow_spans import FORMAT, SESSION, span_type
 from ._otlp import read_spans
 from ._traces import TraceConversation, conversations, single
 
@@ -151,7 +151,10 @@ def items_of(obj: Any) -> list[Any]:
 
 def convert(items: list[Any], options: Options) -> list[AnyMessage]:
     """The messages of the single trace in these documents."""
-    return single(items, FORMAT, options, others=[])
+    try:
+        return single(items, FORMAT, options, others=[])
+    except NothingReadError:
+        raise _nothing_read(items) from None
 
 
 def read_traces(
@@ -163,7 +166,19 @@ def read_traces(
     (``group_by="conversation"``), first one first. Traces with no model call or tool
     run give none; none at all is a NothingReadError saying what the spans hold."""
     documents = [trace_document(trace, f"trace {index}") for index, trace in enumerate(traces)]
-    return conversations(documents, FORMAT, group_by, options or Options(), others=[])
+    try:
+        return conversations(documents, FORMAT, group_by, options or Options(), others=[])
+    except NothingReadError:
+        raise _nothing_read(documents) from None
+
+
+def _nothing_read(documents: list[dict[str, Any]]) -> NothingReadError:
+    """The error for traces with no span the reader takes, naming the span types found."""
+    kinds = sorted({str(span_type(span)) for span in read_spans(documents)})
+    return NothingReadError(
+        "no LLM or CHAT_MODEL span holding messages and no TOOL span, so there is no "
+        f"conversation to read; the span types are {', '.join(kinds) or 'none (no spans)'}"
+    )
 
 
 def _turn_key(message: AnyMessage) -> tuple[object, ...]:
