@@ -76,6 +76,7 @@ PUBLIC = {
     "tracegrade.report.compare": ["RunComparison", "compare_runs"],
     "tracegrade.report.agreement": ["Agreement", "agreement"],
     "tracegrade.report.reports": ["report_results_file"],
+    "tracegrade.run.pushing": ["PushSummary", "push"],
     "tracegrade.run.runner": ["aiter_evaluate", "iter_evaluate"],
     "tracegrade.run.session": ["aevaluate", "evaluate"],
     "tracegrade.model.samples": ["EvalTestCase", "MultiTurnSample", "Sample", "SingleTurnSample"],

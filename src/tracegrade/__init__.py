@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .report.compare import RunComparison, compare_runs
     from .report.loaded import LoadedRun, load_run
     from .report.reports import report_results_file
+    from .run.pushing import PushSummary, push
     from .run.results import EvaluationResult, MetricSummary
     from .run.runner import aiter_evaluate, iter_evaluate
     from .run.session import aevaluate, evaluate
@@ -127,6 +128,8 @@ _MODULE_OF = {
     "compare_runs": "report.compare",
     "report_results_file": "report.reports",
     "SampleResult": "model.results",
+    "PushSummary": "run.pushing",
+    "push": "run.pushing",
     "aevaluate": "run.session",
     "aiter_evaluate": "run.runner",
     "evaluate": "run.session",
@@ -198,6 +201,7 @@ __all__ = [
     "MultiTurnSample",
     "NonLLMStringSimilarity",
     "PriceTable",
+    "PushSummary",
     "RecordError",
     "RunComparison",
     "Sample",
@@ -236,6 +240,7 @@ __all__ = [
     "optional",
     "parse_message",
     "pull",
+    "push",
     "read_prices",
     "report_results_file",
     "sample_from_messages",

@@ -414,6 +414,7 @@ def test_group_by_conversation_id() -> None:
     recorder = Recorder()
     first_turn = [user("hi"), assistant("hello")]
     root = agent(recorder, gen_ai__conversation__id="c-1")  # only the root names it
+    first_root = root
     chat(recorder, root, first_turn[:1], first_turn[1:])
     recorder.close(root)
     alone = agent(recorder)  # names no conversation: a group of its own
@@ -439,6 +440,27 @@ def test_group_by_conversation_id() -> None:
     ]
     assert by_conversation[1].messages == STANDARD
     assert len(read_otlp(document)) == 4
+    # each trace's root span, in the order of the traces: where pushed scores are linked
+    assert by_conversation[0].root_ids == (ids(first_root)[1], ids(root)[1])
+    assert by_conversation[1].root_ids == (ids(alone)[1],)
+    (lone,) = document["resourceSpans"][0]["scopeSpans"][0]["spans"][-1:]  # c-2's only span
+    assert by_conversation[2].root_ids == (lone["spanId"],)
+
+
+def test_a_trace_without_its_root_span_gives_no_root_ids() -> None:
+    recorder = Recorder()
+    root = agent(recorder)
+    chat(recorder, root, [user("hi")], [assistant("hello")])
+    recorder.close(root)
+    document = recorder.document()
+    (whole,) = read_otlp(document)
+    assert whole.root_ids == (ids(root)[1],)
+    spans = document["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"] = [
+        span for span in spans if span.get("parentSpanId")
+    ]
+    (partial,) = read_otlp(document)
+    assert partial.root_ids == ()
 
 
 def test_a_span_whose_trace_names_several_conversations_is_an_error() -> None:

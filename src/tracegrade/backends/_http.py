@@ -84,9 +84,36 @@ class HttpClient:
         """The decoded JSON reply (``None`` for an empty one) of a request, sent again
         after a retried status or a dropped connection; BackendError when it fails for
         good. Statuses in ``ok`` are returned as ``{"status": N}`` instead of raising."""
-        httpx = self._httpx
         content = None if body is None else dumps(body)
         headers = {"content-type": "application/json"} if content is not None else None
+        reply = self._send(method, path, content, headers, params, ok)
+        if reply.status_code in ok:
+            return {"status": reply.status_code}
+        if not reply.content:
+            return None
+        try:
+            return loads(reply.content)
+        except ValueError:
+            raise self._error(f"{method} {path}: the reply is not JSON") from None
+
+    def send_bytes(self, path: str, content: bytes, content_type: str) -> bytes:
+        """The raw reply of ``POST path`` with ``content`` (protobuf, say), retried as
+        :meth:`request` is."""
+        reply = self._send("POST", path, content, {"content-type": content_type}, None, ())
+        return bytes(reply.content)
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        content: bytes | None,
+        headers: Mapping[str, str] | None,
+        params: Mapping[str, Any] | None,
+        ok: Sequence[int],
+    ) -> Any:
+        """The reply to a request sent until it is not retried; BackendError for a
+        failure (a status of 400 or more not in ``ok``)."""
+        httpx = self._httpx
         where = f"{method} {path}"
         for attempt in range(1, self.attempts + 1):
             self.requests += 1
@@ -102,17 +129,10 @@ class HttpClient:
             if reply.status_code in RETRIED_STATUSES and attempt < self.attempts:
                 time.sleep(self._pause(attempt, reply.headers.get("retry-after")))
                 continue
-            if reply.status_code in ok:
-                return {"status": reply.status_code}
-            if reply.status_code >= 400:
+            if reply.status_code >= 400 and reply.status_code not in ok:
                 excerpt = reply.text[:300].strip()
                 raise self._error(f"{where}: HTTP {reply.status_code}: {excerpt}")
-            if not reply.content:
-                return None
-            try:
-                return loads(reply.content)
-            except ValueError:
-                raise self._error(f"{where}: the reply is not JSON") from None
+            return reply
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _pause(self, attempt: int, retry_after: str | None) -> float:

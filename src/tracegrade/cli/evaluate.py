@@ -30,6 +30,7 @@ from ..metrics.judged import judged_metrics
 from ..metrics.registry import MetricSpecError, build_metric, options_of, set_matching
 from ..run.progress import ProgressMode
 from ..run.pulled import RESUME_REFUSED
+from ..run.push_journal import PushError
 from ..run.results import EvaluationResult, SummaryAccumulator
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import (
@@ -41,9 +42,10 @@ from ..run.session import (
     check_outputs,
     choose_workers,
 )
-from .config import ProjectConfig, criteria_metrics, find_config, load_config
+from .config import JUDGE_PROVIDERS, ProjectConfig, criteria_metrics, find_config, load_config
 from .pull_flags import PullUsageError, backend_input, given_filters
 from .signals import signals_deferred, sigterm_as_interrupt
+from .values import seconds, whole_number
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -113,6 +115,9 @@ class Settings:
     """Worker processes of a local Dask cluster to run on (see :mod:`.distributed`)."""
     dask_scheduler: str | None = None
     """The address of a Dask scheduler to run on."""
+    push: str | bool | None = None
+    """Where the scores go as they are written (``--push``): a backend URL, or ``True``
+    for each row's origin."""
     notes: list[str] = field(default_factory=list)
     pull: Traces | None = None
     """The backend's traces when ``data`` is a backend URL, with the pull's filters."""
@@ -121,6 +126,41 @@ class Settings:
     def input(self) -> str | Traces:
         """What the run reads: the pull, or the file ``data``."""
         return self.data if self.pull is None else self.pull
+
+
+def add_judge_options(command: Any) -> None:
+    """The judge's flags (``--judge-provider``, ``--judge-model`` ...), shared by
+    ``evaluate`` and ``serve``."""
+    command.add_argument(
+        "--judge-provider",
+        choices=JUDGE_PROVIDERS,
+        help="the judge's API: openai (any OpenAI-compatible endpoint), anthropic, bedrock "
+        "or gemini, each its extra (default: $TRACEGRADE_JUDGE_PROVIDER, else openai)",
+    )
+    command.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        help="the judged metrics' model (default: $TRACEGRADE_JUDGE_MODEL)",
+    )
+    command.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge's endpoint (default: $TRACEGRADE_JUDGE_BASE_URL, then the provider's "
+        "own, such as $OPENAI_BASE_URL, then the provider's API); the key comes from "
+        "$TRACEGRADE_JUDGE_API_KEY or the provider's variable, such as $OPENAI_API_KEY",
+    )
+    command.add_argument(
+        "--judge-timeout",
+        type=seconds,
+        metavar="SECONDS",
+        help="how long one request to the judge may take (default 60)",
+    )
+    command.add_argument(
+        "--judge-max-attempts",
+        type=lambda text: whole_number(text, 1),
+        metavar="N",
+        help="requests per question before it fails, retries included (default 4)",
+    )
 
 
 def project_config(arguments: argparse.Namespace) -> ProjectConfig | None:
@@ -185,6 +225,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         judge_cache_max_age_days=chosen.judge_cache_max_age_days,
         dask_local=arguments.dask_local,
         dask_scheduler=arguments.dask_scheduler,
+        push=getattr(arguments, "push", None),
     )
     _check_pull(settings, arguments, chosen)
     if settings.references_override and settings.references is None:
@@ -194,6 +235,18 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
             "--references is not joined on a Dask cluster yet: run without --dask-local "
             "or --dask-scheduler, or convert with --references first"
         )
+    if settings.push is not None and (settings.dask_local or settings.dask_scheduler):
+        raise UsageError(
+            "--push does not run on a Dask cluster yet: run without --dask-local or "
+            "--dask-scheduler and push the results file with 'tracegrade push'"
+        )
+    if isinstance(settings.push, str):
+        from ..backends import BackendError, parse_address
+
+        try:
+            parse_address(settings.push)
+        except BackendError as error:
+            raise UsageError(f"--push: {error}") from None
     if settings.resume and settings.out is None:
         raise UsageError("--resume needs --out RESULTS.jsonl: the file holding the rows so far")
     if settings.retry_failed and not settings.resume:
@@ -528,6 +581,7 @@ def run(settings: Settings) -> int:
             success=settings.success,
             references=settings.references,
             references_override=settings.references_override,
+            push=settings.push,
         )
     except (OSError, RecordError, ReferencesError, BackendError) as error:  # the input
         # (or the prices or references file) is missing or a folder; a references file
@@ -546,6 +600,9 @@ def run(settings: Settings) -> int:
         except ResumeError as error:
             print(f"tracegrade: {error}", file=sys.stderr)
             return EXIT_USAGE
+        except PushError as error:  # the push's target cannot be opened
+            print(f"tracegrade: --push: {error}", file=sys.stderr)
+            return EXIT_INPUT
         except KeyboardInterrupt:
             return _stopped(settings, terminated=termination.received)
         except (InputError, OSError, WorkerError, BackendError) as error:
@@ -621,6 +678,20 @@ def report_result(settings: Settings, result: EvaluationResult) -> int:
     counts = summary.counts
     if settings.html is not None and not write_html(settings, result, errors):
         return EXIT_INPUT
+    pushed = result.pushed
+    if pushed is not None:
+        lines = pushed.lines()
+        errors.print(f"tracegrade: {lines[0]}", markup=False)
+        for line in lines[1:]:
+            errors.print(f"  {line}", markup=False)
+        if not pushed.ok:
+            if settings.out is not None and (pushed.not_sent or pushed.refused):
+                errors.print(
+                    f"tracegrade: finish the push with: tracegrade push {settings.out}"
+                    f"{'' if settings.push is True else ' ' + str(settings.push)}",
+                    markup=False,
+                )
+            return EXIT_INPUT
     if counts.rejected:
         return EXIT_INPUT
     if gates:

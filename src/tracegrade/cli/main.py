@@ -22,6 +22,9 @@ a results file is missing, unreadable, empty or not one, or the page cannot be w
 ``agreement`` exits with 0 when measured, 2 when the metric is not in the results, cannot
 be chosen or has no labels, and 3 when a file cannot be read or breaks a rule, or no
 sample is both judged and labelled.
+``push`` exits with 0 when every score was taken, 2 for a usage error, and 3 when a score
+was refused, the push stopped, or the results hold no backend ids (as ``evaluate --push``
+does with 3 when its push was refused or stopped).
 """
 
 from __future__ import annotations
@@ -44,18 +47,20 @@ from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .agreement import add_agreement_command, run_agreement
 from .cache import add_cache_command, run_cache
 from .compare import add_compare_command, run_compare
-from .config import JUDGE_PROVIDERS, PROGRESS_MODES, ConfigError
+from .config import PROGRESS_MODES, ConfigError
 from .evaluate import (
     EXIT_INPUT,
     EXIT_OK,
     EXIT_USAGE,
     SAMPLE_TABLE_LIMIT,
     UsageError,
+    add_judge_options,
     project_config,
     resolve,
     run,
 )
 from .pull_flags import PullUsageError, add_pull_arguments, backend_input, given_filters
+from .push import add_push_command, run_push
 from .report import add_report_command, run_report
 from .serve import add_serve_command, run_serve
 from .values import seconds, whole_number
@@ -90,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     add_compare_command(commands)
     add_agreement_command(commands)
     add_serve_command(commands)
+    add_push_command(commands)
     return parser
 
 
@@ -215,36 +221,7 @@ def _add_evaluate(commands: Any) -> None:
         help="the k of pass@k and pass^k over samples sharing a task_id "
         "(default: 1 and the fewest trials of any task)",
     )
-    run.add_argument(
-        "--judge-provider",
-        choices=JUDGE_PROVIDERS,
-        help="the judge's API: openai (any OpenAI-compatible endpoint), anthropic, bedrock "
-        "or gemini, each its extra (default: $TRACEGRADE_JUDGE_PROVIDER, else openai)",
-    )
-    run.add_argument(
-        "--judge-model",
-        metavar="MODEL",
-        help="the judged metrics' model (default: $TRACEGRADE_JUDGE_MODEL)",
-    )
-    run.add_argument(
-        "--judge-base-url",
-        metavar="URL",
-        help="the judge's endpoint (default: $TRACEGRADE_JUDGE_BASE_URL, then the provider's "
-        "own, such as $OPENAI_BASE_URL, then the provider's API); the key comes from "
-        "$TRACEGRADE_JUDGE_API_KEY or the provider's variable, such as $OPENAI_API_KEY",
-    )
-    run.add_argument(
-        "--judge-timeout",
-        type=seconds,
-        metavar="SECONDS",
-        help="how long one request to the judge may take (default 60)",
-    )
-    run.add_argument(
-        "--judge-max-attempts",
-        type=_positive,
-        metavar="N",
-        help="requests per question before it fails, retries included (default 4)",
-    )
+    add_judge_options(run)
     run.add_argument(
         "--prices",
         metavar="FILE",
@@ -272,6 +249,15 @@ def _add_evaluate(commands: Any) -> None:
         metavar="tcp://HOST:PORT",
         help="score on the Dask cluster of this scheduler; DATA (a file or a quoted glob "
         "pattern) and --out must be on storage every worker shares (see docs/distributed.md)",
+    )
+    run.add_argument(
+        "--push",
+        nargs="?",
+        const=True,
+        metavar="BACKEND",
+        help="send the scores to BACKEND (phoenix://..., otlp://HOST:PORT, ...) as the rows "
+        "are written; --push alone sends each back to where its trace was pulled from. With "
+        "--out a journal beside it lets 'tracegrade push' finish what a stopped run did not",
     )
     add_pull_arguments(run)
     run.add_argument("--config", metavar="FILE", help="read defaults from this TOML file")
@@ -498,6 +484,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_agreement(arguments)
     if arguments.command == "serve":
         return run_serve(arguments)
+    if arguments.command == "push":
+        return run_push(arguments)
     with warnings.catch_warnings():
         show_warnings_once()
         if arguments.command == "cache":

@@ -8,13 +8,22 @@ Stopped with SIGTERM or Ctrl-C, it stops taking requests, scores every trace sti
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
 from types import FrameType
 from typing import Any
 
-from .evaluate import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE
+from .evaluate import (
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Settings,
+    add_judge_options,
+    noted_and_judged,
+)
 from .values import seconds, whole_number
 
 DEFAULT_LISTEN = "127.0.0.1:4318"
@@ -69,6 +78,14 @@ def add_serve_command(commands: Any) -> None:
         help="the most traces held open; past it the one quiet longest is scored early "
         "(default 10000)",
     )
+    serve.add_argument(
+        "--push",
+        metavar="BACKEND",
+        help="send each row's scores to BACKEND (otlp://HOST:PORT, phoenix://..., ...) as "
+        "it is written; a journal beside --out lets 'tracegrade push' finish what a stop "
+        "left unsent",
+    )
+    add_judge_options(serve)
 
 
 class _Stop:
@@ -82,10 +99,27 @@ class _Stop:
         self.event.set()
 
 
-def run_serve(arguments: argparse.Namespace) -> int:
-    from ..metrics.registry import MetricSpecError, build_metric
-    from ..run.live import LiveScorer, start_server
+def suppress_own_tracing() -> None:
+    """Keep this process's own requests (the judge's) out of any tracing that would
+    send them back to the server: OpenTelemetry's SDK is disabled for what starts from
+    here on, and instrumentations (OpenAI, httpx, OpenInference ...) are told to stay
+    quiet in this thread's context, which the judge's tasks inherit."""
+    os.environ["OTEL_SDK_DISABLED"] = "true"
+    try:
+        from opentelemetry import context
+    except ImportError:  # no OpenTelemetry here: nothing traces the judge
+        return
+    context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
 
+
+def run_serve(arguments: argparse.Namespace) -> int:
+    from ..backends import BackendError, parse_address
+    from ..metrics.registry import MetricSpecError, build_metric
+    from ..run.live import LIVE_INPUT, LiveScorer, start_server
+    from ..run.push_journal import PushError
+    from ..run.pushing import BackgroundPusher, Pusher
+
+    suppress_own_tracing()
     try:
         metrics = [build_metric(spec) for spec in arguments.metrics]
         scorer = LiveScorer(
@@ -95,12 +129,30 @@ def run_serve(arguments: argparse.Namespace) -> int:
             trace_timeout=arguments.trace_timeout,
             max_open_traces=arguments.max_open_traces,
         )
-    except (MetricSpecError, ValueError) as error:
+        if arguments.push is not None:
+            parse_address(arguments.push)
+    except (MetricSpecError, ValueError, BackendError) as error:
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE
+    judged = Settings(LIVE_INPUT, list(arguments.metrics), metrics)
+    for name in ("provider", "model", "base_url", "timeout", "max_attempts"):
+        setattr(judged, f"judge_{name}", getattr(arguments, f"judge_{name}"))
+    failed = noted_and_judged(judged)
+    if failed is not None:
+        return failed
     try:
+        if arguments.push is not None:
+            pusher = Pusher(arguments.push, results=arguments.out)
+            scorer.outputs.pusher = BackgroundPusher(pusher)
         scorer.open()
+    except (PushError, BackendError, ImportError) as error:
+        if scorer.outputs.pusher is not None:
+            scorer.outputs.pusher.close()
+        print(f"tracegrade: --push: {error}", file=sys.stderr)
+        return EXIT_INPUT
     except (OSError, ValueError) as error:  # another run's file (ResumeError), in use
+        if scorer.outputs.pusher is not None:
+            scorer.outputs.pusher.close()
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_USAGE if isinstance(error, ValueError) else EXIT_INPUT
     stop = _Stop()
@@ -143,5 +195,9 @@ def run_serve(arguments: argparse.Namespace) -> int:
         print(f"  {line}", file=sys.stderr)
     if scorer.left_out:
         print(f"  left out: {scorer.left_out.describe()}", file=sys.stderr)
+    pushed = scorer.outputs.pushed
+    if pushed is not None:
+        for line in pushed.lines():
+            print(f"  {line}", file=sys.stderr)
     sys.stderr.flush()
     return EXIT_TERMINATED if stop.signal == signal.SIGTERM else EXIT_INTERRUPTED

@@ -27,6 +27,8 @@ class TraceConversation:
     ``key`` is the conversation id when grouping by conversation (``conversation_id``),
     else the trace id. ``trace_ids`` lists the traces it came from, first span first;
     ``metadata`` (with ``metadata=True``) holds the resources and scopes of its spans.
+    ``root_ids`` holds each of those traces' root span id, in the same order, when every
+    one of them has a root span among the spans read (else it is empty).
     """
 
     key: str
@@ -34,6 +36,7 @@ class TraceConversation:
     trace_ids: tuple[str, ...]
     conversation_id: str | None = None
     metadata: dict[str, Any] | None = None
+    root_ids: tuple[str, ...] = ()
 
 
 def _own_conversation(span: Span, attribute: str) -> str | None:
@@ -276,7 +279,22 @@ def conversations(
             key = ("conversation", conversation) if conversation else ("trace", step.span.trace_id)
             groups.setdefault(key, []).append(step)
     ordered = sorted(groups.items(), key=lambda item: min(_order(step) for step in item[1]))
-    return [_conversation(kind, key, members, by_id, options) for (kind, key), members in ordered]
+    roots = _roots(spans)
+    return [
+        _conversation(kind, key, members, by_id, roots, options) for (kind, key), members in ordered
+    ]
+
+
+def _roots(spans: list[Span]) -> dict[str, str]:
+    """Each trace's root span id: the span without a parent (the first to start, should
+    a trace hold several)."""
+    roots: dict[str, Span] = {}
+    for span in spans:
+        if span.parent_id is None:
+            known = roots.get(span.trace_id)
+            if known is None or (span.start, span.order) < (known.start, known.order):
+                roots[span.trace_id] = span
+    return {trace_id: span.span_id for trace_id, span in roots.items()}
 
 
 def _conversation(
@@ -284,10 +302,12 @@ def _conversation(
     key: str,
     steps: list[Step],
     by_id: Mapping[tuple[str, str], Span],
+    roots: Mapping[str, str],
     options: Options,
 ) -> TraceConversation:
     steps = sorted(steps, key=_order)
     trace_ids = tuple(dict.fromkeys(step.span.trace_id for step in steps))
+    root_ids = tuple(roots[trace] for trace in trace_ids if trace in roots)
     metadata = None
     if options.metadata:
         metadata = without(
@@ -302,6 +322,7 @@ def _conversation(
         trace_ids=trace_ids,
         conversation_id=key if kind == "conversation" else None,
         metadata=metadata or None,
+        root_ids=root_ids if len(root_ids) == len(trace_ids) else (),
     )
 
 

@@ -62,6 +62,7 @@ def otlp_origin(conversation: TraceConversation) -> Origin:
     return Origin(
         system="otlp",
         trace_ids=tuple(conversation.trace_ids),
+        root_ids=conversation.root_ids,
         session_id=conversation.conversation_id,
     )
 

@@ -139,6 +139,7 @@ class LiveCounts:
     late_spans: int = 0
     late_traces: int = 0
     flushed: int = 0
+    own_spans: int = 0
 
     def lines(self) -> list[str]:
         return [
@@ -150,6 +151,7 @@ class LiveCounts:
             f"traces without a conversation: {self.no_conversation}; unreadable: {self.unreadable}",
             f"late spans (their trace already scored): {self.late_spans} in "
             f"{self.late_traces} trace(s)",
+            f"tracegrade's own spans (service.name {OWN_SERVICE}, not scored): {self.own_spans}",
         ]
 
 
@@ -248,10 +250,11 @@ class LiveScorer:
         reached twice ``max_open_traces``: the request is refused whole (an exporter
         sends it again), so that memory stays bounded when spans come faster than the
         scoring goes."""
-        parts = _split_by_trace(document)
+        parts, own = _split_by_trace(document)
         now = time.monotonic()
         with self._lock:
             self.counts.requests += 1
+            self.counts.own_spans += own
             if len(self._open) + len(self._ready) >= 2 * self.max_open_traces:
                 self.counts.refused += 1
                 raise Busy("the traces waiting to be scored are at their bound")
@@ -360,13 +363,37 @@ class LiveScorer:
         self.outputs.close(complete=True)
 
 
-def _split_by_trace(document: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], int, bool]]:
+OWN_SERVICE = "tracegrade"
+"""The ``service.name`` of tracegrade's own telemetry: spans from a resource of that
+name (its judge's requests, traced by an instrumentation) are never scored."""
+
+
+def _is_own(resource: Any) -> bool:
+    """Whether spans of ``resource`` came from tracegrade itself."""
+    if not isinstance(resource, Mapping):
+        return False
+    for attribute in resource.get("attributes") or []:
+        if isinstance(attribute, Mapping) and attribute.get("key") == "service.name":
+            value = attribute.get("value")
+            text = get(value, "stringValue", "string_value") if isinstance(value, Mapping) else None
+            return text == OWN_SERVICE
+    return False
+
+
+def _split_by_trace(
+    document: Mapping[str, Any],
+) -> tuple[dict[str, tuple[dict[str, Any], int, bool]], int]:
     """A checked export request cut into one document per trace: trace id → (document,
-    its span count, whether it holds a root span)."""
+    its span count, whether it holds a root span); and how many spans came from
+    tracegrade itself (left out)."""
     found: dict[str, tuple[dict[str, Any], int, bool]] = {}
+    own = 0
     for resource_spans in get(document, "resourceSpans", "resource_spans") or []:
         resource = resource_spans.get("resource")
         scopes = get(resource_spans, "scopeSpans", "scope_spans") or []
+        if _is_own(resource):
+            own += sum(len(scoped.get("spans") or []) for scoped in scopes)
+            continue
         for scoped in scopes:
             scope = scoped.get("scope")
             by_trace: dict[str, list[Any]] = {}
@@ -386,7 +413,7 @@ def _split_by_trace(document: Mapping[str, Any]) -> dict[str, tuple[dict[str, An
                     not get(span, "parentSpanId", "parent_span_id") for span in spans
                 )
                 found[trace_id] = (part, count + len(spans), root)
-    return found
+    return found, own
 
 
 # --- the HTTP server -------------------------------------------------------------------

@@ -27,6 +27,7 @@ from .run_record import describe_judge, describe_metric, upgrade_record
 
 if TYPE_CHECKING:
     from ..convert._base import Skipped
+    from .pushing import BackgroundPusher, PushSummary
     from .workers import ScoredSpan
 
 OutputPath: TypeAlias = str | PathLike[str]
@@ -112,6 +113,10 @@ class RunOutputs:
         self.in_order = True
         self._last_index = -1
         self._started = (datetime.now(timezone.utc), time.monotonic())
+        self.pusher: BackgroundPusher | None = None
+        """Where each row goes to have its scores pushed, as it is written."""
+        self.pushed: PushSummary | None = None
+        """What the push did, once the outputs are closed."""
 
     def open(self, record: RunRecord | None) -> None:
         """Open the outputs; a resumed run's rows so far are counted and :attr:`done`
@@ -168,7 +173,10 @@ class RunOutputs:
         self.done = results.done
 
     def add(self, row: SampleResult) -> None:
-        """Count a row (already in the results file, or written elsewhere)."""
+        """Count a row (already in the results file, or written elsewhere), and hand it
+        to the pusher, if any."""
+        if self.pusher is not None:
+            self.pusher.add(row)
         self.summary.add(row)
         self._note_order(row.index, row.index)
         if self.parquet is not None:
@@ -191,6 +199,10 @@ class RunOutputs:
         if not indices:
             return
         self._note_order(indices[0], indices[-1])
+        if self.pusher is not None:
+            for line in bytes(span.lines).split(b"\n"):
+                if line.strip():
+                    self.pusher.add(SampleResult.from_dict(loads(line)))
         if not self.kept.wants(indices[0]):
             return
         lines = bytes(span.lines).split(b"\n")  # one more: after the last newline
@@ -242,9 +254,15 @@ class RunOutputs:
 
     def close(self, *, complete: bool) -> None:
         """Close the outputs; an incomplete run drops its Parquet file, leaving any
-        earlier file at that path alone."""
+        earlier file at that path alone. The pusher sends what waits (a stopped run's
+        scores too: the journal knows which)."""
         try:
-            self.close_results()
+            try:
+                self.close_results()
+            finally:
+                pusher, self.pusher = self.pusher, None
+                if pusher is not None:
+                    self.pushed = pusher.close()
         finally:
             parquet, self.parquet = self.parquet, None
             if parquet is not None:
@@ -271,6 +289,7 @@ class RunOutputs:
         if run.left_out:
             result.left_out = dict(run.left_out.counts)
         result.run_facts = self.run_facts()
+        result.pushed = self.pushed
         return result
 
     def run_facts(self) -> dict[str, Any]:

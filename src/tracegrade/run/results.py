@@ -35,6 +35,8 @@ from .usage_gates import failed_usage_gates
 if TYPE_CHECKING:
     import pandas as pd
 
+    from .pushing import PushSummary
+
 
 @dataclass(frozen=True, slots=True)
 class MetricSummary:
@@ -422,6 +424,8 @@ class EvaluationResult:
         self.unmatched_references: list[str | int] = []
         """The ids of the references file (``references=``) that matched no record
         read, in the file's order (not counted in a resumed run)."""
+        self.pushed: PushSummary | None = None
+        """What pushing the scores did (``push=``), when the run pushed them."""
         self.run_facts: dict[str, Any] = {}
         """What the run was, as its run record says it (input, source, metric
         descriptions, judge, tracegrade version, when it started, how long it took, pass

@@ -34,7 +34,7 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, closing, nullcontext
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from .._gc import kept_aside
 from ..backends.traces import as_traces
@@ -77,6 +77,7 @@ from .worker_choice import (
 if TYPE_CHECKING:
     import threading
 
+    from ..backends import Backend
     from ..convert._base import Skipped
     from ..io.references import References
     from ..pricing import PriceTable
@@ -141,8 +142,10 @@ class EvaluationRun:
         success: str | None = None,
         references: str | PathLike[str] | None = None,
         references_override: bool = False,
+        push: str | Backend | bool | None = None,
     ) -> None:
         check_metrics(metrics)
+        self.push = _push_target(push)
         _check_concurrency(concurrency)
         check_deadline(sample_deadline)
         # names a metric not in the run: ValueError
@@ -266,6 +269,11 @@ class EvaluationRun:
 
     def _open(self) -> RunOutputs:
         outputs = RunOutputs(self)
+        if self.push is not None:  # first: the rows of a resumed run go to it too
+            from .pushing import BackgroundPusher, Pusher
+
+            target = None if self.push is True else self.push
+            outputs.pusher = BackgroundPusher(Pusher(target, results=self.out))
         outputs.open(self.run_record() if self.out is not None else None)
         self._resumed = bool(outputs.done)  # rows of an earlier run: not read again
         return outputs
@@ -401,6 +409,21 @@ class EvaluationRun:
         return self._result(outputs)
 
 
+def _push_target(push: str | Backend | bool | None) -> str | Backend | Literal[True] | None:
+    """``push=`` checked: a backend URL (ValueError unless it is one), a client,
+    ``True`` (each row back to its origin), or ``None``/``False`` (no push)."""
+    if push is None or push is False:
+        return None
+    if isinstance(push, str):
+        from ..backends import BackendError, parse_address
+
+        try:
+            parse_address(push)
+        except BackendError as error:
+            raise ValueError(f"push={push!r}: {error}") from None
+    return push
+
+
 def run_prices(
     prices: PriceTable | str | PathLike[str] | None, metrics: Sequence[Metric]
 ) -> PriceTable | None:
@@ -448,6 +471,7 @@ def evaluate(
     success: str | None = None,
     references: str | PathLike[str] | None = None,
     references_override: bool = False,
+    push: str | Backend | bool | None = None,
 ) -> EvaluationResult:
     """Score every record of ``data`` with every metric: what ``tracegrade evaluate``
     does, from Python.
@@ -507,6 +531,12 @@ def evaluate(
     ``out`` another process is writing OutputInUseError (an OSError), all before any
     record is scored. Ctrl-C leaves the results file with the rows so far and raises
     KeyboardInterrupt.
+
+    ``push`` sends the scores, as the rows are written, to a backend (a URL such as
+    ``otlp://127.0.0.1:4318``, or a client), or with ``True`` each row back to its
+    origin's address (see :func:`tracegrade.push`); with ``out`` a journal beside it
+    lets ``tracegrade push`` finish a push the run did not. :attr:`EvaluationResult.pushed`
+    says what was sent; a backend URL that is not one is a ValueError.
     """
     run = EvaluationRun(
         data,
@@ -528,6 +558,7 @@ def evaluate(
         success=success,
         references=references,
         references_override=references_override,
+        push=push,
     )
     run.warn_unused_workers(stacklevel=2)
     return run.run()
@@ -554,6 +585,7 @@ async def aevaluate(
     success: str | None = None,
     references: str | PathLike[str] | None = None,
     references_override: bool = False,
+    push: str | Backend | bool | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate` for async callers: judged metrics are awaited through ``ascore``
     with up to ``concurrency`` samples at the judge at once, on the running loop; worker
@@ -578,6 +610,7 @@ async def aevaluate(
         success=success,
         references=references,
         references_override=references_override,
+        push=push,
     )
     run.warn_unused_workers(stacklevel=2)
     return await run.arun()

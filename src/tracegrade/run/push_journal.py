@@ -1,0 +1,82 @@
+"""The push journal: which rows of a results file a push target has taken, so that a
+push stopped half way resumes where it stopped (see :mod:`tracegrade.run.pushing`)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from .._json import dumps, loads
+from ..errors import TracegradeError, os_problem
+
+
+class PushError(TracegradeError):
+    """Nothing can be pushed: the results hold no backend ids, name no backend, or the
+    results file or the push journal cannot be read or written."""
+
+
+def journal_path(results: str | os.PathLike[str], target: str) -> Path:
+    """Where the push of ``results`` to ``target`` keeps its journal."""
+    digest = hashlib.sha256(target.encode()).hexdigest()[:16]
+    path = Path(results)
+    return path.with_name(path.name + ".push") / f"{digest}.jsonl"
+
+
+class PushJournal:
+    """The rows of one results file whose scores one target has taken: read when a
+    push starts, one line appended (and synced) after each batch."""
+
+    def __init__(self, path: Path, target: str, *, again: bool = False) -> None:
+        self.path = path
+        self.target = target
+        self.done: set[int] = set()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if again or not path.exists():
+                self._write(b"", "wb")
+            else:
+                self._read()
+        except OSError as error:
+            raise PushError(f"cannot keep the push journal {path}: {os_problem(error)}") from None
+
+    def _read(self) -> None:
+        lines = self.path.read_bytes().split(b"\n")
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = loads(line)
+                if number == 1:
+                    if entry.get("target") != self.target:
+                        raise ValueError(f"the journal of {entry.get('target')!r}")
+                    continue
+                self.done.update(int(index) for index in entry["rows"])
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                if number == len(lines):  # cut short by a killed push
+                    continue
+                raise PushError(
+                    f"{self.path}, line {number}: not a push journal line ({error}); "
+                    "delete the file, or push again with --again"
+                ) from None
+
+    def _write(self, content: bytes, mode: str) -> None:
+        with open(self.path, mode) as handle:
+            if mode == "wb":
+                handle.write(dumps({"target": self.target}) + b"\n")
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def record(self, indices: Iterable[int]) -> None:
+        """Note that these rows' scores were all taken (written out and synced)."""
+        kept = sorted(set(indices) - self.done)
+        if not kept:
+            return
+        try:
+            self._write(dumps({"rows": kept}) + b"\n", "ab")
+        except OSError as error:
+            problem = os_problem(error)
+            raise PushError(f"cannot write the push journal {self.path}: {problem}") from None
+        self.done.update(kept)
