@@ -5,7 +5,9 @@ scored, pushed, and the assessments read back through MLflow's own REST API."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import threading
 import uuid
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 from tests.backends.server_mlflow import PYTHON, QUIET
-from tests.session_servers import session_server
+from tests.session_servers import DIRECTORY_VARIABLE, session_server
 
 from tracegrade.backends import BackendError, PullFilters, PushedScore, open_backend
 from tracegrade.backends.mlflow import MlflowBackend
@@ -50,26 +52,38 @@ class Filled:
 
 @pytest.fixture(scope="module")
 def filled() -> Filled:
+    """The traces the agent made, made once per test session: the first worker to ask
+    runs the agent, the others read what it wrote beside the session's servers."""
     url = session_server("mlflow")
+    directory = Path(os.environ[DIRECTORY_VARIABLE]) / "mlflow"  # the server's own folder
+    with open(directory / "agent.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = directory / "agent.json"
+        if not made.exists():
+            made.write_text(json.dumps(_run_agent(url)))
+        facts = json.loads(made.read_text())
+    return Filled(url, facts["experiment"], facts["conversations"], facts["empty_trace_id"])
+
+
+def _run_agent(url: str) -> dict[str, Any]:
     experiment = f"agent-{uuid.uuid4().hex[:8]}"
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
     done = subprocess.run(
         [str(PYTHON), "-m", "tests.backends.mlflow_agent", url, experiment],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=180,
-        env={**_environment(), **QUIET},
+        env={**environment, **QUIET},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(lines) == 4 and "empty_trace_id" in lines[3], done.stdout
-    return Filled(url, experiment, lines[:3], lines[3]["empty_trace_id"])
-
-
-def _environment() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_TRACKING_")}
+    return {
+        "experiment": experiment,
+        "conversations": lines[:3],
+        "empty_trace_id": lines[3]["empty_trace_id"],
+    }
 
 
 def _pull(filled: Filled, **filters: Any) -> list[MultiTurnSample | RecordError]:
@@ -143,6 +157,9 @@ def _assessments(filled: Filled, trace_id: str) -> list[dict[str, Any]]:
     return found
 
 
+PUSHED = {"tracegrade.tool_accuracy", "tracegrade.topic", "tracegrade.goal"}
+
+
 def _add_assessment(filled: Filled, trace_id: str, kind: str, who: str) -> None:
     body = {
         "assessment": {
@@ -187,7 +204,9 @@ def test_push_writes_each_score_once_and_a_second_push_updates_it(filled: Filled
     for conversation in traced:
         found = _assessments(filled, conversation["trace_id"])
         ours = {a["assessment_name"]: a for a in found if a["source"]["source_id"] == "tracegrade"}
-        names = sorted(a["assessment_name"] for a in found if a["source"]["source_type"] == "CODE")
+        # (other tests push other metrics to these traces)
+        code = [a for a in found if a["source"]["source_type"] == "CODE"]
+        names = sorted(a["assessment_name"] for a in code if a["assessment_name"] in PUSHED)
         people = [a for a in found if a["source"]["source_type"] == "HUMAN"]
         assert len(people) == (1 if conversation is traced[0] else 0)  # left as it was
         expected = ["tracegrade.tool_accuracy", "tracegrade.topic"]
@@ -311,7 +330,7 @@ def test_credentials_are_sent_and_never_shown(
     assert ("Bearer ***" if "MLFLOW_TRACKING_TOKEN" in variables else "Basic ***") in text
 
 
-def test_the_command_line_scores_a_pull_and_converts_it_by_session(
+def test_the_command_line_scores_a_pull_pushes_it_twice_and_converts_it_by_session(
     filled: Filled, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     traced = filled.conversations
@@ -327,8 +346,13 @@ def test_the_command_line_scores_a_pull_and_converts_it_by_session(
     references.write_text("".join(json.dumps(line) + "\n" for line in lines))
     out = tmp_path / "results.jsonl"
     argv = ["evaluate", filled.address, "-m", "tool_call_f1", "--tag", "team=blue"]
-    argv += ["--references", str(references), "--out", str(out), "--progress", "off"]
+    argv += ["--references", str(references), "--out", str(out), "--progress", "off", "--push"]
     assert main([*argv, "--no-config"]) == 0, capsys.readouterr()
+    assert main(["push", str(out), "--again"]) == 0, capsys.readouterr()  # updates, once more
+    for conversation, value in zip(traced[:2], (1.0, 0.0), strict=True):
+        found = _assessments(filled, conversation["trace_id"])
+        f1 = [a for a in found if a["assessment_name"] == "tracegrade.tool_call_f1"]
+        assert [a["feedback"]["value"] for a in f1] == [value]  # pushed twice, there once
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(row["id"], row["metrics"]["tool_call_f1"]["value"]) for row in rows] == [
         (traced[0]["trace_id"], 1.0),
