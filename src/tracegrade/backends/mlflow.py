@@ -226,42 +226,53 @@ class MlflowBackend:
 
     def push(self, scores: Sequence[PushedScore]) -> PushOutcome:
         """Write each score as a feedback assessment on its trace, updating the one of the
-        same name from tracegrade that is there already (and removing any second one)."""
+        same name from tracegrade that is there already (and removing any second one).
+        A score MLflow refuses (no such trace, a 400) is refused with the reason."""
         outcome = PushOutcome()
         known: dict[str, list[dict[str, Any]]] = {}
         for score in scores:
-            origin = score.origin
-            if origin.system != "mlflow" or not origin.trace_ids:
-                outcome.refused.append((score, f"not pulled from MLflow ({origin.system})"))
-                continue
-            trace_id = origin.trace_ids[-1]  # a session's last trace: MLflow has no session object
-            if trace_id not in known:
-                reply = self.client.request("GET", f"{TRACES}/{trace_id}", ok=(404,))
-                if reply.get("status") == 404:
-                    outcome.refused.append((score, f"MLflow has no trace {trace_id!r}"))
-                    continue
-                info = trace_info(reply)
-                known[trace_id] = [dict(a) for a in info.get("assessments") or []]
-            mine = [a for a in known[trace_id] if _ours(a, score.key)]
-            body = _assessment(score, trace_id)
-            if mine:
-                first = mine[0]["assessment_id"]
-                path = f"{TRACES}/{trace_id}/assessments/{first}"
-                update = {
-                    "assessment": {**body, "assessment_id": first},
-                    "update_mask": "feedback,rationale,metadata",
-                }
-                self.client.request("PATCH", path, body=update)
-                for extra in mine[1:]:
-                    extra_path = f"{TRACES}/{trace_id}/assessments/{extra['assessment_id']}"
-                    self.client.request("DELETE", extra_path, ok=(404,))
-                    known[trace_id].remove(extra)
+            done = self._push_one(score, known)
+            if done == "created":
+                outcome.created += 1
+            elif done == "updated":
                 outcome.updated += 1
             else:
-                reply = self.client.post(f"{TRACES}/{trace_id}/assessments", {"assessment": body})
-                known[trace_id].append(dict((reply or {}).get("assessment") or body))
-                outcome.created += 1
+                outcome.refused.append((score, done))
         return outcome
+
+    def _push_one(self, score: PushedScore, known: dict[str, list[dict[str, Any]]]) -> str:
+        """``created``, ``updated``, or why the score was refused; ``known`` holds the
+        assessments of the traces read so far."""
+        origin = score.origin
+        if origin.system != "mlflow" or not origin.trace_ids:
+            return f"not pulled from MLflow ({origin.system})"
+        trace_id = origin.trace_ids[-1]  # a session's last trace: MLflow has no session object
+        if trace_id not in known:
+            reply = self.client.request("GET", f"{TRACES}/{trace_id}", ok=(404,))
+            if reply.get("status") == 404:
+                return f"MLflow has no trace {trace_id!r}"
+            known[trace_id] = [dict(a) for a in trace_info(reply).get("assessments") or []]
+        mine = [a for a in known[trace_id] if _ours(a, score.key)]
+        body = _assessment(score, trace_id)
+        assessments = f"{TRACES}/{trace_id}/assessments"
+        if not mine:
+            reply = self.client.request("POST", assessments, body={"assessment": body}, ok=(400,))
+            if reply.get("status") == 400:
+                return f"MLflow refused the assessment on trace {trace_id!r} (HTTP 400)"
+            known[trace_id].append(dict(reply.get("assessment") or body))
+            return "created"
+        first = mine[0]["assessment_id"]
+        update = {
+            "assessment": {**body, "assessment_id": first},
+            "update_mask": "feedback,rationale,metadata",
+        }
+        reply = self.client.request("PATCH", f"{assessments}/{first}", body=update, ok=(400,))
+        if reply.get("status") == 400:
+            return f"MLflow refused the update of assessment {first!r} (HTTP 400)"
+        for extra in mine[1:]:  # a copy an interrupted push left
+            self.client.request("DELETE", f"{assessments}/{extra['assessment_id']}", ok=(404,))
+            known[trace_id].remove(extra)
+        return "updated"
 
     def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
         """Not read from MLflow yet (its evaluation datasets)."""
