@@ -8,7 +8,8 @@ root) starts the scripted OpenAI-compatible server of ``tests/judge/server.py`` 
 the ``TOOL`` spans; a session's later turn sends the earlier turns' messages again, as a
 chat does), and prints one JSON line per conversation: its trace id, session, question
 and the tool calls the model made; then, in the experiment ``EXPERIMENT-empty``, a trace
-with neither a model call nor a tool run (``empty_trace_id``).
+with neither a model call nor a tool run (``empty_trace_id``). The experiment also gets
+the evaluation dataset ``gold`` (:func:`gold`).
 """
 
 from __future__ import annotations
@@ -125,6 +126,26 @@ def run(question: str, session: str, team: str) -> list[Any]:
             messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
 
+def gold(experiment: str, weather: str | None) -> None:
+    """The evaluation dataset ``gold``: the weather trace's reference call, and an
+    expected answer of a record made by hand."""
+    from mlflow.genai.datasets import create_dataset
+
+    experiment_id = mlflow.get_experiment_by_name(experiment).experiment_id
+    dataset = create_dataset(name="gold", experiment_id=[experiment_id])
+    call = {"name": "get_weather", "args": {"city": "Paris"}}
+    dataset.merge_records(
+        [
+            {
+                "inputs": {"question": CONVERSATIONS[0][0]},
+                "expectations": {"reference_tool_calls": [call]},
+                "source": {"source_type": "TRACE", "source_data": {"trace_id": weather}},
+            },
+            {"inputs": {"question": "Hello!"}, "expectations": {"expected_response": "Hi."}},
+        ]
+    )
+
+
 def main() -> None:
     tracking_uri, experiment = sys.argv[1], sys.argv[2]
     mlflow.set_tracking_uri(tracking_uri)
@@ -133,11 +154,14 @@ def main() -> None:
     with JudgeServer() as server:
         server.respond(respond)
         CLIENT.append(openai.OpenAI(base_url=server.url, api_key="not-a-key", max_retries=0))
+        first_trace = None
         for question, session, team, _, _ in CONVERSATIONS:
             calls = run(question, session, team)
             trace_id = mlflow.get_last_active_trace_id()
+            first_trace = first_trace or trace_id
             line = {"trace_id": trace_id, "session": session, "question": question}
             print(json.dumps({**line, "calls": calls}), flush=True)
+    gold(experiment, weather=first_trace)
     # a trace with no model call nor tool run, in an experiment of its own
     mlflow.set_experiment(f"{experiment}-empty")
     health_check()

@@ -23,11 +23,12 @@ from tests.backends.server_mlflow import PYTHON, QUIET
 from tests.session_servers import DIRECTORY_VARIABLE, session_server
 
 from tracegrade.backends import BackendError, PullFilters, PushedScore, open_backend
+from tracegrade.backends.datasets import dataset_references
 from tracegrade.backends.mlflow import MlflowBackend
 from tracegrade.cli.main import main
 from tracegrade.convert._base import Skipped
 from tracegrade.errors import RecordError
-from tracegrade.model.messages import AIMessage, ToolMessage
+from tracegrade.model.messages import AIMessage, ToolCall, ToolMessage
 from tracegrade.model.origin import Origin
 from tracegrade.model.samples import MultiTurnSample
 
@@ -219,6 +220,19 @@ def test_push_writes_each_score_once_and_a_second_push_updates_it(filled: Filled
         assert accuracy["metadata"]["tracegrade.label"] == "pass"
         assert topic["feedback"].get("value") is None
         assert topic["metadata"]["tracegrade.label"] == "not applicable"
+
+
+def test_an_evaluation_dataset_gives_references_by_trace(filled: Filled) -> None:
+    weather = filled.conversations[0]["trace_id"]
+    references = dataset_references(f"{filled.address}/datasets/gold")
+    found = {key: entry.fields for key, entry in references.entries.items()}
+    assert found.pop(weather) == {
+        "reference_tool_calls": [ToolCall(name="get_weather", args={"city": "Paris"})]
+    }
+    ((record_id, fields),) = found.items()  # the record made by hand: its own id
+    assert record_id.startswith("dr-") and fields == {"reference": "Hi."}
+    with pytest.raises(BackendError, match="no evaluation dataset named 'silver'"):
+        dataset_references(f"{filled.address}/datasets/silver")
 
 
 def test_pages_of_one_and_the_other_ways_to_name_the_server(

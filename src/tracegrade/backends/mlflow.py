@@ -13,7 +13,8 @@ reads them as the ``mlflow`` source does (:mod:`tracegrade.convert.mlflow`); gro
 session, a session is the traces sharing ``mlflow.trace.session`` metadata. A push
 writes each score as the feedback assessment ``tracegrade.METRIC`` from source
 ``CODE``/``tracegrade`` on the trace (a session's last trace): the one already there is
-updated (``PATCH``), else one is created.
+updated (``PATCH``), else one is created. An evaluation dataset of the experiment gives
+references (:mod:`._mlflow_datasets`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from ..model.decoding import Outcome
 from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from ._http import HttpClient
+from ._mlflow_datasets import dataset_id, reference_lines
 from ._mlflow_search import (
     ORDER_BY,
     filter_string,
@@ -44,7 +46,6 @@ from .base import (
     PullFilters,
     PushedScore,
     PushOutcome,
-    UnsupportedError,
 )
 
 TRACKING_URI = "MLFLOW_TRACKING_URI"
@@ -275,8 +276,10 @@ class MlflowBackend:
         return "updated"
 
     def dataset_references(self, name: str) -> Iterator[dict[str, Any]]:
-        """Not read from MLflow yet (its evaluation datasets)."""
-        raise UnsupportedError(f"{self.address}: MLflow evaluation datasets are not read yet")
+        """Each record of the experiment's evaluation dataset ``name`` as a references
+        line (see :func:`._mlflow_datasets.reference_line`)."""
+        dataset = dataset_id(self.client, self.experiment_id(), name)
+        yield from reference_lines(self.client, dataset, self.page_size)
 
     def close(self) -> None:
         """Close the connections."""
