@@ -105,13 +105,11 @@ class MlflowBackend:
         name = self.address.project
         if not name:
             raise BackendError(f"{self.address}: name the experiment (mlflow://HOST:PORT/NAME)")
-        found = self.client.request(
-            "GET", f"{EXPERIMENTS}/get-by-name", params={"experiment_name": name}, ok=(404,)
-        )
-        if "experiment" not in found and name.isdigit():
-            found = self.client.request(
-                "GET", f"{EXPERIMENTS}/get", params={"experiment_id": name}, ok=(404,)
-            )
+        by_name = {"experiment_name": name}
+        found = self.client.request("GET", f"{EXPERIMENTS}/get-by-name", params=by_name, ok=(404,))
+        if not (found or {}).get("experiment") and name.isdigit():
+            by_id = {"experiment_id": name}
+            found = self.client.request("GET", f"{EXPERIMENTS}/get", params=by_id, ok=(404,))
         experiment = found.get("experiment") if isinstance(found, Mapping) else None
         if not isinstance(experiment, Mapping) or "experiment_id" not in experiment:
             raise BackendError(f"{self.address}: MLflow has no experiment named {name!r}")

@@ -41,7 +41,7 @@ FALLBACK_TYPES = ("AGENT", "CHAIN")
 APART_TYPES = {"GUARDRAIL": "an MLflow GUARDRAIL span", "EVALUATOR": "an MLflow EVALUATOR span"}
 _READ = (INPUTS, OUTPUTS, SPAN_TYPE, TOKEN_USAGE, "mlflow.traceRequestId")
 # A model span's request fields MLflow also copies to attributes of their own.
-_RESTATED = ("model", "tools", "mlflow.chat.tools", MODEL, MESSAGE_FORMAT, "mlflow.spanLogLevel")
+_RESTATED = ("model", "tools", MODEL, MESSAGE_FORMAT, "mlflow.spanLogLevel")
 
 
 def span_type(span: Span) -> str | None:
