@@ -72,6 +72,7 @@ _MODULES = {
     "cohere": "cohere",
     "adk": "adk",
     "crewai": "crewai",
+    "mlflow": "mlflow",
 }
 
 SOURCES = ("auto", *_MODULES)

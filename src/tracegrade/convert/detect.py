@@ -155,8 +155,21 @@ def _adk_or_crewai(data: Mapping[str, Any]) -> str | None:
     return "crewai" if crewai.is_crewai(data) else None
 
 
+def _is_mlflow_trace(data: Mapping[str, Any]) -> bool:
+    """An MLflow trace: its REST form (``trace_info`` and ``spans``, perhaps under
+    ``trace``) or its Python client's (``info`` and ``data.spans``)."""
+    if isinstance(data.get("trace"), Mapping):
+        data = data["trace"]
+    inner = data.get("data")
+    return ("trace_info" in data and "spans" in data) or (
+        "info" in data and isinstance(inner, Mapping) and "spans" in inner
+    )
+
+
 def _from_container(data: Mapping[str, Any]) -> str | None:
     """Formats recognised by their outer object rather than by a message."""
+    if _is_mlflow_trace(data):
+        return "mlflow"
     framework = _adk_or_crewai(data) or _agent_framework(data)
     if framework:
         return framework
