@@ -125,3 +125,11 @@ def test_a_password_in_the_base_url_and_an_echoed_basic_header_never_show() -> N
     encoded = base64.b64encode(b"pk-lf-1:sk-lf-secret").decode()
     for secret in ("pr0xy-pass", "sk-lf-secret", encoded):
         assert secret not in text, secret
+
+
+def test_a_redirect_loop_is_a_backend_error() -> None:
+    with _server(lambda h: (302, {"location": h.path}, b"")) as (base, _):
+        client = HttpClient("Phoenix", base, extra="phoenix", attempts=1)
+        with pytest.raises(BackendError, match="TooManyRedirects"):
+            client.get("/v1/projects")
+        client.close()

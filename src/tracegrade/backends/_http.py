@@ -153,6 +153,8 @@ class HttpClient:
                     raise self._error(f"{where}: {type(error).__name__}: {error}") from None
                 time.sleep(self._pause(attempt, None))
                 continue
+            except httpx.HTTPError as error:  # a redirect loop, a reply not decoded: no retry
+                raise self._error(f"{where}: {type(error).__name__}: {error}") from None
             if reply.status_code in RETRIED_STATUSES and attempt < self.attempts:
                 time.sleep(self._pause(attempt, reply.headers.get("retry-after")))
                 continue
