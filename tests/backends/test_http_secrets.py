@@ -133,3 +133,18 @@ def test_a_redirect_loop_is_a_backend_error() -> None:
         with pytest.raises(BackendError, match="TooManyRedirects"):
             client.get("/v1/projects")
         client.close()
+
+
+def test_a_short_header_value_does_not_garble_the_message() -> None:
+    with _server(lambda h: (404, {}, b"no project 1 here")) as (base, _):
+        client = HttpClient(
+            "OTLP endpoint",
+            base,
+            extra="otlp",
+            headers={"x-scope-orgid": "1"},
+            secrets=["1", SECRET],
+            attempts=1,
+        )
+        with pytest.raises(BackendError, match="HTTP 404: no project 1 here"):
+            client.get("/v1/logs")
+        client.close()

@@ -24,6 +24,9 @@ RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Statuses after which a request is sent again (with the same body: every backend
 write tracegrade makes is idempotent)."""
 
+SHORTEST_SECRET = 4
+"""Header values shorter than this are not cut out of error messages."""
+
 MAX_WAIT_SECONDS = 30.0
 """The longest pause taken between two attempts, whatever Retry-After asks."""
 
@@ -65,7 +68,11 @@ class HttpClient:
         known = [*secrets, *url_secrets(self.base_url)]
         if auth is not None:  # as a server may echo the header back
             known.append(base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode())
-        self._secrets = sorted((s for s in known if s), key=len, reverse=True)
+        # a value of a few characters (an org id of "1" among the headers) is no secret,
+        # and cutting it out everywhere would garble the message ("HTTP 4***4")
+        self._secrets = sorted(
+            (s for s in known if len(s) >= SHORTEST_SECRET), key=len, reverse=True
+        )
         self._origin = httpx.URL(self.base_url)
         self._client = httpx.Client(
             base_url=self.base_url,
