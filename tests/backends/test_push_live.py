@@ -51,7 +51,9 @@ def test_evaluate_push_sends_each_trace_s_scores_as_they_are_written(
     sent = {(r["traceId"], attributes(r)["gen_ai.evaluation.name"][1]) for r in receiver.records()}
     assert sent == {(trace_id_of(document), "tool_call_efficiency") for document in documents}
     journal = journal_path(out, target(receiver)).read_text()
-    journaled = [index for line in journal.splitlines()[1:] for index in json.loads(line)["rows"]]
+    journaled = [
+        index for line in journal.splitlines()[1:] for index, _ in json.loads(line)["rows"]
+    ]
     assert sorted(journaled) == [0, 1]
 
     # a resumed run hands its earlier rows to the pusher: the journal has them all

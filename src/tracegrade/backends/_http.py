@@ -1,9 +1,15 @@
 """The HTTP client every backend uses: JSON in and out, retried when the backend says to
 wait (429, 502-504, a dropped connection), and errors that name the backend and the
-request but never a credential."""
+request but never a credential.
+
+Redirects are followed within the backend's origin only (an upgrade to HTTPS on the same
+host included): httpx strips ``Authorization`` on a redirect elsewhere but keeps every
+other header, an ``x-api-key`` among them, so a redirect to another host is refused
+before the request goes."""
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import time
 from collections.abc import Mapping, Sequence
@@ -11,11 +17,15 @@ from contextlib import suppress
 from typing import Any
 
 from .._json import dumps, loads
+from .._urls import masked_url, masked_urls_in, url_secrets
 from .base import BackendError
 
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Statuses after which a request is sent again (with the same body: every backend
 write tracegrade makes is idempotent)."""
+
+SHORTEST_SECRET = 4
+"""Header values shorter than this are not cut out of error messages."""
 
 MAX_WAIT_SECONDS = 30.0
 """The longest pause taken between two attempts, whatever Retry-After asks."""
@@ -55,13 +65,37 @@ class HttpClient:
         self.backoff = backoff
         self.requests = 0
         """Requests sent, retries included."""
-        self._secrets = sorted((s for s in secrets if s), key=len, reverse=True)
+        known = [*secrets, *url_secrets(self.base_url)]
+        if auth is not None:  # as a server may echo the header back
+            known.append(base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode())
+        # a value of a few characters (an org id of "1" among the headers) is no secret,
+        # and cutting it out everywhere would garble the message ("HTTP 4***4")
+        self._secrets = sorted(
+            (s for s in known if len(s) >= SHORTEST_SECRET), key=len, reverse=True
+        )
+        self._origin = httpx.URL(self.base_url)
         self._client = httpx.Client(
             base_url=self.base_url,
             headers=dict(headers or {}),
             auth=auth,
             timeout=timeout,
             follow_redirects=True,
+            event_hooks={"request": [self._same_origin]},
+        )
+
+    def _same_origin(self, request: Any) -> None:
+        """Refuse a request (a redirect's) to another origin than the backend's, before
+        it carries the credentials there."""
+        url, origin = request.url, self._origin
+        same_host = url.host == origin.host
+        if same_host and url.scheme == origin.scheme and url.port == origin.port:
+            return
+        if same_host and url.scheme == "https" and origin.scheme == "http":
+            return
+        raise self._error(
+            f"{request.method} {url.path}: redirected to another host "
+            f"({masked_url(str(url.copy_with(query=None)))}); name that address as the "
+            "backend's (its URL or environment variable) if it is the backend"
         )
 
     def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
@@ -126,9 +160,16 @@ class HttpClient:
                     raise self._error(f"{where}: {type(error).__name__}: {error}") from None
                 time.sleep(self._pause(attempt, None))
                 continue
+            except httpx.HTTPError as error:  # a redirect loop, a reply not decoded: no retry
+                raise self._error(f"{where}: {type(error).__name__}: {error}") from None
             if reply.status_code in RETRIED_STATUSES and attempt < self.attempts:
                 time.sleep(self._pause(attempt, reply.headers.get("retry-after")))
                 continue
+            if reply.request.method != method:  # a 301-303 turned the write into a GET
+                raise self._error(
+                    f"{where}: redirected to {reply.request.url.path}, which takes no "
+                    f"{method}; name the backend by the address it redirects to"
+                )
             if reply.status_code >= 400 and reply.status_code not in ok:
                 excerpt = reply.text[:300].strip()
                 raise self._error(f"{where}: HTTP {reply.status_code}: {excerpt}")
@@ -148,9 +189,10 @@ class HttpClient:
         return min(max(wait, 0.0), MAX_WAIT_SECONDS)
 
     def _error(self, text: str) -> BackendError:
+        text = f"{self.name} at {self.base_url}: {text}"
         for secret in self._secrets:
             text = text.replace(secret, "***")
-        return BackendError(f"{self.name} at {self.base_url}: {text}")
+        return BackendError(masked_urls_in(text))
 
     def close(self) -> None:
         """Close the connections."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 from urllib.parse import unquote, urlsplit
 
@@ -117,7 +117,8 @@ def parse_address(text: str) -> Address:
 
 @dataclass(frozen=True)
 class PullFilters:
-    """Which traces a pull reads. Times are compared with each trace's start; ``None``
+    """Which traces a pull reads. Times are compared with each trace's start (a time
+    without a zone is UTC, as :func:`~tracegrade.backends.traces.pull` takes it); ``None``
     and empty tuples filter nothing. ``metadata`` pairs must all match; ``tags`` must
     all be on the trace. ``limit`` caps the conversations read. ``group_by`` makes one
     conversation per trace, or per session (thread) across its traces."""
@@ -132,6 +133,10 @@ class PullFilters:
     group_by: GroupBy = "trace"
 
     def __post_init__(self) -> None:
+        for name in ("since", "until"):  # naive: UTC, never the machine's local time
+            moment = getattr(self, name)
+            if moment is not None and moment.tzinfo is None:
+                object.__setattr__(self, name, moment.replace(tzinfo=timezone.utc))
         if self.limit is not None and self.limit < 1:
             raise BackendError(f"limit must be 1 or more, not {self.limit}")
         if self.since and self.until and self.since >= self.until:

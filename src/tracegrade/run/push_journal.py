@@ -1,5 +1,9 @@
 """The push journal: which rows of a results file a push target has taken, so that a
-push stopped half way resumes where it stopped (see :mod:`tracegrade.run.pushing`)."""
+push stopped half way resumes where it stopped (see :mod:`tracegrade.run.pushing`).
+
+Each row is journaled with a fingerprint of the scores it pushed: a results file written
+anew (a run without ``--resume`` reuses the row indices for other traces or other
+scores) has those rows pushed again, not taken for done."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .._json import dumps, loads
+from .._json import dumps, dumps_with_text, loads
 from ..errors import TracegradeError, os_problem
 
 
@@ -25,13 +29,15 @@ def journal_path(results: str | os.PathLike[str], target: str) -> Path:
 
 
 class PushJournal:
-    """The rows of one results file whose scores one target has taken: read when a
-    push starts, one line appended (and synced) after each batch."""
+    """The rows of one results file whose scores one target has taken, each with the
+    fingerprint of those scores: read when a push starts, one line appended (and
+    synced) after each batch (``{"rows": [[INDEX, FINGERPRINT], ...]}``)."""
 
     def __init__(self, path: Path, target: str, *, again: bool = False) -> None:
         self.path = path
         self.target = target
-        self.done: set[int] = set()
+        self.done: dict[int, str | None] = {}
+        """Row index → the fingerprint of the scores taken (``None``: unknown)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if again or not path.exists():
@@ -52,7 +58,11 @@ class PushJournal:
                     if entry.get("target") != self.target:
                         raise ValueError(f"the journal of {entry.get('target')!r}")
                     continue
-                self.done.update(int(index) for index in entry["rows"])
+                for item in entry["rows"]:
+                    if isinstance(item, list):
+                        self.done[int(item[0])] = str(item[1])
+                    else:  # a journal of an earlier tracegrade: no fingerprint
+                        self.done[int(item)] = None
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 if number == len(lines):  # cut short by a killed push
                     continue
@@ -69,14 +79,24 @@ class PushJournal:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def record(self, indices: Iterable[int]) -> None:
-        """Note that these rows' scores were all taken (written out and synced)."""
-        kept = sorted(set(indices) - self.done)
+    def taken(self, index: int, fingerprint: str) -> bool:
+        """Whether row ``index``, its scores as ``fingerprint`` says, was taken before."""
+        return self.done.get(index, None) == fingerprint
+
+    def record(self, rows: Iterable[tuple[int, str]]) -> None:
+        """Note that these rows' scores (index, fingerprint) were all taken (written out
+        and synced)."""
+        kept = sorted((index, mark) for index, mark in set(rows) if self.done.get(index) != mark)
         if not kept:
             return
         try:
-            self._write(dumps({"rows": kept}) + b"\n", "ab")
+            self._write(dumps({"rows": [list(pair) for pair in kept]}) + b"\n", "ab")
         except OSError as error:
             problem = os_problem(error)
             raise PushError(f"cannot write the push journal {self.path}: {problem}") from None
         self.done.update(kept)
+
+
+def fingerprint(scores: Iterable[object]) -> str:
+    """A short digest of what a row pushes (its scores as sent, origins included)."""
+    return hashlib.sha256(dumps_with_text(list(scores))).hexdigest()[:16]

@@ -8,8 +8,9 @@ with the backend's ``push``. A push journal beside the results file
 (``RESULTS.push/<hash of the target URL>.jsonl``) lists, batch by batch, the rows whose
 scores were all taken, written and synced after each batch: a push stopped half way (a
 killed process, a backend that went down) resumes where it stopped, and ``again=True``
-pushes everything anew. A row with a refused score is not journaled, so a later push
-tries it again.
+pushes everything anew. Each row is journaled with a fingerprint of its scores, so a
+results file written anew (a rerun without ``--resume``) is pushed, not taken for done.
+A row with a refused score is not journaled, so a later push tries it again.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from .._json import loads
 from ..backends import Backend, BackendError, PushedScore
 from ..errors import TracegradeError, os_problem
 from ..model.results import SampleResult
-from .push_journal import PushError, PushJournal, journal_path
+from .push_journal import PushError, PushJournal, fingerprint, journal_path
 
 DEFAULT_BATCH_SIZE = 100
 REFUSALS_LISTED = 20
@@ -138,6 +139,8 @@ class _Lane:
     waiting: int = 0
     stopped: bool = False
     refused_rows: set[int] = field(default_factory=set)
+    prints: dict[int, str] = field(default_factory=dict)
+    """The fingerprint of each waiting row's scores (what the journal records)."""
 
 
 class Pusher:
@@ -202,15 +205,17 @@ class Pusher:
         else:
             summary.no_target += 1
             return
-        if lane.journal is not None and row.index in lane.journal.done:
+        scores = scores_of(row)
+        mark = fingerprint(scores)
+        if lane.journal is not None and lane.journal.taken(row.index, mark):
             summary.already += 1
             return
         if lane.stopped:
             summary.not_sent += 1
             return
-        scores = scores_of(row)
         if not scores:  # every metric failed: nothing to send
             return
+        lane.prints[row.index] = mark
         lane.pending.append((row.index, scores))
         lane.waiting += len(scores)
         if lane.waiting >= self.batch_size:
@@ -266,8 +271,9 @@ class Pusher:
             summary.refused.append((_sample(score), score.metric, reason))
             lane.refused_rows.add(owner_of.get(id(score), -1))
         summary.pushed_rows += len(rows)
+        marks = [(index, lane.prints.pop(index, "")) for index in rows]
         if lane.journal is not None:
-            lane.journal.record(index for index in rows if index not in lane.refused_rows)
+            lane.journal.record(pair for pair in marks if pair[0] not in lane.refused_rows)
 
     def close(self) -> PushSummary:
         """Send the rest and close the backends this pusher opened; the summary."""
