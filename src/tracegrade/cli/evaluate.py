@@ -24,6 +24,7 @@ from ..errors import (
 )
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
+from ..io.storage import is_url, output_exists, output_path
 from ..io.store import ResumeError
 from ..metrics.base import Metric
 from ..metrics.judged import judged_metrics
@@ -82,8 +83,9 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     workers: int | None = None
     """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
-    out: Path | None = None
-    parquet: Path | None = None
+    out: Path | str | None = None
+    """The results file: a path, or a URL (``s3://...``) as given."""
+    parquet: Path | str | None = None
     html: Path | None = None
     resume: bool = False
     progress: ProgressMode = "auto"
@@ -204,8 +206,8 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         source=arguments.source or chosen.source or NATIVE_SOURCE,
         concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
         workers=arguments.workers,
-        out=Path(arguments.out) if arguments.out else chosen.out,
-        parquet=Path(arguments.parquet) if arguments.parquet else None,
+        out=output_path(arguments.out) if arguments.out else chosen.out,
+        parquet=output_path(arguments.parquet) if arguments.parquet else None,
         html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
         progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
@@ -369,7 +371,11 @@ def _check_outputs(settings: Settings) -> None:
         taken = [("the input", settings.data), ("--out", settings.out)]
         taken.append(("--parquet", settings.parquet))
         for label, path in taken:
-            if path is not None and Path(path).resolve() == settings.html.resolve():
+            if (
+                path is not None
+                and not is_url(path)
+                and Path(path).resolve() == settings.html.resolve()
+            ):
                 raise UsageError(f"--html {settings.html} is {label}: choose another file")
 
 
@@ -611,7 +617,7 @@ def run(settings: Settings) -> int:
             # a problem after the outputs were opened leaves rows to resume from (a
             # results file that cannot be written keeps those written before)
             before = isinstance(error, (InputError, OutputError, OutputInUseError))
-            opened = settings.out is not None and settings.out.exists()
+            opened = settings.out is not None and output_exists(settings.out)
             hint = _resume_hint(settings) if opened and not before else ""
             print(f"tracegrade: {error}{hint}", file=sys.stderr)
             return EXIT_INPUT

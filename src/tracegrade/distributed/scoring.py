@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._json import dumps, numbered_lines
 from ..io.files import read_lines
-from ..io.store import write_atomically
+from ..io.storage import inside, is_url, read_range, read_whole, write_whole
 from ..metrics.base import Metric
 from ..model.decoding import LineReader, Outcome, parse_record
 from ..model.results import SampleResult
@@ -53,7 +53,7 @@ class PartitionResult:
         """The rows, read back from the lines (or the file written)."""
         from .._json import loads
 
-        data = Path(self.written).read_bytes() if self.written is not None else self.lines
+        data = read_whole(self.written) if self.written is not None else self.lines
         return [SampleResult.from_dict(loads(line)) for line in data.splitlines() if line]
 
 
@@ -120,13 +120,14 @@ def score_partition(
     if folder is None:
         return result
     target = part_path(folder, partition.number)
-    write_atomically(target, result.lines)
+    write_whole(target, result.lines)
     return PartitionResult(result.number, b"", result.tally, str(target))
 
 
-def part_path(folder: str | os.PathLike[str], number: int) -> Path:
-    """Where partition ``number``'s rows are written in a run's folder."""
-    return Path(folder) / f"part-{number:05d}.jsonl"
+def part_path(folder: str | os.PathLike[str], number: int) -> Path | str:
+    """Where partition ``number``'s rows are written in a run's folder (a URL in a
+    folder named by URL)."""
+    return inside(folder, f"part-{number:05d}.jsonl")
 
 
 def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:
@@ -156,11 +157,18 @@ def _read(partition: Partition) -> Iterator[Outcome]:
         for number, line in read_lines(path):
             yield read(line, number, path)
         return
-    with open(path, "rb") as handle:
-        handle.seek(span.start)
-        data = handle.read(span.end - span.start)
+    data = _span_bytes(path, span.start, span.end)
     for number, line in numbered_lines(data.split(b"\n"), span.first_line):
         yield read(line, number, path)
+
+
+def _span_bytes(path: str, start: int, end: int) -> bytes:
+    """Bytes ``start`` to ``end`` of the file or object ``path``."""
+    if is_url(path):
+        return read_range(path, start, end)
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        return handle.read(end - start)
 
 
 def _scored(

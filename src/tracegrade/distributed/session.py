@@ -29,15 +29,19 @@ from typing import TYPE_CHECKING, Any
 from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
+from ..io import storage
 from ..io.lock import OutputLock
+from ..io.storage import is_url
 from ..io.store import (
     RUN_RECORD_VERSION,
     files_fingerprint,
+    input_name,
     run_record_path,
     write_atomically,
 )
 from ..metrics.base import Metric
 from ..model.results import SampleResult
+from ..run.outputs import local_output, staged
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
@@ -148,7 +152,7 @@ def evaluate_distributed(
         prices=run_prices(prices, metrics),
         success=success,
     )
-    if out is None:
+    if out is None or is_url(out):  # a URL's results file is staged on this machine
         return _evaluate(data, metrics, client, given)
     lock = OutputLock(out)  # one run writes a results file at a time
     lock.acquire()
@@ -195,10 +199,14 @@ def _evaluate(
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
     folder = parts_folder(out) if out is not None else None
+    stage = staged(out, results=True)
+    results = local_output(out, stage)
     done: dict[int, RowTally] = {}
-    if out is not None and folder is not None:
+    if results is not None and folder is not None:
+        if stage is not None:  # a finished run's file, to resume
+            stage.prepare(download=resume)
         done = prepare(
-            folder, record, partitions, resume, marks, Path(out), efficiency_names(metrics)
+            folder, record, partitions, resume, marks, results, efficiency_names(metrics)
         )
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     # every worker: scheduler_info() lists at most five by default from distributed
@@ -241,8 +249,8 @@ def _evaluate(
     summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
-    if folder is not None and out is not None:
-        join(folder, partitions, Path(out))
+    if folder is not None and results is not None:
+        join(folder, partitions, results)
         if keep_rows:
             for number in run.kept:
                 rows[number] = rows_of(part_path(folder, number))
@@ -252,16 +260,27 @@ def _evaluate(
     )
     if parquet is not None:
         parts = folder if out is not None else None
-        _write_parquet(Path(parquet), metrics, summary, partitions, parts, rows)
+        table = staged(parquet, results=False)
+        if table is not None:
+            table.prepare(download=False)
+        _write_parquet(
+            local_output(parquet, table) or Path(parquet), metrics, summary, partitions, parts, rows
+        )
+        if table is not None:
+            table.upload()
     facts = _facts(metrics, summary, started, run, record)
     result.run_facts = facts
-    if out is not None:
+    if results is not None:
         if record is not None:
             content = {**record, **{k: v for k, v in facts.items() if k not in record}}
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-            write_atomically(run_record_path(Path(out)), dumps(content))
+            write_atomically(run_record_path(results), dumps(content))
+        elif stage is not None:  # no record: none beside the file at the URL either
+            storage.remove(storage.sibling(stage.url, run_record_path(results).name))
+        if stage is not None:
+            stage.upload()
         remove_folder(folder)
     return result
 
@@ -271,7 +290,7 @@ def _write_parquet(
     metrics: Sequence[Metric],
     summary: SummaryAccumulator,
     partitions: list[Partition],
-    folder: Path | None,
+    folder: Path | str | None,
     rows: Mapping[int, list[SampleResult]],
 ) -> None:
     """Every row, in order, as the Parquet table ``evaluate(parquet=...)`` writes: read
@@ -397,7 +416,7 @@ def _run_record(
         return one.to_dict()
     size, fingerprint = files_fingerprint(files)
     return {
-        "input": [str(Path(path).resolve()) for path in files],
+        "input": [input_name(path) for path in files],
         "input_bytes": size,
         "input_fingerprint": fingerprint,
         "source": NATIVE_SOURCE,

@@ -12,6 +12,7 @@ from typing import Any
 from .._json import loads
 from ..errors import FileReadError, InputError, os_problem
 from ..io.files import check_input
+from ..io.storage import Located, base_name, is_url, read_bytes, shown, sibling
 from ..io.store import run_record_path
 from ..model.results import SampleResult
 
@@ -24,7 +25,8 @@ class ResultsReadError(InputError):
 class LoadedRun:
     """A results file's rows (in input order) and its run record (``{}`` without one)."""
 
-    path: Path
+    path: Path | Located
+    """The file, or the URL (its credentials masked) it was read from."""
     rows: list[SampleResult]
     record: Mapping[str, Any] = field(default_factory=dict)
 
@@ -43,16 +45,28 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
     FileReadError; a line that is not a result row, or a second row of one record, is a
     ResultsReadError naming the file and the line. A damaged run record is left aside
     (the rows are what counts), as is a last line cut short by a killed run."""
+    if is_url(path):
+        url = str(path)
+        check_input(url, "results")
+        found = Located(shown(url))
+        record_url = sibling(url, f".{base_name(url)}.run.json")
+        return LoadedRun(found, _rows(found, read_bytes(url)), _record_at(record_url))
     results = Path(path)
     check_input(results, "results")
-    rows: dict[int, SampleResult] = {}
     try:
         with open(results, "rb") as handle:
-            lines = handle.read().split(b"\n")
+            data = handle.read()
     except OSError as error:
         raise FileReadError(
             f"cannot read {results}: {os_problem(error)}", results, error.errno
         ) from error
+    return LoadedRun(results, _rows(results, data), _record(results))
+
+
+def _rows(results: Path | Located, data: bytes) -> list[SampleResult]:
+    """The rows of the results file ``results``, whose content is ``data``, in order."""
+    rows: dict[int, SampleResult] = {}
+    lines = data.split(b"\n")
     last = len(lines)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -74,12 +88,20 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
                 "file holds one row per record"
             )
         rows[row.index] = row
-    return LoadedRun(results, [rows[index] for index in sorted(rows)], _record(results))
+    return [rows[index] for index in sorted(rows)]
 
 
 def _record(results: Path) -> Mapping[str, Any]:
     try:
         record = loads(run_record_path(results).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _record_at(url: str) -> Mapping[str, Any]:
+    try:
+        record = loads(read_bytes(url))
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}

@@ -33,7 +33,6 @@ import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, closing, nullcontext
 from os import PathLike
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from .._gc import kept_aside
@@ -47,7 +46,14 @@ from ..model.results import SampleResult
 from ..model.samples import SAMPLE_TYPES
 from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeepRows, keep_limit
-from .outputs import OutputError, OutputPath, RunOutputs, check_outputs
+from .outputs import (
+    OutputError,
+    OutputPath,
+    RunOutputs,
+    check_outputs,
+    local_output,
+    staged,
+)
 from .progress import ProgressMode
 from .pulled import check_pull, pull_record
 from .results import EvaluationResult, resolve_thresholds
@@ -206,11 +212,14 @@ class EvaluationRun:
         self.pass_k = list(pass_k) if pass_k is not None else None
         self.success = success
         self.progress: ProgressMode | bool = progress
-        self.out = Path(out) if out is not None else None
+        self.staged_out = staged(out, results=True)
+        """An ``out`` URL's file, written here and uploaded when the run ends."""
+        self.out = local_output(out, self.staged_out)
         self.resume = resume
         self.retry_failed = retry_failed
         self.sample_deadline = sample_deadline
-        self.parquet = Path(parquet) if parquet is not None else None
+        self.staged_parquet = staged(parquet, results=False)
+        self.parquet = local_output(parquet, self.staged_parquet)
         self.while_scoring = while_scoring
         self.asked_workers = workers
         choice = choose_workers(
