@@ -119,3 +119,26 @@ def test_a_missing_filesystem_names_what_to_install(tmp_path: Path) -> None:
         tmp_path,
     )
     assert "pip install gcsfs" in said
+
+
+def test_parquet_and_framework_files_read_from_urls(memory: Any, tmp_path: Path) -> None:
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tracegrade import EvaluationDataset
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "agent_runs.jsonl"
+    records = [json.loads(line) for line in examples.read_text().splitlines()]
+    table = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(records), table)
+    local = tmp_path / "in.parquet"
+    local.write_bytes(table.getvalue())
+    url = f"memory://{tmp_path.name}/in.parquet"
+    memory.pipe_file(url, table.getvalue())
+    assert list(EvaluationDataset.from_parquet(url)) == list(EvaluationDataset.from_parquet(local))
+    chat = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    chats = f"memory://{tmp_path.name}/chat.jsonl"
+    memory.pipe_file(chats, (json.dumps(chat) + "\n").encode())
+    assert len(list(EvaluationDataset.from_conversations(chats, "openai"))) == 1
