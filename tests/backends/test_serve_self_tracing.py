@@ -7,7 +7,9 @@ turn, and so on for ever."""
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.judge.server import JudgeServer, judge_env, judge_server  # noqa: F401
@@ -15,6 +17,8 @@ from tests.metrics.judges import sensible_answer
 from tests.processes import start
 from tests.session_servers import ROOT, free_port
 from tests.test_serve import Server, export_with_sdk
+
+from tracegrade.run.pushing import BackgroundPusher
 
 PYTHON = ROOT / ".venv-phoenix" / "bin" / "python"
 SCRIPT = ROOT / "tests" / "backends" / "self_traced_serve.py"
@@ -63,3 +67,45 @@ def test_the_judge_s_own_request_is_not_traced_back_into_serve(
     assert "traces scored: 1 (1 rows; 0 flushed at exit;" in summary, summary
     assert "requests: 3 (0 malformed" in summary, summary  # a request per span
     assert SECRET not in summary
+
+
+class Seeing:
+    """Stands in for a Pusher: says, for each row, whether instrumentation was on in the
+    thread that would have sent it."""
+
+    def __init__(self) -> None:
+        self.seen: list[bool] = []
+        self.summary: Any = None
+
+    def add(self, row: Any) -> None:
+        from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+        self.seen.append(is_instrumentation_enabled())
+
+    def flush(self) -> None:
+        return None
+
+    def close(self) -> Any:
+        return self.summary
+
+
+def test_serve_s_pushes_stay_out_of_instrumentation_too() -> None:
+    from opentelemetry import context
+
+    def pushing(suppressed: bool) -> list[bool]:
+        found = Seeing()
+
+        def run() -> None:  # a thread of its own, as serve's main thread would be
+            if suppressed:
+                context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
+            background = BackgroundPusher(found, interval=60)  # type: ignore[arg-type]
+            background.add("a row")  # type: ignore[arg-type]
+            background.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        thread.join()
+        return found.seen
+
+    assert pushing(suppressed=False) == [True]
+    assert pushing(suppressed=True) == [False]
