@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -47,6 +48,11 @@ def s3_server() -> Iterator[S3]:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    # moto keeps its buckets in this process, shared by every server started in it:
+    # start from none
+    urllib.request.urlopen(
+        urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=30
+    ).close()
     settings = {
         "AWS_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": KEY_ID,
