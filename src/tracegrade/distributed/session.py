@@ -60,6 +60,7 @@ from .scoring import PartitionResult, part_path, score_partition
 if TYPE_CHECKING:
     from distributed import Client
 
+    from ..io.storage import StagedFile
     from ..pricing import PriceTable
 
 
@@ -152,8 +153,15 @@ def evaluate_distributed(
         prices=run_prices(prices, metrics),
         success=success,
     )
-    if out is None or is_url(out):  # a URL's results file is staged on this machine
+    if out is None:
         return _evaluate(data, metrics, client, given)
+    if is_url(out):  # its results file is staged on this machine, then uploaded
+        stage = staged(out, results=True)
+        assert stage is not None
+        try:
+            return _evaluate(data, metrics, client, given, stage)
+        finally:
+            stage.discard()  # (nothing left once uploaded; a failed run's copy)
     lock = OutputLock(out)  # one run writes a results file at a time
     lock.acquire()
     try:
@@ -182,7 +190,11 @@ class _Given:
 
 
 def _evaluate(
-    data: Any, metrics: Sequence[Metric], client: Client, given: _Given
+    data: Any,
+    metrics: Sequence[Metric],
+    client: Client,
+    given: _Given,
+    stage: StagedFile | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate_distributed`, its results file locked."""
     out, resume, thresholds, pass_k = given.out, given.resume, given.thresholds, given.pass_k
@@ -199,7 +211,6 @@ def _evaluate(
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
     folder = parts_folder(out) if out is not None else None
-    stage = staged(out, results=True)
     results = local_output(out, stage)
     done: dict[int, RowTally] = {}
     if results is not None and folder is not None:

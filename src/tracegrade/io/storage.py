@@ -287,13 +287,14 @@ class StagedFile:
     """A file whose home is the URL ``url``, written on the local disk while a run goes
     (appended to, renamed, fsynced as any results file) and uploaded whole, with the
     files beside it that :attr:`companions` name (the run record), at :meth:`upload`.
-    :meth:`download` brings back what the URL holds, to resume it."""
+    :meth:`prepare` with ``download`` brings back what the URL holds, to resume it.
+    Each staged file has a folder of its own (two runs on one URL do not share one)."""
 
     def __init__(self, url: str, companions: tuple[str, ...] = ()) -> None:
         self.url = url
-        digest = hashlib.sha256(url.encode()).hexdigest()[:16]
-        root = Path(tempfile.gettempdir()) / f"tracegrade-staged-{os.getuid()}"
-        self.folder = root / digest
+        digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+        name = f"tracegrade-staged-{digest}-{uuid.uuid4().hex[:12]}"
+        self.folder = Path(tempfile.gettempdir()) / name
         self.local = self.folder / base_name(url)
         self.companions = companions
 
@@ -307,7 +308,7 @@ class StagedFile:
         """An empty local folder for the file, holding with ``download`` the file and
         its companions as the URL has them now; the local path."""
         shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder.mkdir(parents=True, mode=0o700)
+        self.folder.mkdir(mode=0o700)  # yours alone
         if download:
             for url, local in self._pairs():
                 get_file(url, local)
