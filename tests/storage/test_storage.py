@@ -24,7 +24,8 @@ def memory(tmp_path: Path) -> Any:
 
     fs = fsspec.filesystem("memory")
     yield fs
-    fs.rm(f"/{tmp_path.name}", recursive=True)
+    if fs.exists(f"/{tmp_path.name}"):
+        fs.rm(f"/{tmp_path.name}", recursive=True)
 
 
 def test_a_url_is_told_from_a_path() -> None:
@@ -143,3 +144,22 @@ def test_parquet_and_framework_files_read_from_urls(memory: Any, tmp_path: Path)
     chats = f"memory://{tmp_path.name}/chat.jsonl"
     memory.pipe_file(chats, (json.dumps(chat) + "\n").encode())
     assert len(list(EvaluationDataset.from_conversations(chats, "openai"))) == 1
+
+
+def test_a_folder_at_a_url_is_listed_written_and_removed(memory: Any, tmp_path: Path) -> None:
+    folder = f"memory://{tmp_path.name}/parts"
+    assert storage.names_in(folder) == []
+    storage.make_folder(folder)
+    for name in ("part-00001.jsonl", "part-00000.jsonl", "plan.json"):
+        storage.write_whole(storage.inside(folder, name), name.encode())
+    assert storage.names_in(folder) == ["part-00000.jsonl", "part-00001.jsonl", "plan.json"]
+    assert storage.read_whole(storage.inside(folder, "plan.json")) == b"plan.json"
+    assert storage.is_there(storage.inside(folder, "plan.json"))
+    storage.remove_folder(folder)
+    assert storage.names_in(folder) == []
+    local = tmp_path / "local-parts"
+    storage.make_folder(local)
+    storage.write_whole(storage.inside(local, "a"), b"1")
+    assert storage.names_in(local) == ["a"]
+    storage.remove_folder(local)
+    assert not local.exists()

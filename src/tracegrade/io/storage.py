@@ -356,6 +356,27 @@ def is_there(path: str | os.PathLike[str]) -> bool:
     return exists(str(path)) if is_url(path) else Path(path).exists()
 
 
+def names_in(folder: str | os.PathLike[str]) -> list[str]:
+    """The names of the files in the folder ``folder`` (a path or a URL), sorted; none
+    when it is not there."""
+    if not is_url(folder):
+        local = Path(folder)
+        return sorted(path.name for path in local.iterdir()) if local.is_dir() else []
+    fs, path = filesystem(str(folder))
+    fs.invalidate_cache(path)
+    try:
+        found = fs.ls(path, detail=True)
+    except FileNotFoundError:
+        return []
+    except Exception as error:
+        raise _read_error(str(folder), error) from error
+    return sorted(
+        str(item["name"]).rstrip("/").rpartition("/")[2]
+        for item in found
+        if item.get("type") != "directory"
+    )
+
+
 def make_folder(folder: str | os.PathLike[str]) -> None:
     """Make the folder ``folder`` (an object store has none to make)."""
     if not is_url(folder):
