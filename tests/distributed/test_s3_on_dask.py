@@ -5,6 +5,7 @@ tests/s3_server.py). The rows are those of a run on one machine over a local cop
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,16 +60,18 @@ def test_a_cluster_reads_and_writes_s3_as_one_machine_writes_files(
 ) -> None:
     from tracegrade.distributed import evaluate_distributed
 
-    halves = messy_lines(90)
+    lines = messy_lines(100)
     files = [
-        ("\n".join(halves[:45]) + "\n").encode(),
-        ("\n".join(halves[45:]) + "\n").encode(),
+        ("\n".join(lines[:45]) + "\n").encode(),
+        ("\n".join(lines[45:90]) + "\n").encode(),
+        ("\n".join(lines[90:]) + "\n").encode(),  # a gzip object: one partition
     ]
     local = tmp_path / "all.jsonl"
     local.write_bytes(b"".join(files))
     prefix = s3.url(f"{tmp_path.name}")
-    for number, content in enumerate(files):
-        upload(s3, f"{prefix}/traffic/day-{number}.jsonl", content)
+    upload(s3, f"{prefix}/traffic/day-0.jsonl", files[0])
+    upload(s3, f"{prefix}/traffic/day-1.jsonl", files[1])
+    upload(s3, f"{prefix}/traffic/day-2.jsonl", gzip.compress(files[2]))
     out = f"{prefix}/runs/results.jsonl"
     result = evaluate_distributed(
         f"{prefix}/traffic/*.jsonl",
@@ -88,7 +91,7 @@ def test_a_cluster_reads_and_writes_s3_as_one_machine_writes_files(
     rejected = [row for row in remote_rows if row.get("status") == "rejected"]
     assert rejected and all(f"{prefix}/traffic/day-" in json.dumps(row) for row in rejected)
     record = json.loads(cat(s3, f"{prefix}/runs/.results.jsonl.run.json"))
-    assert record["input"] == [f"{prefix}/traffic/day-0.jsonl", f"{prefix}/traffic/day-1.jsonl"]
+    assert record["input"] == [f"{prefix}/traffic/day-{n}.jsonl" for n in range(3)]
     fs: Any = s3.filesystem()
     left = fs.find(f"{prefix}/runs")
     assert sorted(left) == sorted(
@@ -138,3 +141,27 @@ def test_resume_on_s3_keeps_the_parts_there(s3: S3, s3_client: Any, tmp_path: Pa
     assert facts["kept"] >= 1 and facts["kept"] + facts["scored"] == facts["partitions"]
     assert cat(s3, stopped) == whole
     assert not fs.exists(folder)
+
+
+def test_the_command_line_runs_a_local_cluster_on_s3(
+    s3: S3, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tracegrade.cli import EXIT_INPUT, main
+
+    prefix = s3.url(tmp_path.name)
+    data = f"{prefix}/in.jsonl"
+    content = ("\n".join(messy_lines(30)) + "\n").encode()
+    upload(s3, data, content)
+    local = tmp_path / "in.jsonl"
+    local.write_bytes(content)
+    out = f"{prefix}/results.jsonl"
+    arguments = ["-m", "tool_call_f1", "--progress", "off", "--no-config"]
+    # records rejected, as from a local file: exit 3
+    assert main(["evaluate", data, *arguments, "--out", out, "--dask-local", "2"]) == EXIT_INPUT
+    assert (
+        main(["evaluate", str(local), *arguments, "--out", str(tmp_path / "r.jsonl")]) == EXIT_INPUT
+    )
+    said = capsys.readouterr()
+    assert SECRET not in said.out + said.err
+    remote = cat(s3, out).replace(data.encode(), str(local).encode())
+    assert remote == (tmp_path / "r.jsonl").read_bytes()
