@@ -269,7 +269,7 @@ def test_a_run_without_a_start_time_or_a_reply_of_the_wrong_shape_is_named(
             server.mangle = None
     server.mangle = lambda asked, reply: 7 if asked == "GET /datasets" else reply
     try:
-        with pytest.raises(BackendError, match="LangSmith at .*: GET /datasets: expected a list"):
+        with pytest.raises(BackendError, match=r"LangSmith at .*: GET /datasets: expected a list"):
             list(backend.dataset_references("any"))
     finally:
         server.mangle = None

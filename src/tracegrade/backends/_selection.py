@@ -5,6 +5,7 @@ pull did not find is a RecordError rather than nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import RecordError
@@ -36,16 +37,36 @@ def last_of(oldest_first: Sequence[Item], limit: int | None) -> list[Item]:
     return list(oldest_first if limit is None else oldest_first[-limit:])
 
 
+@dataclass
+class Found:
+    """The trace and session ids a pull met, filled in by the backend as it reads (a
+    trace read one by one still names its session)."""
+
+    traces: set[str] = field(default_factory=set)
+    sessions: set[str] = field(default_factory=set)
+
+    def add(self, trace_id: str, session_id: str | None) -> None:
+        """Note a trace, and its session when it has one."""
+        self.traces.add(trace_id)
+        if session_id:
+            self.sessions.add(session_id)
+
+
 def accounted(
-    address: Address, filters: PullFilters, outcomes: Iterable[Outcome], where: str
+    address: Address,
+    filters: PullFilters,
+    outcomes: Iterable[Outcome],
+    where: str,
+    found: Found | None = None,
 ) -> Iterator[Outcome]:
     """``outcomes`` as they come, then a RecordError (kind ``trace`` or ``session``) for
-    each id of ``filters.trace_ids``/``session_ids`` that none of them holds: a sample's
-    origin or id, or a RecordError's record id. ``where`` names the backend and project
-    (``Phoenix project 'default'``). When the limit was reached the pull stopped before
-    the older traces, so nothing is said of the ids it did not meet."""
-    traces: set[str] = set()
-    sessions: set[str] = set()
+    each id of ``filters.trace_ids``/``session_ids`` that neither ``found`` nor any of
+    them holds (a sample's origin or id, a RecordError's record id). ``where`` names the
+    backend and project (``Phoenix project 'default'``). When the limit was reached the
+    pull stopped before the older traces, so nothing is said of the ids it did not
+    meet."""
+    found = found if found is not None else Found()
+    traces, sessions = found.traces, found.sessions
     count = 0
     for outcome in outcomes:
         if isinstance(outcome, RecordError):

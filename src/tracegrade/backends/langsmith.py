@@ -12,8 +12,8 @@ It speaks the REST API the ``langsmith`` SDK's ``Client`` uses (v1: ``GET /sessi
 runs (one per trace, oldest first; newest first with a limit), then each trace's runs,
 into one conversation per trace (:mod:`tracegrade.convert.langsmith_runs`), or per
 thread: root runs whose metadata names the same ``session_id``, ``thread_id`` or
-``conversation_id`` (LangSmith's thread keys). A push writes one feedback per (root run, score key), its id a uuid5 of both, so
-a second push finds it and updates it.
+``conversation_id`` (LangSmith's thread keys). A push writes one feedback per (root
+run, score key), its id a uuid5 of both, so a second push finds it and updates it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from . import _langsmith_query as query
 from ._http import HttpClient
-from ._selection import accounted, last_of, newest_of
+from ._selection import Found, accounted, last_of, newest_of
 from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome
 
 PUBLIC_ENDPOINT = "https://api.smith.langchain.com"
@@ -131,10 +131,11 @@ class LangSmithBackend:
             seen.add(cursor)
             body = {**body, "cursor": cursor}
 
-    def _roots(self, filters: PullFilters) -> Iterator[dict[str, Any]]:
+    def _roots(self, filters: PullFilters, found: Found) -> Iterator[dict[str, Any]]:
         body = query.root_query(self.project_id(), filters)
         for run in self._pages(body):
             if query.selected(run, filters):
+                found.add(str(run["id"]), query.thread_of(run))
                 yield run
 
     def _trace_runs(self, trace_id: str) -> list[dict[str, Any]]:
@@ -144,27 +145,31 @@ class LangSmithBackend:
         """Each trace (or thread) the filters select, oldest first (with a limit, the
         newest that many); see the module."""
         groups: Iterable[tuple[str, list[dict[str, Any]], str | None]]
+        found = Found()
         if filters.group_by == "session":
-            groups = self._threads(filters)
+            groups = self._threads(filters, found)
         elif query.newest_first(filters):
             groups = newest_of(
-                ((str(run["id"]), [run], None) for run in self._roots(filters)), filters.limit
+                ((str(run["id"]), [run], None) for run in self._roots(filters, found)),
+                filters.limit,
             )
         else:
-            groups = ((str(run["id"]), [run], None) for run in self._roots(filters))
+            groups = ((str(run["id"]), [run], None) for run in self._roots(filters, found))
         outcomes = (
             self._conversation(position, key, roots, thread, skipped)
             for position, (key, roots, thread) in enumerate(groups)
         )
         where = f"LangSmith project {self.project!r}"
-        yield from accounted(self.address, filters, outcomes, where)
+        yield from accounted(self.address, filters, outcomes, where, found)
 
-    def _threads(self, filters: PullFilters) -> list[tuple[str, list[dict[str, Any]], str | None]]:
+    def _threads(
+        self, filters: PullFilters, found: Found
+    ) -> list[tuple[str, list[dict[str, Any]], str | None]]:
         """The selected root runs by thread (a root that names none is a thread of its
         own, keyed by its trace id), the thread whose first trace started first first;
         with a limit, the threads of the newest traces."""
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for run in self._roots(filters):
+        for run in self._roots(filters, found):
             thread = query.thread_of(run)
             group = ("thread", thread) if thread is not None else ("trace", str(run["id"]))
             groups.setdefault(group, []).append(run)
