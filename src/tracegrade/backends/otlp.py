@@ -14,7 +14,10 @@ conventions' evaluation event) with the attributes ``gen_ai.evaluation.name``,
 ``gen_ai.evaluation.score.value``, ``gen_ai.evaluation.score.label`` and
 ``gen_ai.evaluation.explanation``, and the trace id and root span id of the scored trace,
 which link it to the trace. OTLP has no update: pushing a score again sends it again
-(the push journal keeps a resumed push from doing so). Nothing is pulled from it.
+(the push journal keeps a resumed push from doing so); when the receiver rejects some
+events of a request without saying which (a partial success), the push reports how
+many and sends none again, as it cannot tell them from those taken. Nothing is pulled
+from it.
 """
 
 from __future__ import annotations
@@ -237,12 +240,11 @@ class OtlpBackend:
             raw = self._client.send_bytes(self._path, _to_protobuf(request), PROTOBUF)
             reply = _decode_reply(raw)
         rejected, message = _rejected(reply)
-        if rejected:
-            message = message or "no reason given"
-            why = f"the endpoint rejected {rejected} of {len(sent)} events: {message}"
-            outcome.refused.extend((score, why) for score in sent)
-            return outcome
-        outcome.created += len(sent)
+        if rejected:  # which ones the receiver does not say: none is sent again
+            said = message or "no reason given"
+            why = f"{rejected} of {len(sent)} events rejected by the receiver: {said}"
+            outcome.unattributed.append((rejected, why))
+        outcome.created += len(sent) - min(rejected, len(sent))
         return outcome
 
     def close(self) -> None:
