@@ -195,7 +195,12 @@ def _rejected(reply: Any) -> tuple[int, str]:
     partial = reply.get("partialSuccess") if isinstance(reply, dict) else None
     if not isinstance(partial, dict):
         return 0, ""
-    return int(partial.get("rejectedLogRecords") or 0), str(partial.get("errorMessage") or "")
+    count = partial.get("rejectedLogRecords") or 0  # an int64: JSON may write it as text
+    message = str(partial.get("errorMessage") or "")
+    try:
+        return max(int(count), 0), message
+    except (TypeError, ValueError):
+        return 0, message
 
 
 class OtlpBackend:
