@@ -204,7 +204,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         source=arguments.source or chosen.source or NATIVE_SOURCE,
         concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
         workers=arguments.workers,
-        out=Path(arguments.out) if arguments.out else chosen.out,
+        out=_out(arguments.out) if arguments.out else chosen.out,
         parquet=Path(arguments.parquet) if arguments.parquet else None,
         html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
@@ -355,6 +355,14 @@ def worker_count(settings: Settings) -> int:
         why = _ONE_PROCESS_BECAUSE.get(choice.unused, ONE_PROCESS_BECAUSE[choice.unused])
         settings.notes.append(f"--workers {settings.workers} not used: {why}")
     return choice.count
+
+
+def _out(given: str) -> Path:
+    """``--out``: a path ending in ``/`` is a results directory, made here."""
+    from ..io.dataset_dir import directory_output
+
+    directory_output(given)
+    return Path(given)
 
 
 def _check_outputs(settings: Settings) -> None:

@@ -40,6 +40,7 @@ from .._gc import kept_aside
 from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
+from ..io.dataset_dir import directory_output
 from ..io.files import check_input, once_read_name, read_once
 from ..io.store import RunRecord
 from ..metrics.base import Metric
@@ -206,6 +207,8 @@ class EvaluationRun:
         self.pass_k = list(pass_k) if pass_k is not None else None
         self.success = success
         self.progress: ProgressMode | bool = progress
+        if out is not None:
+            directory_output(out)  # a path ending in / is a results directory: made here
         self.out = Path(out) if out is not None else None
         self.resume = resume
         self.retry_failed = retry_failed
@@ -402,7 +405,9 @@ class EvaluationRun:
                             raise _Stopped
                 # the bootstrap side by side in the pool, while the results file is
                 # written out to the disk
-                outputs.summary.prepare_intervals(pool.map, meanwhile=outputs.close_results)
+                outputs.summary.prepare_intervals(
+                    pool.map, meanwhile=lambda: outputs.close_results(complete=True)
+                )
             complete = True
         finally:
             outputs.close(complete=complete)
