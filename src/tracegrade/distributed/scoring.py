@@ -13,6 +13,7 @@ partitions' summaries fold into exactly the single-machine run's aggregates.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +45,10 @@ class PartitionResult:
     lines: bytes
     tally: RowTally
     written: str | None = None
+    size: int = 0
+    """The bytes of the part written (``written``)."""
+    sha256: str = ""
+    """The SHA-256 of the part written, as a results directory's manifest lists it."""
 
     @property
     def records(self) -> int:
@@ -121,7 +126,8 @@ def score_partition(
         return result
     target = part_path(folder, partition.number)
     write_atomically(target, result.lines)
-    return PartitionResult(result.number, b"", result.tally, str(target))
+    digest = hashlib.sha256(result.lines).hexdigest()
+    return PartitionResult(result.number, b"", result.tally, str(target), len(result.lines), digest)
 
 
 def part_path(folder: str | os.PathLike[str], number: int) -> Path:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
+from ..io.dataset_dir import directory_output
 from ..io.lock import OutputLock
 from ..io.store import (
     RUN_RECORD_VERSION,
@@ -42,6 +43,7 @@ from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolv
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from ..run.success import choose_success, efficiency_names
+from .dataset_out import finish_directory, prepare_directory
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -194,9 +196,14 @@ def _evaluate(
     files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
-    folder = parts_folder(out) if out is not None else None
+    directory = out is not None and directory_output(out)
+    folder = (Path(out) if directory else parts_folder(out)) if out is not None else None
     done: dict[int, RowTally] = {}
-    if out is not None and folder is not None:
+    if directory and folder is not None:
+        done = prepare_directory(
+            folder, record, partitions, resume, marks, efficiency_names(metrics)
+        )
+    elif out is not None and folder is not None:
         done = prepare(
             folder, record, partitions, resume, marks, Path(out), efficiency_names(metrics)
         )
@@ -211,6 +218,7 @@ def _evaluate(
     tallies: dict[int, RowTally] = dict(done)
     run.kept = sorted(done)
     rows: dict[int, list[SampleResult]] = {}
+    results: dict[int, PartitionResult] = {}
     task = partial(
         score_partition,
         metrics=for_workers(metrics, each),
@@ -226,6 +234,7 @@ def _evaluate(
     try:
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
             tallies[partition.number] = scored.tally
+            results[partition.number] = scored
             run.scored.append(partition.number)
             if keep_rows or folder is None:
                 rows[partition.number] = scored.rows()
@@ -242,7 +251,8 @@ def _evaluate(
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
     if folder is not None and out is not None:
-        join(folder, partitions, Path(out))
+        if not directory:  # a results directory's parts are its rows: nothing joined
+            join(folder, partitions, Path(out))
         if keep_rows:
             for number in run.kept:
                 rows[number] = rows_of(part_path(folder, number))
@@ -256,13 +266,18 @@ def _evaluate(
     facts = _facts(metrics, summary, started, run, record)
     result.run_facts = facts
     if out is not None:
+        content = None
         if record is not None:
             content = {**record, **{k: v for k, v in facts.items() if k not in record}}
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-            write_atomically(run_record_path(Path(out)), dumps(content))
-        remove_folder(folder)
+        if directory and folder is not None:
+            finish_directory(folder, partitions, results, tallies, content)
+        else:
+            if content is not None:
+                write_atomically(run_record_path(Path(out)), dumps(content))
+            remove_folder(folder)
     return result
 
 

@@ -48,7 +48,7 @@ class DirectoryResults:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self.done = IndexSet()
-        self._lock = OutputLock(self.path / "manifest.json")
+        self._lock = OutputLock(self.path)  # beside it, as a Dask run locks it
         self._locked = False
         self._run: RunRecord | None = None
         self._parts: list[Part] = []
