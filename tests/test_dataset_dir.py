@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -109,12 +110,12 @@ def test_an_unfinished_or_changed_directory_is_refused_naming_what(
     manifest = json.loads((directory / "manifest.json").read_text())
 
     (directory / "part-00000.jsonl").write_bytes(b"")
-    with pytest.raises(DatasetDirError, match="part-00000.jsonl is not the one"):
+    with pytest.raises(DatasetDirError, match=re.escape("part-00000.jsonl is not the one")):
         load_run(directory)
 
     (directory / "part-00000.jsonl").unlink()
     with pytest.raises(
-        DatasetDirError, match="part-00000.jsonl listed in manifest.json is missing"
+        DatasetDirError, match=re.escape("part-00000.jsonl listed in manifest.json is missing")
     ):
         load_run(directory)
 
@@ -126,9 +127,9 @@ def test_an_unfinished_or_changed_directory_is_refused_naming_what(
     assert "has not finished" in capsys.readouterr().err
 
     (directory / "manifest.json").unlink()
-    with pytest.raises(DatasetDirError, match="no manifest.json"):
+    with pytest.raises(DatasetDirError, match=re.escape("no manifest.json")):
         load_run(directory)
-    with pytest.raises(DatasetDirError, match="no manifest.json"):
+    with pytest.raises(DatasetDirError, match=re.escape("no manifest.json")):
         load_run(tmp_path)  # any folder
 
 
