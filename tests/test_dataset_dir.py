@@ -22,10 +22,10 @@ from tests.metrics.judges import sensible_answer
 from tests.records import messy_file, record
 
 from tracegrade import ToolCallF1, ToolCorrectnessMetric, evaluate, load_run
-from tracegrade.cli import EXIT_INPUT, EXIT_OK, main
+from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 from tracegrade.io import dataset_writer
 from tracegrade.io.dataset_dir import DatasetDirError, read_manifest
-from tracegrade.io.store import run_record_path
+from tracegrade.io.store import ResumeError, run_record_path
 
 TIMING = ("started", "duration_seconds")
 RECORDS = 150
@@ -58,7 +58,7 @@ def test_a_directory_holds_the_rows_and_record_of_the_joined_file(
     assert len(_parts(directory)) > 3
     assert _joined(directory) == (tmp_path / "single.jsonl").read_bytes()
     assert spread.summary() == single.summary() and spread.counts == single.counts
-    assert _record(directory / "run.json") == _record(run_record_path(tmp_path / "single.jsonl"))
+    assert _record(directory / "_run.json") == _record(run_record_path(tmp_path / "single.jsonl"))
 
     manifest = read_manifest(directory)
     assert manifest is not None and manifest["complete"] is True
@@ -107,7 +107,7 @@ def test_an_unfinished_or_changed_directory_is_refused_naming_what(
     data = messy_file(tmp_path / "runs.jsonl", 60)
     directory = tmp_path / "out"
     evaluate(str(data), [ToolCallF1()], out=f"{directory}/")
-    manifest = json.loads((directory / "manifest.json").read_text())
+    manifest = json.loads((directory / "_manifest.json").read_text())
 
     (directory / "part-00000.jsonl").write_bytes(b"")
     with pytest.raises(DatasetDirError, match=re.escape("part-00000.jsonl is not the one")):
@@ -115,21 +115,21 @@ def test_an_unfinished_or_changed_directory_is_refused_naming_what(
 
     (directory / "part-00000.jsonl").unlink()
     with pytest.raises(
-        DatasetDirError, match=re.escape("part-00000.jsonl listed in manifest.json is missing")
+        DatasetDirError, match=re.escape("part-00000.jsonl listed in _manifest.json is missing")
     ):
         load_run(directory)
 
     manifest["complete"] = False
-    (directory / "manifest.json").write_text(json.dumps(manifest))
+    (directory / "_manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(DatasetDirError, match="has not finished"):
         load_run(directory)
     assert main(["compare", str(directory), str(directory)]) == EXIT_INPUT
     assert "has not finished" in capsys.readouterr().err
 
-    (directory / "manifest.json").unlink()
-    with pytest.raises(DatasetDirError, match=re.escape("no manifest.json")):
+    (directory / "_manifest.json").unlink()
+    with pytest.raises(DatasetDirError, match=re.escape("no _manifest.json")):
         load_run(directory)
-    with pytest.raises(DatasetDirError, match=re.escape("no manifest.json")):
+    with pytest.raises(DatasetDirError, match=re.escape("no _manifest.json")):
         load_run(tmp_path)  # any folder
 
 
@@ -209,3 +209,58 @@ def test_resume_of_a_directory_after_the_cli_was_killed(
     reference = f"{tmp_path}/reference/"
     assert main(_arguments(data, reference, judge_server.url)) == EXIT_OK
     assert rows == _sorted_rows(tmp_path / "reference")
+
+
+def _table(paths: list[Path]) -> Any:
+    import pandas as pd
+
+    return pd.concat([pd.read_parquet(path) for path in paths], ignore_index=True)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parquet_parts_hold_the_parquet_table_and_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    pytest.importorskip("pyarrow")
+    monkeypatch.setattr(dataset_writer, "PART_ROWS", 150)
+    data = messy_file(tmp_path / "runs.jsonl", 700)
+    metrics = [ToolCallF1(), ToolCorrectnessMetric(threshold=0.5)]
+    evaluate(str(data), metrics, out=tmp_path / "single.jsonl", parquet=tmp_path / "single.pq")
+    directory = tmp_path / "spread"
+    options: dict[str, Any] = {"workers": workers, "keep_rows": False, "out_format": "parquet"}
+    evaluate(str(data), metrics, out=f"{directory}/", **options)
+    parts = sorted(directory.glob("part-*.parquet"))
+    assert len(parts) > 3 and not list(directory.glob("part-*.jsonl"))
+    table = _table(parts)
+    assert table.drop(columns=["row_json"]).equals(_table([tmp_path / "single.pq"]))
+    lines = "".join(line + "\n" for line in table["row_json"])
+    assert lines == (tmp_path / "single.jsonl").read_text()  # every row, as the file has it
+    assert load_run(directory).rows == load_run(tmp_path / "single.jsonl").rows
+    manifest = read_manifest(directory)
+    assert manifest is not None and manifest["format"] == "parquet"
+    import pyarrow.dataset
+
+    # tools read the directory's table as it is: the manifest and record are hidden
+    assert pyarrow.dataset.dataset(directory).count_rows() == len(table)
+
+    # a stopped run: the last part lost, the manifest not complete; resume finishes it
+    parts[-1].unlink()
+    manifest_path = directory / "_manifest.json"
+    stopped = json.loads(manifest_path.read_text())
+    stopped["complete"] = False
+    manifest_path.write_text(json.dumps(stopped))
+    resumed = evaluate(str(data), metrics, out=directory, resume=True, **options)
+    assert resumed.counts.records == len(table)
+    assert load_run(directory).rows == load_run(tmp_path / "single.jsonl").rows
+    with pytest.raises(ResumeError, match="with jsonl parts"):
+        evaluate(str(data), metrics, out=directory, resume=True)
+
+
+def test_a_parts_format_without_a_directory_is_refused(tmp_path: Path) -> None:
+    data = messy_file(tmp_path / "runs.jsonl", 10)
+    with pytest.raises(ValueError, match="goes with a results directory"):
+        evaluate(str(data), [ToolCallF1()], out=tmp_path / "r.jsonl", out_format="parquet")
+    with pytest.raises(ValueError, match="must be one of jsonl, parquet"):
+        evaluate(str(data), [ToolCallF1()], out=f"{tmp_path}/d/", out_format="csv")
+    args = ["evaluate", str(data), "-m", "tool_call_f1", "--out", str(tmp_path / "r.jsonl")]
+    assert main([*args, "--out-format", "parquet", "--no-config"]) == EXIT_USAGE

@@ -57,7 +57,7 @@ def test_a_directory_holds_the_rows_of_the_joined_file(client: Any, tmp_path: Pa
     assert len(list(directory.glob("part-*.jsonl"))) == partitions
     assert _joined(directory) == (tmp_path / "joined.jsonl").read_bytes()
     assert spread.summary() == joined.summary() and spread.counts == joined.counts
-    assert _record(directory / "run.json") == _record(run_record_path(tmp_path / "joined.jsonl"))
+    assert _record(directory / "_run.json") == _record(run_record_path(tmp_path / "joined.jsonl"))
     assert not (directory / ".plan.json").exists()
 
     manifest = read_manifest(directory)
@@ -127,7 +127,9 @@ def test_a_directory_whose_client_was_killed_is_finished_by_resume(
         partition_bytes=2048,
     )
     facts = result.run_facts["distributed"]
-    assert facts == {"partitions": total, "scored": total - len(written), "kept": len(written)}
+    # (a task the dead client left queued may still have written its part meanwhile)
+    assert facts["partitions"] == total and 0 < facts["scored"] == total - facts["kept"]
+    assert facts["kept"] >= len(written)
     evaluate(str(data), [SlowF1(delay=0.0)], out=tmp_path / "single.jsonl", progress=False)
     assert _joined(directory) == (tmp_path / "single.jsonl").read_bytes()
     assert load_run(directory).rows == load_run(tmp_path / "single.jsonl").rows
@@ -143,3 +145,45 @@ def test_a_directory_whose_client_was_killed_is_finished_by_resume(
     )
     assert again.run_facts["distributed"]["scored"] == 0
     assert again.summary() == result.summary()
+
+
+def test_parquet_parts_from_the_workers(client: Any, tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    data = _write(tmp_path / "runs.jsonl", messy_lines(200))
+    metrics = [ToolCallF1(), ToolCorrectnessMetric(threshold=0.5)]
+    evaluate(str(data), metrics, out=tmp_path / "single.jsonl", parquet=tmp_path / "single.pq")
+    directory = tmp_path / "spread"
+    spread = evaluate_distributed(
+        str(data),
+        metrics,
+        client=client,
+        out=f"{directory}/",
+        out_format="parquet",
+        partition_bytes=4096,
+        keep_rows=True,
+    )
+    parts = sorted(directory.glob("part-*.parquet"))
+    assert len(parts) == spread.run_facts["distributed"]["partitions"] > 3
+    table = pd.concat([pd.read_parquet(path) for path in parts], ignore_index=True)
+    assert table.drop(columns=["row_json"]).equals(pd.read_parquet(tmp_path / "single.pq"))
+    assert (
+        "".join(f"{line}\n" for line in table["row_json"])
+        == (tmp_path / "single.jsonl").read_text()
+    )
+    single = load_run(tmp_path / "single.jsonl").rows
+    assert load_run(directory).rows == single == spread.rows
+    manifest = read_manifest(directory)
+    assert manifest is not None and manifest["format"] == "parquet"
+
+    again = evaluate_distributed(
+        str(data),
+        metrics,
+        client=client,
+        out=directory,
+        out_format="parquet",
+        partition_bytes=4096,
+        resume=True,
+    )
+    assert again.run_facts["distributed"]["scored"] == 0
+    assert again.summary() == spread.summary()

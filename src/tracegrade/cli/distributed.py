@@ -164,6 +164,7 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
         progress=progress,
         parquet=settings.parquet,
+        out_format=settings.out_format,
         prices=settings.prices,
         success=settings.success,
     )

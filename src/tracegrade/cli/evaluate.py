@@ -83,6 +83,7 @@ class Settings:
     workers: int | None = None
     """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
     out: Path | None = None
+    out_format: str = "jsonl"
     parquet: Path | None = None
     html: Path | None = None
     resume: bool = False
@@ -206,6 +207,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         workers=arguments.workers,
         out=_out(arguments.out) if arguments.out else chosen.out,
         parquet=Path(arguments.parquet) if arguments.parquet else None,
+        out_format=arguments.out_format,
         html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
         progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
@@ -371,8 +373,11 @@ def _check_outputs(settings: Settings) -> None:
         check_outputs(
             settings.data, settings.out, settings.parquet, labels=("--out ", "--parquet ")
         )
+        from ..io.dataset_dir import check_directory_format
+
+        check_directory_format(settings.out, settings.out_format)
     except (ValueError, ImportError) as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(str(error).replace("out_format=", "--out-format ")) from None
     if settings.html is not None:
         taken = [("the input", settings.data), ("--out", settings.out)]
         taken.append(("--parquet", settings.parquet))
@@ -580,6 +585,7 @@ def run(settings: Settings) -> int:
             out=settings.out,
             resume=settings.resume,
             parquet=settings.parquet,
+            out_format=settings.out_format,
             workers=worker_count(settings),
             keep_rows=keep_rows(settings),
             sample_deadline=settings.sample_deadline,

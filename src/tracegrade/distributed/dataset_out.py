@@ -41,6 +41,7 @@ def prepare_directory(
     resume: bool,
     marks: Mapping[str, float | None],
     efficiency: Collection[str] = (),
+    form: str = "jsonl",
 ) -> dict[int, RowTally]:
     """Ready the results directory: on resume, the tallies of the parts already
     written (read back from them); else the directory emptied of an earlier run's
@@ -49,10 +50,11 @@ def prepare_directory(
     described = {key: (record or {}).get(key) for key in SAME_RECORD}
     plan = {
         "record": described,
+        "format": form,
         "partitions": [[p.number, p.first_index, p.records] for p in partitions],
     }
     planned = directory / PLAN
-    if resume and not planned.exists() and _finished(directory, described):
+    if resume and not planned.exists() and _finished(directory, described, form):
         write_atomically(planned, json.dumps(plan).encode())
     if resume and planned.exists():
         if json.loads(planned.read_text()) != json.loads(json.dumps(plan)):
@@ -66,7 +68,7 @@ def prepare_directory(
             raise ResumeError(f"cannot resume: {directory} holds parts of no partition: {strays}")
         kept = {}
         for partition in partitions:
-            path = part_path(directory, partition.number)
+            path = part_path(directory, partition.number, form)
             if path.exists():
                 kept[partition.number] = tally_of(path, partition, marks, efficiency)
         return kept
@@ -78,14 +80,15 @@ def prepare_directory(
     remove_parts(directory)
     directory.mkdir(parents=True, exist_ok=True)
     write_atomically(planned, json.dumps(plan).encode())
-    write_manifest(directory, [], complete=False)
+    write_manifest(directory, [], complete=False, form=form)
     if record is not None:
         write_run_record(directory, record)
     return {}
 
 
-def _finished(directory: Path, record: Mapping[str, Any]) -> bool:
-    """Whether the directory holds a finished run with this ``record``."""
+def _finished(directory: Path, record: Mapping[str, Any], form: str) -> bool:
+    """Whether the directory holds a finished run with this ``record``, its parts in
+    ``form``."""
     try:
         manifest = read_manifest(directory)
     except ValueError:
@@ -94,6 +97,7 @@ def _finished(directory: Path, record: Mapping[str, Any]) -> bool:
     return (
         manifest is not None
         and manifest.get("complete") is True
+        and manifest.get("format") == form
         and {key: found.get(key) for key in SAME_RECORD} == dict(record)
     )
 
@@ -104,12 +108,13 @@ def finish_directory(
     scored: Mapping[int, PartitionResult],
     tallies: Mapping[int, RowTally],
     record: Mapping[str, Any] | None,
+    form: str = "jsonl",
 ) -> None:
     """Write the run record and the complete manifest: each part as its worker
     described it (those kept from before, read back here), then drop the plan."""
     parts = []
     for partition in partitions:
-        path = part_path(directory, partition.number)
+        path = part_path(directory, partition.number, form)
         result = scored.get(partition.number)
         if result is None or not result.sha256:
             parts.append(part_of_file(path, partition.number))
@@ -131,5 +136,5 @@ def finish_directory(
         write_run_record(directory, record)
     else:
         run_record_file(directory).unlink(missing_ok=True)
-    write_manifest(directory, parts, complete=True)
+    write_manifest(directory, parts, complete=True, form=form)
     (directory / PLAN).unlink(missing_ok=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import loads
+from ..io.dataset_dir import part_lines
 from ..io.store import ResumeError, run_record_path, write_atomically
 from ..model.results import SampleResult
 from ..run.results import RowTally
@@ -89,7 +90,9 @@ def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
 
 
 def rows_of(path: Path) -> list[SampleResult]:
-    return [SampleResult.from_dict(loads(line)) for line in path.read_bytes().splitlines() if line]
+    """The rows of a part file (JSONL, or a results directory's Parquet part)."""
+    lines = part_lines(path).splitlines()
+    return [SampleResult.from_dict(loads(line)) for line in lines if line]
 
 
 def tally_of(

@@ -57,8 +57,9 @@ class PartitionResult:
     def rows(self) -> list[SampleResult]:
         """The rows, read back from the lines (or the file written)."""
         from .._json import loads
+        from ..io.dataset_dir import part_lines
 
-        data = Path(self.written).read_bytes() if self.written is not None else self.lines
+        data = part_lines(Path(self.written)) if self.written is not None else self.lines
         return [SampleResult.from_dict(loads(line)) for line in data.splitlines() if line]
 
 
@@ -94,11 +95,13 @@ def score_partition(
     sample_deadline: float | None = None,
     folder: str | None = None,
     prices: PriceTable | None = None,
+    part_form: str = "jsonl",
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
-    ``folder/part-NNNNN.jsonl`` (whole, or not at all: a killed task leaves no part of
-    it) and not sent back. ``prices`` price the rows' agent usage."""
+    ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
+    not at all: a killed task leaves no part of it) and not sent back. ``prices`` price
+    the rows' agent usage."""
     if records is not None:
         result = score_records(
             records,
@@ -124,15 +127,23 @@ def score_partition(
         )
     if folder is None:
         return result
-    target = part_path(folder, partition.number)
-    write_atomically(target, result.lines)
-    digest = hashlib.sha256(result.lines).hexdigest()
-    return PartitionResult(result.number, b"", result.tally, str(target), len(result.lines), digest)
+    content = result.lines
+    if part_form == "parquet":
+        from ..io.dataset_parquet import parquet_part
+        from ..metrics.judged import judged_metrics
+
+        names = list(resolve_thresholds(metrics, thresholds))
+        judged = [metric.name for metric in judged_metrics(metrics)]
+        content = parquet_part(content, names, judged)
+    target = part_path(folder, partition.number, part_form)
+    write_atomically(target, content)
+    digest = hashlib.sha256(content).hexdigest()
+    return PartitionResult(result.number, b"", result.tally, str(target), len(content), digest)
 
 
-def part_path(folder: str | os.PathLike[str], number: int) -> Path:
+def part_path(folder: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path:
     """Where partition ``number``'s rows are written in a run's folder."""
-    return Path(folder) / f"part-{number:05d}.jsonl"
+    return Path(folder) / f"part-{number:05d}.{form}"
 
 
 def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:

@@ -1,5 +1,5 @@
 """Results as a partitioned dataset: a directory of parts (``part-NNNNN.jsonl``), a
-manifest (``manifest.json``) and the run record (``run.json``), written by a run whose
+manifest (``_manifest.json``) and the run record (``_run.json``), written by a run whose
 ``out`` is a directory and read back as a results file is.
 
 Every reading and writing of such a directory is here, in functions that take the
@@ -26,14 +26,15 @@ from ..errors import InputError
 from .store import write_atomically
 
 FORMAT_VERSION = 1
-"""The form of ``manifest.json`` written now."""
+"""The form of ``_manifest.json`` written now."""
 
-MANIFEST = "manifest.json"
-RUN_RECORD = "run.json"
-FORMATS = ("jsonl",)
-"""The formats a part can have (its file's extension)."""
+MANIFEST = "_manifest.json"
+RUN_RECORD = "_run.json"
+FORMATS = ("jsonl", "parquet")
+"""The formats a part can have (its file's extension): JSON lines, or Parquet (the
+``--parquet`` table with each row's JSON line: see :mod:`.dataset_parquet`)."""
 
-_PART = re.compile(r"^part-(\d{5,})\.(jsonl)$")
+_PART = re.compile(r"^part-(\d{5,})\.(jsonl|parquet)$")
 
 
 class DatasetDirError(InputError):
@@ -107,6 +108,42 @@ def part_files(directory: str | os.PathLike[str]) -> list[tuple[int, Path]]:
     return sorted(found)
 
 
+def check_form(form: str) -> str:
+    """``form`` if it is a part format (ValueError naming the choices if not)."""
+    if form not in FORMATS:
+        raise ValueError(f"the parts' format must be one of {', '.join(FORMATS)}, not {form!r}")
+    return form
+
+
+def check_directory_format(out: str | os.PathLike[str] | None, form: str) -> str:
+    """The parts' format ``form`` for the output ``out``: ValueError when it is not a
+    format, or not ``jsonl`` for an output that is not a directory; ImportError naming
+    the extra for Parquet without pyarrow."""
+    check_form(form)
+    if form == "jsonl":
+        return form
+    if out is None or not is_directory_output(out):
+        raise ValueError(
+            f"out_format={form!r} goes with a results directory: give out= a path ending "
+            f"in / (got {out!r})"
+        )
+    try:
+        import pyarrow  # noqa: F401 (only checks it is there)
+    except ImportError:
+        raise ImportError("Parquet parts need pyarrow: pip install 'tracegrade[parquet]'") from None
+    return form
+
+
+def part_lines(path: Path, content: bytes | None = None) -> bytes:
+    """The rows of a part file (its ``content``, when read already) as JSON lines."""
+    data = path.read_bytes() if content is None else content
+    if path.suffix == ".parquet":
+        from .dataset_parquet import lines_of_parquet
+
+        return lines_of_parquet(data)
+    return data
+
+
 def describe_part(
     path: Path,
     number: int,
@@ -131,7 +168,7 @@ def part_of_file(path: Path, number: int) -> Part:
     """The manifest's entry for a part file already written, read back from it."""
     content = path.read_bytes()
     indices, statuses = [], {"scored": 0, "failed": 0, "rejected": 0}
-    for line in content.splitlines():
+    for line in part_lines(path, content).splitlines():
         if line.strip():
             row = loads(line)
             indices.append(int(row["index"]))
@@ -204,7 +241,8 @@ def complete_parts(directory: str | os.PathLike[str], what: str = "results") -> 
 
 
 def read_part(directory: str | os.PathLike[str], part: Part) -> bytes:
-    """A part's content, checked against the manifest's size and SHA-256."""
+    """A part's rows as JSON lines, its file checked against the manifest's size and
+    SHA-256."""
     path = Path(directory) / part.file
     try:
         content = path.read_bytes()
@@ -217,11 +255,12 @@ def read_part(directory: str | os.PathLike[str], part: Part) -> bytes:
             f"{directory}: part {part.file} is not the one {MANIFEST} lists (its size or "
             "SHA-256 differs): the directory was changed after the run"
         )
-    return content
+    return part_lines(path, content)
 
 
 def iter_part_lines(directory: str | os.PathLike[str]) -> Iterator[tuple[Path, bytes]]:
-    """Each part of a finished results directory in order: its path and content."""
+    """Each part of a finished results directory in order: its path and its rows as
+    JSON lines."""
     for part in complete_parts(directory):
         yield Path(directory) / part.file, read_part(directory, part)
 

@@ -1,11 +1,13 @@
 """A results directory written on one machine: :class:`DirectoryResults` takes the rows
 of a run, as :class:`~tracegrade.io.store.ResultsFile` does, and writes them as parts
-of at most :data:`PART_ROWS` rows (or :data:`PART_BYTES`), each appended to as rows
-complete, then the manifest once the run finished.
+of at most :data:`PART_ROWS` rows (or :data:`PART_BYTES`), then the manifest once the
+run finished. A JSONL part is appended to as rows complete; a Parquet part is written
+whole when it has its fill (or the run ends), its rows held until then.
 
-A killed run leaves its parts (the last maybe cut short in its last line) and a
-manifest that is not complete; ``resume`` keeps every whole row and goes on in a new
-part. The directory's layout is :mod:`.dataset_dir`'s.
+A killed run leaves its parts (the last JSONL part maybe cut short in its last line; a
+Parquet part being filled is lost) and a manifest that is not complete; ``resume``
+keeps every whole row and goes on in a new part. The directory's layout is
+:mod:`.dataset_dir`'s.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -22,8 +24,10 @@ from ..errors import FileWriteError, os_problem
 from ..model.results import SampleResult, Usage
 from .dataset_dir import (
     Part,
+    check_form,
     describe_part,
     part_files,
+    part_lines,
     part_of_file,
     part_path,
     remove_parts,
@@ -31,8 +35,9 @@ from .dataset_dir import (
     write_manifest,
     write_run_record,
 )
+from .dataset_parquet import parquet_part
 from .lock import OutputLock
-from .store import SYNC_SECONDS, IndexSet, ResumeError, RunRecord
+from .store import SYNC_SECONDS, IndexSet, ResumeError, RunRecord, write_atomically
 
 PART_ROWS = 50_000
 """The most rows in one part written on one machine."""
@@ -45,8 +50,19 @@ class DirectoryResults:
     """A results directory being written: ``start`` or ``resume``, ``write`` rows, then
     ``close`` (with ``complete=True`` once the run finished)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        form: str = "jsonl",
+        names: Sequence[str] = (),
+        judged: Sequence[str] = (),
+    ) -> None:
+        """``form``: the parts' format (``jsonl`` or ``parquet``, whose table has the
+        columns of the metrics ``names``, ``judged`` among them)."""
         self.path = Path(path)
+        self.form = check_form(form)
+        self._names, self._judged = list(names), list(judged)
+        self._held: list[bytes] = []
         self.done = IndexSet()
         self._lock = OutputLock(self.path)  # beside it, as a Dask run locks it
         self._locked = False
@@ -76,7 +92,7 @@ class DirectoryResults:
         self._run = run
         if run is not None:
             write_run_record(self.path, run.to_dict())
-        write_manifest(self.path, [], complete=False)
+        write_manifest(self.path, [], complete=False, form=self.form)
 
     def resume(
         self,
@@ -119,33 +135,39 @@ class DirectoryResults:
                 + "; ".join(differences)
                 + "); start over without --resume or choose another --out"
             )
+        others = [path.name for _, path in found if path.suffix != f".{self.form}"]
+        if others:
+            raise ResumeError(
+                f"cannot resume {self.path} with {self.form} parts: it holds others "
+                f"({', '.join(others)}); resume with their format, or start over"
+            )
         self._run = run
         write_run_record(self.path, run.to_dict())  # as written now (no credentials)
         for number, path in found:
-            if number == found[-1][0]:
+            if number == found[-1][0] and self.form == "jsonl":
                 _drop_cut_line(path)
             yield from self._read_part(path)
             self._parts.append(part_of_file(path, number))
         self._number = found[-1][0] + 1 if found else 0
 
     def _read_part(self, path: Path) -> Iterator[SampleResult]:
-        with open(path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = SampleResult.from_dict(loads(line))
-                except (ValueError, KeyError, TypeError, AttributeError) as error:
-                    raise ResumeError(
-                        f"cannot resume {self.path}: {path.name}, line {number} is not a "
-                        f"result row ({type(error).__name__}: {error})"
-                    ) from None
-                if not self.done.add(row.index):
-                    raise ResumeError(
-                        f"cannot resume {self.path}: {path.name}, line {number} repeats the "
-                        f"row of record {row.index}"
-                    )
-                yield row
+        lines = part_lines(path).splitlines(keepends=True)
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = SampleResult.from_dict(loads(line))
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                raise ResumeError(
+                    f"cannot resume {self.path}: {path.name}, line {number} is not a "
+                    f"result row ({type(error).__name__}: {error})"
+                ) from None
+            if not self.done.add(row.index):
+                raise ResumeError(
+                    f"cannot resume {self.path}: {path.name}, line {number} repeats the "
+                    f"row of record {row.index}"
+                )
+            yield row
 
     def write(self, row: SampleResult) -> None:
         """Append one row to the part being written."""
@@ -168,6 +190,18 @@ class DirectoryResults:
                     status = loads(line)["status"]
                     counted[status] = counted.get(status, 0) + 1
             statuses = counted
+        if self.form == "jsonl":
+            self._append(lines)
+        else:
+            self._held.append(bytes(lines))
+        self._indices.extend(indices)
+        for status, count in statuses.items():
+            self._statuses[status] = self._statuses.get(status, 0) + count
+        self.done.update(indices)
+        if len(self._indices) >= PART_ROWS or self._size >= PART_BYTES:
+            self._close_part()
+
+    def _append(self, lines: bytes | memoryview) -> None:
         handle = self._handle or self._open_part()
         try:
             handle.write(lines)
@@ -180,12 +214,6 @@ class DirectoryResults:
             raise self._write_error(error) from error
         self._digest.update(lines)
         self._size += len(lines)
-        self._indices.extend(indices)
-        for status, count in statuses.items():
-            self._statuses[status] = self._statuses.get(status, 0) + count
-        self.done.update(indices)
-        if len(self._indices) >= PART_ROWS or self._size >= PART_BYTES:
-            self._close_part()
 
     def _open_part(self) -> BinaryIO:
         path = part_path(self.path, self._number)
@@ -196,17 +224,28 @@ class DirectoryResults:
         return self._handle
 
     def _close_part(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is None:
-            return
-        try:
-            handle.flush()
-            os.fsync(handle.fileno())
-        except OSError as error:
-            raise self._write_error(error) from error
-        finally:
-            handle.close()
-        path = part_path(self.path, self._number)
+        if self.form == "parquet":
+            if not self._held:
+                return
+            content = parquet_part(b"".join(self._held), self._names, self._judged)
+            self._held = []
+            try:
+                write_atomically(part_path(self.path, self._number, self.form), content)
+            except OSError as error:
+                raise self._write_error(error) from error
+            self._digest, self._size = hashlib.sha256(content), len(content)
+        else:
+            handle, self._handle = self._handle, None
+            if handle is None:
+                return
+            try:
+                handle.flush()
+                os.fsync(handle.fileno())
+            except OSError as error:
+                raise self._write_error(error) from error
+            finally:
+                handle.close()
+        path = part_path(self.path, self._number, self.form)
         part = Part(
             path.name,
             self._number,
@@ -220,7 +259,7 @@ class DirectoryResults:
         self._parts.append(part)
         self._number += 1
         self._digest, self._size, self._indices, self._statuses = hashlib.sha256(), 0, [], {}
-        write_manifest(self.path, self._parts, complete=False)
+        write_manifest(self.path, self._parts, complete=False, form=self.form)
 
     def _write_error(self, error: OSError) -> FileWriteError:
         if isinstance(error, FileWriteError):
@@ -235,7 +274,7 @@ class DirectoryResults:
         left_out: Mapping[str, int] | None,
         facts: Mapping[str, Any] | None = None,
     ) -> None:
-        """As :meth:`ResultsFile.record_totals`, into ``run.json``."""
+        """As :meth:`ResultsFile.record_totals`, into ``_run.json``."""
         if self._run is None or (usage is None and not left_out and not facts):
             return
         content = self._run.to_dict()
@@ -252,7 +291,7 @@ class DirectoryResults:
         run finished (``complete``); the directory's lock goes."""
         try:
             self._close_part()
-            write_manifest(self.path, self._parts, complete=complete)
+            write_manifest(self.path, self._parts, complete=complete, form=self.form)
         except OSError as error:
             raise self._write_error(error) from error
         finally:

@@ -40,7 +40,7 @@ class LoadedRun:
 
 def load_run(path: str | os.PathLike[str]) -> LoadedRun:
     """Read a results file and its run record, or a results directory (``evaluate``'s
-    ``out`` a directory: its parts in the manifest's order, and ``run.json``). A missing
+    ``out`` a directory: its parts in the manifest's order, and ``_run.json``). A missing
     or unreadable file is a FileReadError; a line that is not a result row, or a second
     row of one record, is a ResultsReadError naming the file and the line; a directory
     of a run not finished (no complete manifest) or with a part missing or changed, a

@@ -90,6 +90,8 @@ class RunSettings(Protocol):
     @property
     def parquet(self) -> Path | None: ...
     @property
+    def out_format(self) -> str: ...
+    @property
     def resume(self) -> bool: ...
     @property
     def retry_failed(self) -> bool: ...
@@ -126,7 +128,7 @@ class RunOutputs:
         run = self.run
         try:
             if run.out is not None:  # first, so that a second run on it touches nothing
-                self.results = self._locked_results(run.out)
+                self.results = self._locked_results(run.out, run.out_format)
             if run.parquet is not None:
                 self._open_parquet(run.parquet)
             if self.results is not None:
@@ -135,11 +137,15 @@ class RunOutputs:
             self.close(complete=False)
             raise
 
-    @staticmethod
-    def _locked_results(path: Path) -> ResultsFile | DirectoryResults:
-        """The results file (or directory: one that exists), taken for this run
-        (OutputInUseError when another has it)."""
-        results = DirectoryResults(path) if path.is_dir() else ResultsFile(path)
+    def _locked_results(self, path: Path, form: str) -> ResultsFile | DirectoryResults:
+        """The results file (or directory: one that exists, its parts in ``form``),
+        taken for this run (OutputInUseError when another has it)."""
+        results: ResultsFile | DirectoryResults
+        if path.is_dir():
+            judged = [metric.name for metric in judged_metrics(self.run.metrics)]
+            results = DirectoryResults(path, form, self.summary.metric_names, judged)
+        else:
+            results = ResultsFile(path)
         try:
             results.lock()
         except OutputInUseError:

@@ -40,7 +40,7 @@ from .._gc import kept_aside
 from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
-from ..io.dataset_dir import directory_output
+from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.files import check_input, once_read_name, read_once
 from ..io.store import RunRecord
 from ..metrics.base import Metric
@@ -134,6 +134,7 @@ class EvaluationRun:
         out: OutputPath | None = None,
         resume: bool = False,
         parquet: OutputPath | None = None,
+        out_format: str = "jsonl",
         workers: Workers = 1,
         keep_rows: KeepRows = True,
         sample_deadline: float | None = None,
@@ -207,6 +208,7 @@ class EvaluationRun:
         self.pass_k = list(pass_k) if pass_k is not None else None
         self.success = success
         self.progress: ProgressMode | bool = progress
+        self.out_format = check_directory_format(out, out_format)
         if out is not None:
             directory_output(out)  # a path ending in / is a results directory: made here
         self.out = Path(out) if out is not None else None
@@ -468,6 +470,7 @@ def evaluate(
     out: OutputPath | None = None,
     resume: bool = False,
     parquet: OutputPath | None = None,
+    out_format: str = "jsonl",
     workers: Workers = 1,
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
@@ -502,7 +505,10 @@ def evaluate(
     it also scores again the records whose rows failed (a metric raised: a judge that
     was down, say), whose old rows leave the file. ``parquet`` also writes
     the rows as Parquet (the ``parquet`` extra), replacing the file only when the run
-    completes.
+    completes. ``out`` a directory (a path ending in ``/``, or one that exists) writes
+    the rows as parts with a manifest and ``_run.json`` instead of one file (see
+    docs/runner.md, "Results as a directory"); ``out_format="parquet"`` makes its parts
+    Parquet files (the ``parquet`` extra).
 
     ``workers`` is how many processes score the run: 1 (the default), a number, or
     ``"auto"``, every CPU for a file of 1 MiB or more, else one. Only deterministic
@@ -555,6 +561,7 @@ def evaluate(
         out=out,
         resume=resume,
         parquet=parquet,
+        out_format=out_format,
         workers=workers,
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
@@ -582,6 +589,7 @@ async def aevaluate(
     out: OutputPath | None = None,
     resume: bool = False,
     parquet: OutputPath | None = None,
+    out_format: str = "jsonl",
     workers: Workers = 1,
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
@@ -607,6 +615,7 @@ async def aevaluate(
         out=out,
         resume=resume,
         parquet=parquet,
+        out_format=out_format,
         workers=workers,
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
