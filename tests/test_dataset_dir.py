@@ -21,7 +21,7 @@ from tests.judge.server import JudgeServer, judge_env, judge_server  # noqa: F40
 from tests.metrics.judges import sensible_answer
 from tests.records import messy_file, record
 
-from tracegrade import ToolCallF1, ToolCorrectnessMetric, evaluate, load_run
+from tracegrade import EvaluationDataset, ToolCallF1, ToolCorrectnessMetric, evaluate, load_run
 from tracegrade.cli import EXIT_INPUT, EXIT_OK, EXIT_USAGE, main
 from tracegrade.io import dataset_writer
 from tracegrade.io.dataset_dir import DatasetDirError, read_manifest
@@ -264,3 +264,89 @@ def test_a_parts_format_without_a_directory_is_refused(tmp_path: Path) -> None:
         evaluate(str(data), [ToolCallF1()], out=f"{tmp_path}/d/", out_format="csv")
     args = ["evaluate", str(data), "-m", "tool_call_f1", "--out", str(tmp_path / "r.jsonl")]
     assert main([*args, "--out-format", "parquet", "--no-config"]) == EXIT_USAGE
+
+
+def _without_places(rows: Any) -> list[dict[str, Any]]:
+    """The rows, a rejected record's without its reason and place (the file and line:
+    a part's own)."""
+    found = []
+    for row in rows:
+        entry = row.to_dict()
+        if "rejected" in entry:
+            entry["rejected"] = entry.pop("place") is not None
+        found.append(entry)
+    return found
+
+
+def test_a_directory_of_sample_parts_is_an_input(tmp_path: Path) -> None:
+    whole = messy_file(tmp_path / "whole.jsonl", 300)
+    lines = whole.read_text().splitlines(keepends=True)
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    for number in range(0, len(lines), 100):
+        (directory / f"part-{number:05d}.jsonl").write_text("".join(lines[number : number + 100]))
+    (directory / "_SUCCESS").write_text("")  # hidden files, as Spark writes, are left out
+    (directory / ".part-99999.jsonl.crc").write_text("?")
+    metrics = [ToolCallF1()]
+    single = evaluate(str(whole), metrics)
+    for data in (str(directory), EvaluationDataset.from_jsonl(directory)):
+        spread = evaluate(data, metrics)
+        assert spread.counts == single.counts and spread.summary() == single.summary()
+        assert _without_places(spread.rows) == _without_places(single.rows)
+        first = next(row for row in spread.rows if row.index >= 100 and row.rejected)
+        assert first.rejected.startswith(f"{directory / 'part-00100.jsonl'} line ")
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DatasetDirError, match="holds no records"):
+        evaluate(str(empty), metrics)
+
+
+def test_a_directory_of_parquet_parts_is_an_input(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    items = [
+        {
+            "id": f"s{index}",
+            "user_input": [
+                {"type": "human", "content": f"book table {index}"},
+                {"type": "ai", "content": "", "tool_calls": [{"name": "book", "args": {"t": 1}}]},
+                {"type": "tool", "content": "done"},
+            ],
+            "reference_tool_calls": [{"name": "book", "args": {"t": index % 2}}],
+        }
+        for index in range(90)
+    ]
+    directory = tmp_path / "lake"
+    directory.mkdir()
+    for number in range(0, 90, 30):
+        table = pa.Table.from_pylist(items[number : number + 30])
+        pq.write_table(table, directory / f"part-{number:05d}.parquet")
+    metrics = [ToolCallF1()]
+    from_memory = evaluate(items, metrics)
+    for data in (str(directory), EvaluationDataset.from_parquet(directory)):
+        spread = evaluate(data, metrics)
+        assert spread.counts == from_memory.counts
+        assert spread.summary() == from_memory.summary()
+
+
+def test_a_dataset_directory_is_read_by_its_manifest(tmp_path: Path) -> None:
+    whole = messy_file(tmp_path / "whole.jsonl", 40)
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    (directory / "b.jsonl").write_text(whole.read_text())
+    (directory / "a.jsonl").write_text("{not a record\n")  # not listed: not read
+    manifest = {"format_version": 1, "format": "jsonl", "complete": True, "parts": []}
+    manifest["parts"] = [
+        {"file": "b.jsonl", "number": 0, "first_index": 0, "last_index": 0, "rows": 0}
+    ]
+    (directory / "_manifest.json").write_text(json.dumps(manifest))
+    assert (
+        evaluate(str(directory), [ToolCallF1()]).counts
+        == evaluate(str(whole), [ToolCallF1()]).counts
+    )
+    manifest["complete"] = False
+    (directory / "_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(DatasetDirError, match="has not finished"):
+        EvaluationDataset.from_jsonl(directory)

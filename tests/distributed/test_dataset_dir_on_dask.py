@@ -187,3 +187,20 @@ def test_parquet_parts_from_the_workers(client: Any, tmp_path: Path) -> None:
     )
     assert again.run_facts["distributed"]["scored"] == 0
     assert again.summary() == spread.summary()
+
+
+def test_a_directory_of_sample_parts_is_an_input(client: Any, tmp_path: Path) -> None:
+    lines = messy_lines(120)
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    for number in range(0, len(lines), 50):
+        _write(directory / f"part-{number:05d}.jsonl", lines[number : number + 50])
+    (directory / "_SUCCESS").write_text("")
+    files = sorted(str(path) for path in directory.glob("part-*.jsonl"))
+    metrics = [ToolCallF1()]
+    from_files = evaluate_distributed(files, metrics, client=client, out=tmp_path / "files.jsonl")
+    from_directory = evaluate_distributed(
+        str(directory), metrics, client=client, out=tmp_path / "dir.jsonl"
+    )
+    assert (tmp_path / "dir.jsonl").read_bytes() == (tmp_path / "files.jsonl").read_bytes()
+    assert from_directory.summary() == from_files.summary()

@@ -22,6 +22,7 @@ from ..errors import (
     WorkerError,
     os_problem,
 )
+from ..io.dataset_dir import DatasetDirError
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
@@ -597,9 +598,10 @@ def run(settings: Settings) -> int:
             references_override=settings.references_override,
             push=settings.push,
         )
-    except (OSError, RecordError, ReferencesError, BackendError) as error:  # the input
-        # (or the prices or references file) is missing or a folder; a references file
-        # breaks a rule; or a backend (a references dataset's) cannot serve it
+    except (OSError, RecordError, ReferencesError, BackendError, DatasetDirError) as error:
+        # the input (or the prices or references file) is missing, or a folder without
+        # records; a references file breaks a rule; or a backend (a references
+        # dataset's) cannot serve it
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError, LookupError) as error:

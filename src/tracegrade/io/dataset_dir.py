@@ -265,6 +265,33 @@ def iter_part_lines(directory: str | os.PathLike[str]) -> Iterator[tuple[Path, b
         yield Path(directory) / part.file, read_part(directory, part)
 
 
+INPUT_SUFFIXES = (".jsonl", ".gz", ".parquet")
+"""The files of a directory read as input when it has no manifest."""
+
+
+def input_parts(directory: str | os.PathLike[str]) -> list[Path]:
+    """The files of a directory given as input, in order: the parts its manifest lists
+    (it must be complete), else its files ending in ``.jsonl``, ``.gz`` or ``.parquet``
+    by name, leaving out hidden ones (``.name``, ``_name``); DatasetDirError naming the
+    directory when there are none."""
+    folder = Path(directory)
+    if (folder / MANIFEST).exists():
+        return [folder / part.file for part in complete_parts(folder, "dataset")]
+    found = sorted(
+        path
+        for path in folder.iterdir()
+        if path.is_file()
+        and not path.name.startswith((".", "_"))
+        and path.name.endswith(INPUT_SUFFIXES)
+    )
+    if not found:
+        raise DatasetDirError(
+            f"{directory} holds no records: no {MANIFEST}, and no file ending in "
+            + ", ".join(INPUT_SUFFIXES)
+        )
+    return found
+
+
 def read_run_record(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """The directory's run record, ``{}`` when it has none or it is damaged."""
     try:

@@ -40,6 +40,7 @@ from .._gc import kept_aside
 from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
+from ..io.dataset import EvaluationDataset
 from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.files import check_input, once_read_name, read_once
 from ..io.store import RunRecord
@@ -156,6 +157,9 @@ class EvaluationRun:
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
+        if isinstance(data, (str, PathLike)) and Path(data).is_dir():
+            # a directory of parts: read one after the other, as records in memory are
+            data = EvaluationDataset.from_directory(data)
         self.traces = as_traces(data)
         """The backend's traces the run pulls, when its input is a backend."""
         if self.traces is not None:
