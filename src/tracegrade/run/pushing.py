@@ -15,6 +15,7 @@ A row with a refused score is not journaled, so a later push tries it again.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import queue
 import threading
@@ -360,7 +361,12 @@ class BackgroundPusher:
         self.interval = interval
         self._queue: queue.Queue[SampleResult | None] = queue.Queue(capacity)
         self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="tracegrade-push", daemon=True)
+        # the thread runs in its maker's context: where `tracegrade serve` told
+        # instrumentations to leave its own requests untraced, the pushes stay untraced too
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(self._work,), name="tracegrade-push", daemon=True
+        )
         self._thread.start()
 
     def add(self, row: SampleResult) -> None:
