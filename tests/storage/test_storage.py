@@ -163,3 +163,15 @@ def test_a_folder_at_a_url_is_listed_written_and_removed(memory: Any, tmp_path: 
     assert storage.names_in(local) == ["a"]
     storage.remove_folder(local)
     assert not local.exists()
+
+
+def test_a_results_directory_at_a_url_is_refused_before_anything_runs(
+    memory: Any, tmp_path: Path
+) -> None:
+    data = f"memory://{tmp_path.name}/in.jsonl"
+    memory.pipe_file(data, ("\n".join(messy_lines(5)) + "\n").encode())
+    out = f"memory://{tmp_path.name}/run/"
+    with pytest.raises(ValueError, match=r"a results directory at a URL .* is not written yet"):
+        evaluate(data, [ToolCallF1()], out=out, progress=False)
+    assert not memory.exists(out)
+    assert not Path("memory:").exists()  # no local folder made of the URL

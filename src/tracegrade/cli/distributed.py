@@ -166,6 +166,7 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
         progress=progress,
         parquet=settings.parquet,
+        out_format=settings.out_format,
         prices=settings.prices,
         success=settings.success,
     )
@@ -214,9 +215,14 @@ def _rows_to_show(settings: Settings, result: EvaluationResult) -> None:
         return
     if result.accumulator.records > SAMPLE_TABLE_LIMIT or not output_exists(settings.out):
         return
-    with open_input(settings.out) as handle:
-        lines = islice(handle, SAMPLE_TABLE_LIMIT + 1)
-        result.rows = [SampleResult.from_dict(loads(line)) for line in lines if line.strip()]
+    if not is_url(settings.out) and Path(settings.out).is_dir():  # a results directory
+        from ..report.loaded import load_run
+
+        result.rows = load_run(settings.out).rows
+    else:
+        with open_input(settings.out) as handle:
+            lines = islice(handle, SAMPLE_TABLE_LIMIT + 1)
+            result.rows = [SampleResult.from_dict(loads(line)) for line in lines if line.strip()]
     result.all_rows = len(result.rows) == result.accumulator.records
 
 
@@ -227,9 +233,8 @@ def _stopped(settings: Settings, *, terminated: bool) -> int:
     if settings.out is not None:
         from ..distributed import parts_folder
 
-        hint = (
-            f"; the partitions done so far are in {parts_folder(settings.out)}: finish with "
-            "--resume"
-        )
+        local = not is_url(settings.out) and Path(settings.out).is_dir()
+        folder = settings.out if local else parts_folder(settings.out)
+        hint = f"; the partitions done so far are in {folder}: finish with --resume"
     print(f"tracegrade: {how}{hint}", file=sys.stderr)
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED

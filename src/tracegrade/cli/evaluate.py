@@ -22,6 +22,7 @@ from ..errors import (
     WorkerError,
     os_problem,
 )
+from ..io.dataset_dir import DatasetDirError
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.storage import is_url, output_exists, output_path
@@ -84,7 +85,8 @@ class Settings:
     workers: int | None = None
     """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
     out: Path | str | None = None
-    """The results file: a path, or a URL (``s3://...``) as given."""
+    """The results file (or directory): a path, or a URL (``s3://...``) as given."""
+    out_format: str = "jsonl"
     parquet: Path | str | None = None
     html: Path | None = None
     resume: bool = False
@@ -206,8 +208,9 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         source=arguments.source or chosen.source or NATIVE_SOURCE,
         concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
         workers=arguments.workers,
-        out=output_path(arguments.out) if arguments.out else chosen.out,
+        out=_out(arguments.out) if arguments.out else chosen.out,
         parquet=output_path(arguments.parquet) if arguments.parquet else None,
+        out_format=arguments.out_format,
         html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
         progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
@@ -359,14 +362,28 @@ def worker_count(settings: Settings) -> int:
     return choice.count
 
 
+def _out(given: str) -> Path | str:
+    """``--out``: a path ending in ``/`` is a results directory, made here; a URL stays
+    as given."""
+    if is_url(given):
+        return given
+    from ..io.dataset_dir import directory_output
+
+    directory_output(given)
+    return Path(given)
+
+
 def _check_outputs(settings: Settings) -> None:
     """Refuse outputs that would overwrite the input, and Parquet without pyarrow."""
     try:
         check_outputs(
             settings.data, settings.out, settings.parquet, labels=("--out ", "--parquet ")
         )
+        from ..io.dataset_dir import check_directory_format
+
+        check_directory_format(settings.out, settings.out_format)
     except (ValueError, ImportError) as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(str(error).replace("out_format=", "--out-format ")) from None
     if settings.html is not None:
         taken = [("the input", settings.data), ("--out", settings.out)]
         taken.append(("--parquet", settings.parquet))
@@ -578,6 +595,7 @@ def run(settings: Settings) -> int:
             out=settings.out,
             resume=settings.resume,
             parquet=settings.parquet,
+            out_format=settings.out_format,
             workers=worker_count(settings),
             keep_rows=keep_rows(settings),
             sample_deadline=settings.sample_deadline,
@@ -589,9 +607,10 @@ def run(settings: Settings) -> int:
             references_override=settings.references_override,
             push=settings.push,
         )
-    except (OSError, RecordError, ReferencesError, BackendError) as error:  # the input
-        # (or the prices or references file) is missing or a folder; a references file
-        # breaks a rule; or a backend (a references dataset's) cannot serve it
+    except (OSError, RecordError, ReferencesError, BackendError, DatasetDirError) as error:
+        # the input (or the prices or references file) is missing, or a folder without
+        # records; a references file breaks a rule; or a backend (a references
+        # dataset's) cannot serve it
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError, LookupError) as error:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import loads
+from ..io.dataset_dir import part_lines
 from ..io.storage import (
     base_name,
     inside,
@@ -39,7 +40,7 @@ def parts_folder(out: str | os.PathLike[str]) -> Path | str:
     return results.with_name(f".{results.name}.parts")
 
 
-_SAME = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
+SAME_RECORD = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
 
 
 def prepare(
@@ -55,7 +56,7 @@ def prepare(
     (read back from them); else an empty folder. The folder's plan must be this run's.
     Resuming a run that finished (its results file there, its record this run's, its
     parts joined) cuts the file into its parts again: nothing is scored."""
-    described = {key: (record or {}).get(key) for key in _SAME}
+    described = {key: (record or {}).get(key) for key in SAME_RECORD}
     plan = {
         "record": described,
         "partitions": [[p.number, p.first_index, p.records] for p in partitions],
@@ -76,7 +77,7 @@ def prepare(
         for partition in partitions:
             path = part_path(folder, partition.number)
             if is_there(path):
-                kept[partition.number] = _tally_of(path, partition, marks, efficiency)
+                kept[partition.number] = tally_of(path, partition, marks, efficiency)
         return kept
     remove_folder(folder)
     make_folder(folder)
@@ -90,7 +91,7 @@ def _finished(out: Path, record: Mapping[str, Any]) -> bool:
         found = loads(run_record_path(out).read_bytes())
     except (OSError, ValueError):
         return False
-    return out.exists() and {key: found.get(key) for key in _SAME} == dict(record)
+    return out.exists() and {key: found.get(key) for key in SAME_RECORD} == dict(record)
 
 
 def _split(out: Path, partitions: list[Partition], folder: Path | str) -> None:
@@ -104,10 +105,12 @@ def _split(out: Path, partitions: list[Partition], folder: Path | str) -> None:
 
 
 def rows_of(path: Path | str) -> list[SampleResult]:
-    return [SampleResult.from_dict(loads(line)) for line in read_whole(path).splitlines() if line]
+    """The rows of a part file (JSONL, or a results directory's Parquet part)."""
+    lines = part_lines(path).splitlines()
+    return [SampleResult.from_dict(loads(line)) for line in lines if line]
 
 
-def _tally_of(
+def tally_of(
     path: Path | str,
     partition: Partition,
     marks: Mapping[str, float | None],

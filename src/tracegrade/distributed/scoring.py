@@ -13,6 +13,7 @@ partitions' summaries fold into exactly the single-machine run's aggregates.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._json import dumps, numbered_lines
 from ..io.files import read_lines
-from ..io.storage import inside, is_url, read_range, read_whole, write_whole
+from ..io.storage import inside, is_url, read_range, write_whole
 from ..metrics.base import Metric
 from ..model.decoding import LineReader, Outcome, parse_record
 from ..model.results import SampleResult
@@ -44,6 +45,10 @@ class PartitionResult:
     lines: bytes
     tally: RowTally
     written: str | None = None
+    size: int = 0
+    """The bytes of the part written (``written``)."""
+    sha256: str = ""
+    """The SHA-256 of the part written, as a results directory's manifest lists it."""
 
     @property
     def records(self) -> int:
@@ -52,8 +57,9 @@ class PartitionResult:
     def rows(self) -> list[SampleResult]:
         """The rows, read back from the lines (or the file written)."""
         from .._json import loads
+        from ..io.dataset_dir import part_lines
 
-        data = read_whole(self.written) if self.written is not None else self.lines
+        data = part_lines(self.written) if self.written is not None else self.lines
         return [SampleResult.from_dict(loads(line)) for line in data.splitlines() if line]
 
 
@@ -89,11 +95,13 @@ def score_partition(
     sample_deadline: float | None = None,
     folder: str | None = None,
     prices: PriceTable | None = None,
+    part_form: str = "jsonl",
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
-    ``folder/part-NNNNN.jsonl`` (whole, or not at all: a killed task leaves no part of
-    it) and not sent back. ``prices`` price the rows' agent usage."""
+    ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
+    not at all: a killed task leaves no part of it) and not sent back. ``prices`` price
+    the rows' agent usage."""
     if records is not None:
         result = score_records(
             records,
@@ -119,15 +127,24 @@ def score_partition(
         )
     if folder is None:
         return result
-    target = part_path(folder, partition.number)
-    write_whole(target, result.lines)
-    return PartitionResult(result.number, b"", result.tally, str(target))
+    content = result.lines
+    if part_form == "parquet":
+        from ..io.dataset_parquet import parquet_part
+        from ..metrics.judged import judged_metrics
+
+        names = list(resolve_thresholds(metrics, thresholds))
+        judged = [metric.name for metric in judged_metrics(metrics)]
+        content = parquet_part(content, names, judged)
+    target = part_path(folder, partition.number, part_form)
+    write_whole(target, content)
+    digest = hashlib.sha256(content).hexdigest()
+    return PartitionResult(result.number, b"", result.tally, str(target), len(content), digest)
 
 
-def part_path(folder: str | os.PathLike[str], number: int) -> Path | str:
+def part_path(folder: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path | str:
     """Where partition ``number``'s rows are written in a run's folder (a URL in a
     folder named by URL)."""
-    return inside(folder, f"part-{number:05d}.jsonl")
+    return inside(folder, f"part-{number:05d}.{form}")
 
 
 def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:

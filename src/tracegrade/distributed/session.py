@@ -30,6 +30,7 @@ from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
 from ..io import storage
+from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.lock import OutputLock
 from ..io.storage import is_url
 from ..io.store import (
@@ -46,6 +47,7 @@ from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolv
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from ..run.success import choose_success, efficiency_names
+from .dataset_out import finish_directory, prepare_directory
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -97,6 +99,7 @@ def evaluate_distributed(
     parquet: str | os.PathLike[str] | None = None,
     prices: PriceTable | str | os.PathLike[str] | None = None,
     success: str | None = None,
+    out_format: str = "jsonl",
 ) -> EvaluationResult:
     """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
     ``evaluate(data, metrics, out=out)`` on one machine.
@@ -107,7 +110,10 @@ def evaluate_distributed(
     on storage every worker can read and write at the same path.
 
     ``out`` is the results file, written when every partition is done, with its run
-    record; meanwhile each partition's rows are in ``.OUT.parts/``. ``resume=True``
+    record; meanwhile each partition's rows are in ``.OUT.parts/``. ``out`` a
+    directory (a path ending in ``/``, or one that exists) is a results directory:
+    each worker writes its partition's part there, and nothing is joined
+    (``out_format="parquet"``: Parquet parts; see :mod:`.dataset_out`). ``resume=True``
     after an interrupted run keeps the partitions written and scores the rest (the
     run record must agree: same input, metrics and judge). ``concurrency`` is how many
     requests each worker process has in flight to an OpenAIJudge at once (its judge
@@ -137,6 +143,7 @@ def evaluate_distributed(
     if total_concurrency is not None:
         _check_count("total_concurrency", total_concurrency)
     check_outputs(data if isinstance(data, (str, os.PathLike)) else [], out, parquet)
+    check_directory_format(out, out_format)
 
     given = _Given(
         out=out,
@@ -152,6 +159,7 @@ def evaluate_distributed(
         parquet=parquet,
         prices=run_prices(prices, metrics),
         success=success,
+        out_format=out_format,
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
@@ -187,6 +195,7 @@ class _Given:
     parquet: str | os.PathLike[str] | None
     prices: PriceTable | None = None
     success: str | None = None
+    out_format: str = "jsonl"
 
 
 def _evaluate(
@@ -210,14 +219,20 @@ def _evaluate(
     files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
-    folder = parts_folder(out) if out is not None else None
-    results = local_output(out, stage)
+    directory = out is not None and not is_url(out) and directory_output(out)
+    folder = (Path(out) if directory else parts_folder(out)) if out is not None else None
+    joined_file = local_output(out, stage) if not directory else None
+    form = given.out_format if directory else "jsonl"
     done: dict[int, RowTally] = {}
-    if results is not None and folder is not None:
+    if directory and isinstance(folder, Path):
+        done = prepare_directory(
+            folder, record, partitions, resume, marks, efficiency_names(metrics), form
+        )
+    elif joined_file is not None and folder is not None:
         if stage is not None:  # a finished run's file, to resume
             stage.prepare(download=resume)
         done = prepare(
-            folder, record, partitions, resume, marks, results, efficiency_names(metrics)
+            folder, record, partitions, resume, marks, joined_file, efficiency_names(metrics)
         )
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     # every worker: scheduler_info() lists at most five by default from distributed
@@ -230,6 +245,7 @@ def _evaluate(
     tallies: dict[int, RowTally] = dict(done)
     run.kept = sorted(done)
     rows: dict[int, list[SampleResult]] = {}
+    results: dict[int, PartitionResult] = {}
     task = partial(
         score_partition,
         metrics=for_workers(metrics, each),
@@ -238,6 +254,7 @@ def _evaluate(
         sample_deadline=sample_deadline,
         folder=str(folder) if folder is not None else None,
         prices=given.prices,
+        part_form=form,
     )
     futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
@@ -245,6 +262,7 @@ def _evaluate(
     try:
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
             tallies[partition.number] = scored.tally
+            results[partition.number] = scored
             run.scored.append(partition.number)
             if keep_rows or folder is None:
                 rows[partition.number] = scored.rows()
@@ -260,11 +278,12 @@ def _evaluate(
     summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
-    if folder is not None and results is not None:
-        join(folder, partitions, results)
+    if folder is not None and out is not None:
+        if joined_file is not None:  # a results directory's parts are its rows: no join
+            join(folder, partitions, joined_file)
         if keep_rows:
             for number in run.kept:
-                rows[number] = rows_of(part_path(folder, number))
+                rows[number] = rows_of(part_path(folder, number, form))
     kept = [row for number in sorted(rows) for row in rows[number]]
     result = EvaluationResult.from_totals(
         kept, summary, metrics, all_rows=len(kept) == summary.records
@@ -274,25 +293,29 @@ def _evaluate(
         table = staged(parquet, results=False)
         if table is not None:
             table.prepare(download=False)
-        _write_parquet(
-            local_output(parquet, table) or Path(parquet), metrics, summary, partitions, parts, rows
-        )
+        local_table = local_output(parquet, table) or Path(parquet)
+        _write_parquet(local_table, metrics, summary, partitions, parts, rows, form)
         if table is not None:
             table.upload()
     facts = _facts(metrics, summary, started, run, record)
     result.run_facts = facts
-    if results is not None:
+    if out is not None:
+        content = None
         if record is not None:
             content = {**record, **{k: v for k, v in facts.items() if k not in record}}
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-            write_atomically(run_record_path(results), dumps(content))
-        elif stage is not None:  # no record: none beside the file at the URL either
-            storage.remove(storage.sibling(stage.url, run_record_path(results).name))
-        if stage is not None:
-            stage.upload()
-        remove_folder(folder)
+        if directory and isinstance(folder, Path):
+            finish_directory(folder, partitions, results, tallies, content, form)
+        elif joined_file is not None:
+            if content is not None:
+                write_atomically(run_record_path(joined_file), dumps(content))
+            elif stage is not None:  # no record: none beside the file at the URL either
+                storage.remove(storage.sibling(stage.url, run_record_path(joined_file).name))
+            if stage is not None:
+                stage.upload()
+            remove_folder(folder)
     return result
 
 
@@ -303,6 +326,7 @@ def _write_parquet(
     partitions: list[Partition],
     folder: Path | str | None,
     rows: Mapping[int, list[SampleResult]],
+    form: str = "jsonl",
 ) -> None:
     """Every row, in order, as the Parquet table ``evaluate(parquet=...)`` writes: read
     a partition at a time from its part file (or from the rows brought back)."""
@@ -313,7 +337,7 @@ def _write_parquet(
     with ParquetRows(path, summary.metric_names, judged) as table:
         for partition in partitions:
             found = (
-                rows_of(part_path(folder, partition.number))
+                rows_of(part_path(folder, partition.number, form))
                 if folder is not None
                 else rows.get(partition.number, [])
             )

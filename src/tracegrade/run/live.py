@@ -174,6 +174,7 @@ class _LiveRun:
     parquet: Path | None = None
     staged_out: StagedFile | None = None
     staged_parquet: StagedFile | None = None
+    out_format: str = "jsonl"
     resume: bool = True
     retry_failed: bool = False
 

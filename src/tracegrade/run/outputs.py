@@ -14,6 +14,7 @@ from .._json import loads
 from .._urls import masked_urls_in
 from .._version import __version__
 from ..errors import TracegradeError, os_problem
+from ..io.dataset_writer import DirectoryResults
 from ..io.files import read_once
 from ..io.lock import OutputInUseError
 from ..io.storage import is_url, shown
@@ -78,6 +79,11 @@ def staged(path: OutputPath | None, *, results: bool) -> StagedFile | None:
     run record); ``None`` for a local path."""
     if path is None or not is_url(path):
         return None
+    if str(path).endswith("/"):
+        raise ValueError(
+            f"a results directory at a URL ({shown(str(path))}) is not written yet: give "
+            "the URL of a results file, or a local directory"
+        )
     from ..io.storage import StagedFile
 
     return StagedFile(str(path), (".{name}.run.json",) if results else ())
@@ -88,6 +94,11 @@ def local_output(path: OutputPath | None, stage: StagedFile | None) -> Path | No
     if stage is not None:
         return stage.local
     return Path(path) if path is not None else None
+
+
+def _name(results: ResultsFile | DirectoryResults) -> str:
+    """How messages name the results: the file's path or URL, the directory's path."""
+    return results.name if isinstance(results, ResultsFile) else str(results.path)
 
 
 class RunSettings(Protocol):
@@ -117,6 +128,8 @@ class RunSettings(Protocol):
     @property
     def staged_parquet(self) -> StagedFile | None: ...
     @property
+    def out_format(self) -> str: ...
+    @property
     def resume(self) -> bool: ...
     @property
     def retry_failed(self) -> bool: ...
@@ -135,7 +148,7 @@ class RunOutputs:
             run.metrics, run.thresholds, pass_k=run.pass_k, success=run.success
         )
         self.kept = KeptRows(run.keep_limit)
-        self.results: ResultsFile | None = None
+        self.results: ResultsFile | DirectoryResults | None = None
         self.parquet: Any = None
         self.done = IndexSet()
         self.in_order = True
@@ -157,7 +170,7 @@ class RunOutputs:
             if run.staged_parquet is not None:
                 run.staged_parquet.prepare(download=False)
             if run.out is not None:  # first, so that a second run on it touches nothing
-                self.results = self._locked_results(run.out)
+                self.results = self._locked_results(run.out, run.out_format)
             if run.parquet is not None:
                 self._open_parquet(run.parquet)
             if self.results is not None:
@@ -166,17 +179,23 @@ class RunOutputs:
             self.close(complete=False)
             raise
 
-    def _locked_results(self, path: Path) -> ResultsFile:
-        """The results file, taken for this run (OutputInUseError when another has it)."""
-        stage = self.run.staged_out
-        results = ResultsFile(path, shown(stage.url) if stage is not None else None)
+    def _locked_results(self, path: Path, form: str) -> ResultsFile | DirectoryResults:
+        """The results file (or directory: one that exists, its parts in ``form``),
+        taken for this run (OutputInUseError when another has it)."""
+        results: ResultsFile | DirectoryResults
+        if path.is_dir():
+            judged = [metric.name for metric in judged_metrics(self.run.metrics)]
+            results = DirectoryResults(path, form, self.summary.metric_names, judged)
+        else:
+            stage = self.run.staged_out
+            results = ResultsFile(path, shown(stage.url) if stage is not None else None)
         try:
             results.lock()
         except OutputInUseError:
             raise
         except OSError as error:
             raise OutputError(
-                f"cannot write results to {results.name}: {os_problem(error)}"
+                f"cannot write results to {_name(results)}: {os_problem(error)}"
             ) from error
         return results
 
@@ -189,7 +208,9 @@ class RunOutputs:
         except OSError as error:
             raise OutputError(f"cannot write Parquet to {path}: {os_problem(error)}") from error
 
-    def _open_results(self, results: ResultsFile, record: RunRecord | None) -> None:
+    def _open_results(
+        self, results: ResultsFile | DirectoryResults, record: RunRecord | None
+    ) -> None:
         try:
             if self.run.resume:
                 assert record is not None  # a resumed run reads a file
@@ -202,7 +223,7 @@ class RunOutputs:
                 results.start(record)
         except OSError as error:
             raise OutputError(
-                f"cannot write results to {results.name}: {os_problem(error)}"
+                f"cannot write results to {_name(results)}: {os_problem(error)}"
             ) from error
         self.done = results.done
 
@@ -226,7 +247,9 @@ class RunOutputs:
     def write_span(self, span: ScoredSpan) -> None:
         """A span of rows scored by a worker: written as they are, counted by their
         tally, and read back only for the rows to keep."""
-        if self.results is not None:
+        if isinstance(self.results, DirectoryResults):
+            self.results.write_lines(span.lines, span.indices, span.tally.statuses)
+        elif self.results is not None:
             self.results.write_lines(span.lines, span.indices)
         self.summary.add_tally(span.tally)
         indices = span.indices
@@ -250,16 +273,20 @@ class RunOutputs:
             self.in_order = False
         self._last_index = last
 
-    def close_results(self) -> None:
+    def close_results(self, *, complete: bool = False) -> None:
         """Write out and close the results file, with what the judge cost in its run
-        record (closing it again does nothing)."""
+        record (closing it again does nothing); a results directory's manifest says
+        whether the run was ``complete``."""
         if self.results is not None:
             try:
                 left_out = self.run.left_out
                 counts = left_out.counts if left_out else None
                 self.results.record_totals(self.summary.usage, counts, self.facts())
             finally:
-                self.results.close()
+                if isinstance(self.results, DirectoryResults):
+                    self.results.close(complete=complete)
+                else:
+                    self.results.close()
 
     def facts(self) -> dict[str, Any]:
         """What the run record tells people and reports of this run: the tracegrade
@@ -292,7 +319,7 @@ class RunOutputs:
         scores too: the journal knows which)."""
         try:
             try:
-                self.close_results()
+                self.close_results(complete=complete)
             finally:
                 pusher, self.pusher = self.pusher, None
                 if pusher is not None:

@@ -33,13 +33,17 @@ import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, closing, nullcontext
 from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from .._gc import kept_aside
 from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
+from ..io.dataset import EvaluationDataset
+from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.files import check_input, once_read_name, read_once
+from ..io.storage import is_url
 from ..io.store import RunRecord
 from ..metrics.base import Metric
 from ..model.results import SampleResult
@@ -139,6 +143,7 @@ class EvaluationRun:
         out: OutputPath | None = None,
         resume: bool = False,
         parquet: OutputPath | None = None,
+        out_format: str = "jsonl",
         workers: Workers = 1,
         keep_rows: KeepRows = True,
         sample_deadline: float | None = None,
@@ -160,6 +165,9 @@ class EvaluationRun:
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
+        if isinstance(data, (str, PathLike)) and Path(data).is_dir():
+            # a directory of parts: read one after the other, as records in memory are
+            data = EvaluationDataset.from_directory(data)
         self.traces = as_traces(data)
         """The backend's traces the run pulls, when its input is a backend."""
         if self.traces is not None:
@@ -212,6 +220,9 @@ class EvaluationRun:
         self.pass_k = list(pass_k) if pass_k is not None else None
         self.success = success
         self.progress: ProgressMode | bool = progress
+        self.out_format = check_directory_format(out, out_format)
+        if out is not None and not is_url(out):
+            directory_output(out)  # a path ending in / is a results directory: made here
         self.staged_out = staged(out, results=True)
         """An ``out`` URL's file, written here and uploaded when the run ends."""
         self.out = local_output(out, self.staged_out)
@@ -411,7 +422,9 @@ class EvaluationRun:
                             raise _Stopped
                 # the bootstrap side by side in the pool, while the results file is
                 # written out to the disk
-                outputs.summary.prepare_intervals(pool.map, meanwhile=outputs.close_results)
+                outputs.summary.prepare_intervals(
+                    pool.map, meanwhile=lambda: outputs.close_results(complete=True)
+                )
             complete = True
         finally:
             outputs.close(complete=complete)
@@ -472,6 +485,7 @@ def evaluate(
     out: OutputPath | None = None,
     resume: bool = False,
     parquet: OutputPath | None = None,
+    out_format: str = "jsonl",
     workers: Workers = 1,
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
@@ -506,7 +520,10 @@ def evaluate(
     it also scores again the records whose rows failed (a metric raised: a judge that
     was down, say), whose old rows leave the file. ``parquet`` also writes
     the rows as Parquet (the ``parquet`` extra), replacing the file only when the run
-    completes.
+    completes. ``out`` a directory (a path ending in ``/``, or one that exists) writes
+    the rows as parts with a manifest and ``_run.json`` instead of one file (see
+    docs/runner.md, "Results as a directory"); ``out_format="parquet"`` makes its parts
+    Parquet files (the ``parquet`` extra).
 
     ``workers`` is how many processes score the run: 1 (the default), a number, or
     ``"auto"``, every CPU for a file of 1 MiB or more, else one. Only deterministic
@@ -559,6 +576,7 @@ def evaluate(
         out=out,
         resume=resume,
         parquet=parquet,
+        out_format=out_format,
         workers=workers,
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
@@ -586,6 +604,7 @@ async def aevaluate(
     out: OutputPath | None = None,
     resume: bool = False,
     parquet: OutputPath | None = None,
+    out_format: str = "jsonl",
     workers: Workers = 1,
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
@@ -611,6 +630,7 @@ async def aevaluate(
         out=out,
         resume=resume,
         parquet=parquet,
+        out_format=out_format,
         workers=workers,
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
