@@ -112,22 +112,6 @@ def _tally_of(
     return tally
 
 
-def join(folder: Path, partitions: list[Partition], out: Path) -> None:
-    """The parts, in order, as one results file (replacing ``out`` once whole)."""
-    partial = out.with_name(f".{out.name}.partial")
-    try:
-        with open(partial, "wb") as handle:
-            for partition in partitions:
-                with open(part_path(folder, partition.number), "rb") as part:
-                    while chunk := part.read(1 << 20):
-                        handle.write(chunk)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, out)
-    finally:
-        partial.unlink(missing_ok=True)
-
-
 def remove_folder(folder: Path | None) -> None:
     if folder is None or not folder.exists():
         return

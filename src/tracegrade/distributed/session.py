@@ -42,6 +42,7 @@ from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolv
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from ..run.success import choose_success, efficiency_names
+from .joining import Joiner
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -50,7 +51,7 @@ from .partitions import (
     file_partitions,
     input_files,
 )
-from .parts import join, parts_folder, prepare, remove_folder, rows_of
+from .parts import parts_folder, prepare, remove_folder, rows_of
 from .scoring import PartitionResult, part_path, score_partition
 
 if TYPE_CHECKING:
@@ -223,8 +224,15 @@ def _evaluate(
     futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
     finished = sum(partition.records for partition in partitions if partition.number in done)
+    joiner = None
+    if folder is not None and out is not None:  # the parts joined as they come
+        joiner = Joiner(folder, [partition.number for partition in partitions], Path(out))
+        for number in sorted(done):
+            joiner.ready(number)
     try:
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
+            if joiner is not None:
+                joiner.ready(partition.number)
             tallies[partition.number] = scored.tally
             run.scored.append(partition.number)
             if keep_rows or folder is None:
@@ -234,6 +242,10 @@ def _evaluate(
                 f"{len(run.scored) + len(run.kept)} of {len(partitions)} partitions done: "
                 f"{finished:,} of {total:,} records"
             )
+    except BaseException:
+        if joiner is not None:
+            joiner.abandon()
+        raise
     finally:
         for future in futures:
             future.cancel()
@@ -241,8 +253,8 @@ def _evaluate(
     summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
-    if folder is not None and out is not None:
-        join(folder, partitions, Path(out))
+    if joiner is not None and folder is not None:
+        joiner.finish()
         if keep_rows:
             for number in run.kept:
                 rows[number] = rows_of(part_path(folder, number))
