@@ -15,7 +15,7 @@ from ..io.files import is_gzip
 from ..io.parquet_input import is_parquet, row_groups
 from ..run.workers import Span, spans
 
-PARTITION_BYTES = 64 << 20
+PARTITION_BYTES = 16 << 20
 """About how much of a JSONL file one partition holds (whole lines)."""
 
 PARTITION_LINES = 50_000
