@@ -4,9 +4,10 @@ of the same run on one machine.
 The input is cut into partitions (:mod:`.partitions`); each is scored on a worker by
 :func:`.scoring.score_partition`, which writes its rows to ``part-NNNNN.jsonl`` in the
 run's folder (``.RESULTS.parts/`` beside the results file, on storage every worker and
-the client share) whole or not at all, and sends back its tally. The client folds the
-tallies in partition order into the run's summary, then joins the parts into the
-results file, with its run record, as ``evaluate(out=...)`` writes them.
+the client share) whole or not at all, and sends back its tally. The client joins the
+parts into the results file as they come, in partition order (:mod:`.joining`), folds
+the tallies in that order into the run's summary, and writes the run record, as
+``evaluate(out=...)`` writes them.
 
 A worker that dies takes its tasks with it; Dask runs them again elsewhere, and as a
 part file appears only whole, no row is lost or written twice. ``resume=True`` after
