@@ -154,8 +154,9 @@ def test_a_folder_as_dataset_exits_3_saying_so(
 ) -> None:
     Path("runs").mkdir()
     assert main(["evaluate", "runs", "-m", "tool_call_f1", "--out", "r.jsonl"]) == EXIT_INPUT
-    assert one_line(capsys.readouterr().err) == (
-        "tracegrade: runs is a folder; give a .jsonl file (or - for standard input)"
+    assert one_line(capsys.readouterr().err) == (  # (a folder of parts is an input)
+        "tracegrade: runs holds no records: no _manifest.json, and no file ending in "
+        ".jsonl, .gz, .parquet"
     )
     assert not Path("r.jsonl").exists()
 

@@ -59,19 +59,25 @@ def test_a_damaged_gzip_stream_is_a_read_error_naming_the_file_after_the_good_li
     assert caught.value.path == str(cut)
 
 
-@pytest.mark.parametrize("what", ["iter_jsonl", "from_jsonl", "from_conversations", "check"])
+@pytest.mark.parametrize("what", ["iter_jsonl", "from_conversations", "check"])
 def test_a_folder_as_input_is_refused_saying_it_is_one(tmp_path: Path, what: str) -> None:
     message = f"{tmp_path} is a folder; give a .jsonl file (or - for standard input)"
     with pytest.raises(IsADirectoryError) as caught:
         if what == "iter_jsonl":
             next(iter_jsonl(tmp_path))
-        elif what == "from_jsonl":
-            EvaluationDataset.from_jsonl(tmp_path)
         elif what == "from_conversations":
             EvaluationDataset.from_conversations(tmp_path)
         else:
             check_input(tmp_path)
     assert str(caught.value) == message
+
+
+def test_a_folder_without_records_is_refused_saying_so(tmp_path: Path) -> None:
+    # a folder is a directory of parts for from_jsonl (see tests/test_dataset_dir.py)
+    from tracegrade.io.dataset_dir import DatasetDirError
+
+    with pytest.raises(DatasetDirError, match="holds no records"):
+        EvaluationDataset.from_jsonl(tmp_path)
 
 
 def test_a_missing_input_is_named(tmp_path: Path) -> None:

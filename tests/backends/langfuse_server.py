@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -128,6 +128,8 @@ class StandIn:
     refuse_score_names: set[str] = field(default_factory=set)
     dataset_items: list[dict[str, Any]] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    mangle: Callable[[str, Any], Any] | None = None
+    """Rewrites each checked reply (given ``METHOD PATH``) as a broken server might."""
 
     @property
     def url(self) -> str:
@@ -177,6 +179,8 @@ class StandIn:
         except (AssertionError, ValueError, pydantic.ValidationError) as error:
             self.problems.append(f"{method} {parts.path}: {error}")
             status, reply = 400, {"message": str(error)[:200]}
+        if self.mangle is not None:
+            reply = self.mangle(f"{method} {parts.path}", reply)
         self._reply(handler, status, reply)
 
     def _reply(

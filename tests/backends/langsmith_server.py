@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -132,6 +132,9 @@ class LangSmithStandIn:
         an OpenAI client traced by ``wrap_openai`` talks to)."""
         self.lock = threading.Lock()
         self.url = ""
+        self.mangle: Callable[[str, Any], Any] | None = None
+        """Rewrites each reply (given the request's ``METHOD PATH`` and the checked
+        reply) the way a broken server might answer."""
 
     # --- what the tests do -----------------------------------------------------------
 
@@ -294,6 +297,8 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 body = loads(raw) if raw else None
                 status, reply = state.handle(self.command, self.path, body)
+                if state.mangle is not None:
+                    reply = state.mangle(f"{self.command} {urlsplit(self.path).path}", reply)
                 extra = {}
         data = dumps(reply)
         self.send_response(status)

@@ -31,6 +31,8 @@ class Receiver:
     """Answer this many requests with 429 (Retry-After: 0) before taking any."""
     echo_headers: bool = False
     """Answer 400 with the request's headers in the body."""
+    partial: tuple[int, str] | None = None
+    """Take each request but answer a partial success: (rejected records, message)."""
     hold_request: int | None = None
     """Hold this request (1-based count of those taken) until ``release`` is set."""
     holding: threading.Event = field(default_factory=threading.Event)
@@ -109,10 +111,14 @@ class _Handler(BaseHTTPRequestHandler):
         if receiver.hold_request == taken:
             receiver.holding.set()
             receiver.release.wait(60)
+        answer = ExportLogsServiceResponse()
+        if receiver.partial is not None:
+            answer.partial_success.rejected_log_records = receiver.partial[0]
+            answer.partial_success.error_message = receiver.partial[1]
         if kind.startswith("application/x-protobuf"):
-            self._reply(200, ExportLogsServiceResponse().SerializeToString(), kind)
+            self._reply(200, answer.SerializeToString(), kind)
         else:
-            self._reply(200, b"{}", "application/json")
+            self._reply(200, json.dumps(MessageToDict(answer)).encode(), "application/json")
 
 
 class _Server(ThreadingHTTPServer):

@@ -338,7 +338,6 @@ def test_a_malformed_trace_is_a_record_error_naming_it(server: StandIn) -> None:
         ({"metadata": (("tier", "gold"),)}, [1, 4]),
         ({"session_ids": ("s-1",)}, [1, 3]),
         ({"trace_ids": (trace_id(5), trace_id(1))}, [1, 5]),
-        ({"trace_ids": (trace_id(1), trace_id(2)), "session_ids": ("s-1",)}, [1]),
         ({"tags": ("prod",), "limit": 2}, [2, 3]),  # the newest two, oldest first
     ],
 )
@@ -351,6 +350,61 @@ def test_filters_select_the_traces(
 def test_limit_stops_paging(server: StandIn) -> None:
     assert _ids(_pull(server, limit=1)) == [f"error {trace_id(6)}"]
     assert len([q for m, p, q in server.requests if "filter" in q]) == 1
+
+
+def test_ids_not_found_and_an_unreadable_start_are_record_errors(server: StandIn) -> None:
+    missing = "f" * 32
+    found = _pull(server, trace_ids=(trace_id(2), missing))
+    assert _ids(found) == [trace_id(2), f"error {missing}"]
+    assert (found[1].kind, found[1].position) == ("trace", 1)
+    assert f"trace {missing}: Langfuse project 'cm4proj0001' has no such trace" in str(found[1])
+    both = _pull(server, trace_ids=(trace_id(1), trace_id(2)), session_ids=("s-1",))
+    assert _ids(both) == [trace_id(1), f"error {trace_id(2)}"]  # trace 2 is in no session
+    assert "has no such trace matching the other filters" in str(both[1])
+    sessions = _pull(server, session_ids=("s-2", "s-9"), group_by="session")
+    assert _ids(sessions) == ["s-2", "error s-9"] and sessions[1].kind == "session"
+    window = _pull(server, session_ids=("s-2",), since=datetime(2026, 1, 7, tzinfo=timezone.utc))
+    assert "session s-2: Langfuse project 'cm4proj0001' has no such session in the time " in str(
+        window[0]
+    )
+
+    def undated(request: str, reply: Any) -> Any:
+        if request != "GET /api/public/v2/observations":
+            return reply
+        data = [
+            {**item, "startTime": "soon"} if item["traceId"] == trace_id(4) else item
+            for item in reply["data"]
+        ]
+        return {**reply, "data": data}
+
+    server.mangle = undated
+    outcomes = _pull(server, trace_ids=(trace_id(2), trace_id(4)))
+    assert _ids(outcomes) == [f"error {trace_id(4)}", trace_id(2)]
+    assert f"trace {trace_id(4)}'s startTime is not a time" in str(outcomes[0])
+
+
+@pytest.mark.parametrize(
+    ("request_path", "wrong"),
+    [
+        ("GET /api/public/v2/observations", {"data": [], "meta": ["not", "an object"]}),
+        ("GET /api/public/v2/observations", ["a", "list"]),
+        ("GET /api/public/v3/scores", ["a", "list"]),
+        ("GET /api/public/v3/scores", {"data": {"not": "a list"}}),
+    ],
+)
+def test_a_reply_of_the_wrong_shape_is_a_backend_error_naming_the_request(
+    server: StandIn, request_path: str, wrong: Any
+) -> None:
+    server.mangle = lambda asked, reply: wrong if asked == request_path else reply
+    backend = open_backend(server.url.replace("http://", "langfuse://"))
+    try:
+        with pytest.raises(BackendError, match=f"(?i)langfuse.*{request_path}"):
+            if "scores" in request_path:
+                backend.push(_scores(0.5, "")[:1])
+            else:
+                list(backend.pull(PullFilters(), Skipped()))
+    finally:
+        backend.close()
 
 
 def test_group_by_session_joins_its_traces(server: StandIn) -> None:

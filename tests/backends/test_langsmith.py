@@ -113,7 +113,13 @@ def test_filters_are_asked_of_the_server_and_limit_stops_paging(
     assert [s.id for s in pulled(backend, metadata=(("user", "ana"),))] == [ids["oslo"]]
     missing = "0193d3a1-0000-7000-8000-0000000dead0"
     chosen = pulled(backend, trace_ids=(ids["oslo"], missing, ids["support"]))
-    assert [s.id for s in chosen] == [ids["support"], ids["oslo"]]
+    assert [s.id for s in chosen[:2]] == [ids["support"], ids["oslo"]]
+    absent = chosen[2]  # asked for, not there: said, never silent
+    assert isinstance(absent, RecordError) and (absent.kind, absent.record_id) == ("trace", missing)
+    assert f"trace {missing}: LangSmith project 'weather-agent' has no such trace" in str(absent)
+    gone = pulled(backend, session_ids=("t-1", "t-9"), group_by="session")
+    assert [getattr(o, "id", None) for o in gone] == ["t-1", None]
+    assert (gone[1].kind, gone[1].record_id) == ("session", "t-9")
     rome = start_of(server.runs[ids["rome"]])
     oslo = start_of(server.runs[ids["oslo"]])
     window = pulled(backend, since=rome, until=oslo)
@@ -121,9 +127,14 @@ def test_filters_are_asked_of_the_server_and_limit_stops_paging(
     bodies = [q for q in server.queries if q.get("is_root")][-1]
     assert bodies["start_time"] == rome.isoformat()
     assert bodies["filter"] == f'lt(start_time, "{oslo.isoformat()}")'
-    server.queries.clear()
-    assert [s.id for s in pulled(backend, limit=1)] == [ids["paris"]]
-    assert [q.get("cursor") for q in server.queries if q.get("is_root")] == [None]
+    server.queries.clear()  # the newest traces, oldest first, from the first page
+    assert [s.id for s in pulled(backend, limit=2)] == [ids["support"], ids["oslo"]]
+    assert [(q.get("cursor"), q["order"]) for q in server.queries if q.get("is_root")] == [
+        (None, "desc")
+    ]
+    assert [s.id for s in pulled(backend, limit=1, group_by="session")] == [ids["oslo"]]
+    newest_threads = pulled(backend, limit=2, group_by="session", until=oslo)
+    assert [s.id for s in newest_threads] == ["t-1", "s-2"]
     assert pulled(backend, since=oslo + timedelta(seconds=1)) == []
 
 
@@ -215,6 +226,53 @@ def test_a_malformed_run_is_a_record_error_while_the_others_are_read(
     error = found[1]
     assert isinstance(error, RecordError) and error.kind == "trace" and error.record_id == bad
     assert f"trace {bad}" in str(error) and "inputs.messages" in str(error)
+
+
+def test_a_run_without_a_start_time_or_a_reply_of_the_wrong_shape_is_named(
+    world: tuple[LangSmithStandIn, dict[str, str]], backend: LangSmithBackend
+) -> None:
+    server, ids = world
+
+    def undated(request: str, reply: Any) -> Any:
+        if request != "POST /runs/query":
+            return reply
+        runs = [
+            {k: v for k, v in run.items() if run["id"] != ids["rome"] or k != "start_time"}
+            for run in reply["runs"]
+        ]
+        return {**reply, "runs": runs}
+
+    server.mangle = undated
+    try:
+        found = pulled(backend)
+    finally:
+        server.mangle = None
+    assert [getattr(o, "id", None) for o in found] == [
+        ids["paris"],
+        None,
+        ids["support"],
+        ids["oslo"],
+    ]
+    assert (found[1].kind, found[1].record_id) == ("trace", ids["rome"])
+    assert "has no start_time that reads as a time" in str(found[1])
+    for request, wrong in (
+        ("POST /runs/query", {"runs": [{"name": "no id"}]}),
+        ("POST /runs/query", ["not", "an", "object"]),
+        ("GET /sessions", {"detail": "an object"}),
+    ):
+        server.mangle = lambda asked, reply, r=request, w=wrong: w if asked == r else reply
+        try:
+            with pytest.raises(BackendError, match=request.split()[1]):
+                fresh = open_backend(backend.address.text)
+                pulled(fresh)
+        finally:
+            server.mangle = None
+    server.mangle = lambda asked, reply: 7 if asked == "GET /datasets" else reply
+    try:
+        with pytest.raises(BackendError, match=r"LangSmith at .*: GET /datasets: expected a list"):
+            list(backend.dataset_references("any"))
+    finally:
+        server.mangle = None
 
 
 def test_the_key_is_checked_and_never_shown(

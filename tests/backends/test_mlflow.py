@@ -142,13 +142,34 @@ def test_pull_by_session_and_the_filters(filled: Filled) -> None:
         return [s.id for s in _samples(_pull(filled, **filters))]
 
     assert ids(tags=("team=red",)) == [traced[2]["trace_id"]]
-    assert ids(tags=("team",), limit=2) == [traced[0]["trace_id"], traced[1]["trace_id"]]
-    assert ids(session_ids=("s-1", "s-2"), metadata=(("mlflow.trace.session", "s-2"),)) == [
-        traced[2]["trace_id"]
-    ]
+    # a limit keeps the newest: of the three traces, the last two; of the sessions, s-2
+    assert ids(tags=("team",), limit=2) == [traced[1]["trace_id"], traced[2]["trace_id"]]
+    assert ids(tags=("team=blue",), limit=1) == [traced[1]["trace_id"]]
+    assert ids(group_by="session", limit=1) == ["s-2"]
+    assert ids(session_ids=("s-1",)) == [traced[0]["trace_id"], traced[1]["trace_id"]]
     assert ids(trace_ids=(traced[1]["trace_id"],)) == [traced[1]["trace_id"]]
     assert ids(since=datetime.now(timezone.utc) + timedelta(hours=1)) == []
-    assert ids(group_by="session", limit=1) == ["s-1"]
+    # an id asked for that the pull does not find is said, never silent
+    gone = "tr-" + "0" * 32
+    only = (("mlflow.trace.session", "s-2"),)
+    found = _pull(filled, session_ids=("s-1", "s-2"), trace_ids=(traced[2]["trace_id"], gone))
+    found += _pull(filled, session_ids=("s-1", "s-9"), group_by="session", metadata=only)
+    assert [getattr(o, "id", None) for o in found] == [
+        traced[2]["trace_id"],
+        None,
+        None,
+        None,
+        None,
+    ]
+    errors = [o for o in found if isinstance(o, RecordError)]
+    assert [(e.kind, e.record_id) for e in errors] == [
+        ("trace", gone),
+        ("session", "s-1"),  # its traces are not among those asked for
+        ("session", "s-1"),  # not in session s-2, as the metadata filter asks
+        ("session", "s-9"),
+    ]
+    where = f"MLflow experiment {filled.address.rsplit('/', 1)[1]!r}"
+    assert f"trace {gone}: {where} has no such trace matching the other filters" in str(errors[0])
 
 
 def _assessments(filled: Filled, trace_id: str) -> list[dict[str, Any]]:
@@ -260,7 +281,7 @@ def test_pages_of_one_and_the_other_ways_to_name_the_server(
             found = list(by_environment.pull(PullFilters(limit=1), Skipped()))
         finally:
             by_environment.close()
-        assert [s.id for s in _samples(found)] == traced[:1]
+        assert [s.id for s in _samples(found)] == traced[-1:]  # the newest
 
 
 def test_an_empty_trace_is_rejected_by_id_a_stray_score_refused_a_lost_experiment_named(

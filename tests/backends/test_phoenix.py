@@ -188,7 +188,9 @@ def test_pull_filters(project: Project) -> None:
     assert ids(metadata=(("team", "rain"),)) == []
     assert ids(session_ids=("trip-1",)) == [oslo, rome]
     assert ids(session_ids=("trip-1",), group_by="session") == ["trip-1"]
-    assert ids(limit=2) == [paris, oslo]
+    assert ids(limit=2) == [oslo, rome]  # the newest two, oldest first
+    assert ids(limit=1, until=project.starts[2]) == [oslo]
+    assert ids(limit=1, group_by="session") == ["trip-1"]
     assert ids(since=project.starts[1]) == [oslo, rome]
     assert ids(until=project.starts[1]) == [paris]
     later = project.starts[2] + timedelta(hours=1)
@@ -198,8 +200,15 @@ def test_pull_filters(project: Project) -> None:
     found = _pull(project, trace_ids=(rome, missing, oslo))
     assert [item.id for item in found[:2]] == [oslo, rome]
     assert isinstance(found[2], RecordError)
-    assert found[2].record_id == missing
-    assert f"trace {missing}: not found in Phoenix project {project.name!r}" in str(found[2])
+    assert (found[2].kind, found[2].record_id, found[2].position) == ("trace", missing, 2)
+    assert f"trace {missing}: Phoenix project {project.name!r} has no such trace" in str(found[2])
+    # and so is a session it does not have, or one outside the window
+    gone = _pull(project, session_ids=("trip-1", "trip-9"), group_by="session")
+    assert [getattr(item, "id", None) for item in gone] == ["trip-1", None]
+    assert (gone[1].kind, gone[1].record_id) == ("session", "trip-9")
+    early = _pull(project, session_ids=("trip-1",), until=project.starts[1])
+    assert [(item.kind, item.record_id) for item in early] == [("session", "trip-1")]
+    assert "has no such session in the time window" in str(early[0])
 
 
 def _annotations(project: Project) -> list[dict[str, Any]]:
@@ -370,7 +379,8 @@ def test_paging_through_small_pages_reads_the_same(
     # 3, 3 and 2, the second page's 4 in pages of 3 and 1
     assert paged.api.client.requests == 2 + 3 + 2
     limited = open_backend(project.address)
-    assert [s.id for s in limited.pull(PullFilters(limit=1), Skipped())] == project.trace_ids[:1]
+    assert [s.id for s in limited.pull(PullFilters(limit=1), Skipped())] == project.trace_ids[2:]
+    assert limited.api.client.requests == 1 + 3  # one page of traces (newest first) only
 
 
 def _span(trace: str, span: str, start: int, attributes: dict[str, Any]) -> dict[str, Any]:

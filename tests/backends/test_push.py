@@ -185,6 +185,28 @@ def test_refusals_no_backend_ids_and_bad_urls_exit_non_zero(
         tracegrade.push(rows(None)[3:], target(receiver))
 
 
+@pytest.mark.parametrize("protocol", ["http/protobuf", "http/json"])
+def test_a_partial_success_is_reported_journaled_and_not_sent_again(
+    receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, protocol: str
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
+    receiver.partial = (2, "attribute limit exceeded")
+    results = write(tmp_path / "run.jsonl", rows(target(receiver)))
+    command = [sys.executable, "-m", "tracegrade", "push", str(results), "--batch-size", "3"]
+    first = run(command)
+    assert first.returncode == 3, first.stderr
+    # 5 scores in 2 requests (3, then 2); each time the receiver said 2 were rejected
+    assert "5 scores of 3 rows (1 created, 0 updated, 4 refused)" in first.stderr
+    said = f"refused: {target(receiver)}: 2 of 3 events rejected by the receiver: attribute"
+    assert said in first.stderr
+    assert "2 of 2 events rejected by the receiver" in first.stderr
+    entries = journal_path(results, target(receiver)).read_text().splitlines()[1:]
+    assert [pair[0] for line in entries for pair in json.loads(line)["rows"]] == [0, 1, 2]
+    again = run(command)  # OTLP has no update: a resend would duplicate those taken
+    assert again.returncode == 0, again.stderr
+    assert "3 rows pushed before" in again.stderr and len(receiver.records()) == 5
+
+
 def test_headers_come_from_the_environment_and_never_show(
     receiver: Receiver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

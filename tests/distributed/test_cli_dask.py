@@ -276,3 +276,19 @@ def test_parquet_from_a_cluster_is_the_one_machines(
     )  # fmt: skip
     assert one[0] == two[0]
     assert pq.read_table(tmp_path / "two.parquet").equals(pq.read_table(tmp_path / "one.parquet"))
+
+
+def test_a_results_directory_from_a_cluster_shows_and_reports_as_a_file(
+    tmp_path: Path, scheduler: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    data = tmp_path / "few.jsonl"
+    data.write_text("".join(json.dumps(record(index)) + "\n" for index in range(9)))
+    one = _evaluate(capsys, str(data), "--out", "one.jsonl")
+    two = _evaluate(capsys, str(data), "--out", "two/", "--dask-scheduler", scheduler)
+    assert one[0] == two[0]
+    assert "s8" in two[1] and two[1] == one[1]  # the sample table, read from the parts
+    assert (tmp_path / "two" / "_manifest.json").exists()
+    assert main(["report", "two", "--html", "two.html"]) == EXIT_OK
+    assert main(["compare", "two", "one.jsonl"]) == EXIT_OK

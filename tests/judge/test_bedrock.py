@@ -259,3 +259,29 @@ async def test_a_model_without_a_forced_tool_makes_the_judge_step_down(
     bedrock_server.script(converse_error(400, "ValidationException", refusal))
     with pytest.raises(JudgeError, match="toolChoice"):
         await transport.attempt(question(), "none")
+
+
+async def test_the_converse_call_runs_in_the_caller_s_context(
+    transport: BedrockTransport,
+    bedrock_server: JudgeServer,  # noqa: F811
+) -> None:
+    """``tracegrade serve`` keeps its judge untraced with OpenTelemetry's suppress key in
+    its context, which instrumentations (botocore's, OpenInference's Bedrock) read in the
+    thread making the request: the pool's thread, here."""
+    from opentelemetry import context
+    from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+
+    seen: list[bool] = []
+    client, _ = transport._ready()
+    client.meta.events.register(
+        "before-send", lambda **_: seen.append(is_instrumentation_enabled())
+    )
+    bedrock_server.script(converse_answer({"verdict": "yes"}), converse_answer({"verdict": "no"}))
+    await transport.attempt(question(), "auto")
+    token = context.attach(context.set_value(context._SUPPRESS_INSTRUMENTATION_KEY, True))
+    try:
+        await transport.attempt(question(), "auto")
+    finally:
+        context.detach(token)
+    await transport.aclose()
+    assert seen == [True, False]

@@ -20,6 +20,10 @@ from .._json import dumps, loads
 from .._urls import masked_url, masked_urls_in, url_secrets
 from .base import BackendError
 
+Shape = type[dict] | type[list] | None  # type: ignore[type-arg]
+"""What a request's reply must be: a JSON object (``dict``), an array (``list``), or
+anything (``None``)."""
+
 RETRIED_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Statuses after which a request is sent again (with the same body: every backend
 write tracegrade makes is idempotent)."""
@@ -98,13 +102,22 @@ class HttpClient:
             "backend's (its URL or environment variable) if it is the backend"
         )
 
-    def get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+    def get(
+        self, path: str, params: Mapping[str, Any] | None = None, *, expect: Shape = None
+    ) -> Any:
         """The JSON reply of ``GET path``."""
-        return self.request("GET", path, params=params)
+        return self.request("GET", path, params=params, expect=expect)
 
-    def post(self, path: str, body: Any, params: Mapping[str, Any] | None = None) -> Any:
+    def post(
+        self,
+        path: str,
+        body: Any,
+        params: Mapping[str, Any] | None = None,
+        *,
+        expect: Shape = None,
+    ) -> Any:
         """The JSON reply of ``POST path`` with the JSON ``body``."""
-        return self.request("POST", path, body=body, params=params)
+        return self.request("POST", path, body=body, params=params, expect=expect)
 
     def request(
         self,
@@ -114,21 +127,32 @@ class HttpClient:
         body: Any = None,
         params: Mapping[str, Any] | None = None,
         ok: Sequence[int] = (),
+        expect: Shape = None,
     ) -> Any:
         """The decoded JSON reply (``None`` for an empty one) of a request, sent again
         after a retried status or a dropped connection; BackendError when it fails for
-        good. Statuses in ``ok`` are returned as ``{"status": N}`` instead of raising."""
+        good. Statuses in ``ok`` are returned as ``{"status": N}`` instead of raising.
+        ``expect`` (``dict`` or ``list``) is the reply's shape: any other reply, an empty
+        one too, is a BackendError naming the request."""
         content = None if body is None else dumps(body)
         headers = {"content-type": "application/json"} if content is not None else None
         reply = self._send(method, path, content, headers, params, ok)
         if reply.status_code in ok:
             return {"status": reply.status_code}
         if not reply.content:
-            return None
-        try:
-            return loads(reply.content)
-        except ValueError:
-            raise self._error(f"{method} {path}: the reply is not JSON") from None
+            found: Any = None
+        else:
+            try:
+                found = loads(reply.content)
+            except ValueError:
+                raise self._error(f"{method} {path}: the reply is not JSON") from None
+        if expect is not None and not isinstance(found, expect):
+            raise self.unexpected(method, path, "a JSON object" if expect is dict else "a list")
+        return found
+
+    def unexpected(self, method: str, path: str, wanted: str) -> BackendError:
+        """The error of a reply to ``method path`` that is not the ``wanted`` shape."""
+        return self._error(f"{method} {path}: expected {wanted} in the reply")
 
     def send_bytes(self, path: str, content: bytes, content_type: str) -> bytes:
         """The raw reply of ``POST path`` with ``content`` (protobuf, say), retried as

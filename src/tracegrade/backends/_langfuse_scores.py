@@ -50,8 +50,10 @@ def _push_batch(http: HttpClient, scores: Sequence[PushedScore], outcome: PushOu
         for score, body in bodies:  # which ones: each alone (an upsert: sent again safely)
             alone = http.post(SCORES, [body])
             if isinstance(alone, Mapping) and alone.get("rejected"):
-                errors = alone.get("errors") or [{}]
-                reason = str(errors[0].get("message") or "refused by Langfuse")
+                errors = alone.get("errors")
+                first = errors[0] if isinstance(errors, list) and errors else None
+                said = first.get("message") if isinstance(first, Mapping) else None
+                reason = str(said or "refused by Langfuse")
                 outcome.refused.append((score, reason))
             else:
                 _count(outcome, body["id"] in known)
@@ -67,11 +69,14 @@ def _existing(http: HttpClient, ids: list[str]) -> dict[str, str]:
         chunk = ids[start : start + 50]
         query: dict[str, Any] = {"id": ",".join(chunk), "limit": 100}
         while True:
-            reply = http.get(SCORES_READ, params=query)
-            for item in (reply or {}).get("data") or []:
+            reply = http.get(SCORES_READ, params=query, expect=dict)
+            data, meta = reply.get("data") or [], reply.get("meta") or {}
+            if not isinstance(data, list) or not isinstance(meta, Mapping):
+                raise http.unexpected("GET", SCORES_READ, "a 'data' list and a 'meta' object")
+            for item in data:
                 if isinstance(item, Mapping) and item.get("id") in chunk:
                     found[str(item["id"])] = str(item.get("timestamp"))
-            cursor = ((reply or {}).get("meta") or {}).get("cursor")
+            cursor = meta.get("cursor")
             if not cursor:
                 break
             query["cursor"] = cursor

@@ -60,13 +60,19 @@ def _thread_clause(session_ids: tuple[str, ...]) -> str:
     return one[0] if len(one) == 1 else f"or({', '.join(one)})"
 
 
+def newest_first(filters: PullFilters) -> bool:
+    """Whether the root runs are asked for newest first: a limit keeps the newest traces,
+    so paging stops after them (grouped by thread, every selected root is read)."""
+    return filters.limit is not None and filters.group_by == "trace"
+
+
 def root_query(project_id: str, filters: PullFilters) -> dict[str, Any]:
     """The body of ``POST /runs/query`` for the root runs the filters select, oldest
-    first."""
+    first (newest first when :func:`newest_first`)."""
     body: dict[str, Any] = {
         "session": [project_id],
         "is_root": True,
-        "order": "asc",
+        "order": "desc" if newest_first(filters) else "asc",
         "limit": PAGE_SIZE,
         "select": list(ROOT_FIELDS),
     }
@@ -118,23 +124,34 @@ def metadata_of(run: Mapping[str, Any]) -> Mapping[str, Any]:
     return metadata if isinstance(metadata, Mapping) else {}
 
 
-def start_of(run: Mapping[str, Any]) -> datetime:
-    """A run's start time (UTC when the text names no zone, as LangSmith writes it)."""
-    text = str(run.get("start_time"))
-    found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+def start_of(run: Mapping[str, Any]) -> datetime | None:
+    """A run's start time (UTC when the text names no zone, as LangSmith writes it);
+    ``None`` when the run has none that reads as a time."""
+    text = run.get("start_time")
+    if not isinstance(text, str):
+        return None
+    try:
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
     return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
 
 
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def order_of(run: Mapping[str, Any]) -> tuple[datetime, str]:
+    """Where a run sorts: by start (a run without one first), then id."""
+    return start_of(run) or EARLIEST, str(run.get("id"))
+
+
 def selected(run: Mapping[str, Any], filters: PullFilters) -> bool:
-    """Whether a root run passes every filter (checked here whatever the server did)."""
+    """Whether a root run passes every filter (checked here whatever the server did; a
+    run without a start time passes the time window, to be refused by name)."""
     start = start_of(run)
-    since = filters.since and (
-        filters.since if filters.since.tzinfo else filters.since.replace(tzinfo=timezone.utc)
-    )
-    until = filters.until and (
-        filters.until if filters.until.tzinfo else filters.until.replace(tzinfo=timezone.utc)
-    )
-    if (since and start < since) or (until and start >= until):
+    if start is not None and filters.since is not None and start < filters.since:
+        return False
+    if start is not None and filters.until is not None and start >= filters.until:
         return False
     if filters.trace_ids and str(run.get("id")) not in filters.trace_ids:
         return False

@@ -25,11 +25,16 @@ def dataset_id(client: HttpClient, experiment_id: str, name: str) -> str:
         "filter_string": f"name = '{name}'",
         "max_results": 50,
     }
-    reply = client.post(f"{DATASETS}/search", body) or {}
+    reply = client.post(f"{DATASETS}/search", body, expect=dict)
+    datasets = reply.get("datasets") or []
+    if not isinstance(datasets, list):
+        raise client.unexpected("POST", f"{DATASETS}/search", "a 'datasets' list")
     found = [
         str(dataset["dataset_id"])
-        for dataset in reply.get("datasets") or []
-        if isinstance(dataset, Mapping) and dataset.get("name") == name
+        for dataset in datasets
+        if isinstance(dataset, Mapping)
+        and dataset.get("name") == name
+        and dataset.get("dataset_id") is not None
     ]
     if len(found) != 1:
         what = "no evaluation dataset" if not found else f"{len(found)} evaluation datasets"

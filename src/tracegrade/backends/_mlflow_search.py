@@ -16,6 +16,9 @@ SESSION = "mlflow.trace.session"
 ORDER_BY = ("timestamp_ms ASC", "request_id ASC")
 """Trace start, then id: a stable order across pages."""
 
+NEWEST_FIRST = ("timestamp_ms DESC", "request_id DESC")
+"""The same order reversed, for a pull that keeps the newest traces."""
+
 
 def _milliseconds(moment: datetime) -> int:
     if moment.tzinfo is None:  # a naive time is UTC, as the command line reads it

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ..io.references import REFERENCE_FIELDS
-from ._phoenix_client import PhoenixApi
+from ._phoenix_client import PhoenixApi, field, listed
 from ._phoenix_push import chunks
 from .base import BackendError
 
@@ -24,10 +24,10 @@ ID_KEYS = ("id", "session_id", "trace_id")
 
 def _dataset_id(backend: PhoenixApi, name: str) -> str:
     reply = backend.client.get("/v1/datasets", {"name": name, "limit": 1})
-    data = reply.get("data") if isinstance(reply, Mapping) else None
+    data = listed(reply, "data", "GET /v1/datasets")
     if not data:
         raise BackendError(f"Phoenix at {backend.client.base_url}: no dataset named {name!r}")
-    return str(data[0]["id"])
+    return str(field(data[0], "id", "GET /v1/datasets"))
 
 
 def _own_id(example: Mapping[str, Any]) -> str | None:

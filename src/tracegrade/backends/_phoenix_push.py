@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from .._json import dumps_with_text, loads
-from ._phoenix_client import PhoenixApi
+from ._phoenix_client import PhoenixApi, listed
 from .base import PushedScore, PushOutcome
 
 IDENTIFIER = "tracegrade"
@@ -83,10 +83,10 @@ def existing(backend: PhoenixApi, span_ids: Iterable[str]) -> set[tuple[str, str
             if cursor:
                 params["cursor"] = cursor
             reply = backend.client.get(f"{backend.project_path}/span_annotations", params)
-            data = reply.get("data") if isinstance(reply, dict) else None
-            for item in data or ():
+            data = listed(reply, "data", "GET span_annotations")
+            for item in data:
                 found.add((str(item.get("span_id")), str(item.get("name"))))
-            cursor = reply.get("next_cursor") if isinstance(reply, dict) else None
+            cursor = reply.get("next_cursor")
             if not cursor or not data:
                 break
     return found

@@ -170,11 +170,15 @@ class PushedScore:
 @dataclass
 class PushOutcome:
     """What one batch of a push did: how many scores were written anew, updated (an
-    earlier push's score of the same key), and refused, each refusal with its reason."""
+    earlier push's score of the same key), and refused, each refusal with its reason.
+    ``unattributed`` holds refusals the backend counted without saying which scores they
+    were (an OTLP receiver's partial success): (how many, the backend's words). Those
+    scores cannot be told from the accepted ones, so they are not sent again."""
 
     created: int = 0
     updated: int = 0
     refused: list[tuple[PushedScore, str]] = field(default_factory=list)
+    unattributed: list[tuple[int, str]] = field(default_factory=list)
 
 
 class Backend(Protocol):

@@ -32,6 +32,7 @@ from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from ._http import HttpClient
 from ._langfuse_scores import push_scores
+from ._selection import Found, accounted
 from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome
 
 PUBLIC_SERVICE = "https://cloud.langfuse.com"
@@ -95,15 +96,34 @@ class LangfuseBackend:
 
     def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
         """Each trace (or session) the filters select, oldest first; a trace that cannot
-        be read is a RecordError naming it. With ``limit``, the newest that many."""
+        be read is a RecordError naming it, and so is an id asked for that is not found.
+        With ``limit``, the newest that many."""
+        project = self.project()
+        where = f"Langfuse project {project!r}"
+        found = Found()
+        outcomes = self._outcomes(filters, skipped, found)
+        yield from accounted(self.address, filters, outcomes, where, found)
+
+    def _outcomes(self, filters: PullFilters, skipped: Skipped, found: Found) -> Iterator[Outcome]:
         project = self.project()
         if filters.group_by == "session":
             groups = self._sessions(filters)
         else:
             groups = [(root["traceId"], None, [root]) for root in self._roots(filters)]
-        groups.sort(key=lambda group: (min(_start(root) for root in group[2]), group[0]))
+        for _, _, roots in groups:
+            for root in roots:
+                found.add(root["traceId"], root.get("sessionId") or None)
+        groups.sort(key=lambda group: (min(_order(root) for root in group[2]), group[0]))
         for position, (key, session, roots) in enumerate(groups):
-            roots = sorted(roots, key=lambda root: (_start(root), root["traceId"]))
+            roots = sorted(roots, key=_order)
+            undated = [root["traceId"] for root in roots if _start(root) is None]
+            if undated:
+                what = f"session {key}" if session else f"trace {key}"
+                rule = f"{what}: trace {undated[0]}'s startTime is not a time"
+                yield RecordError(
+                    self.address.text, position, None, rule, kind="trace", record_id=key
+                )
+                continue
             left_out = Skipped()  # counted only for a conversation that is read
             outcome = self._sample(
                 position, key, session, roots, project, Options(skipped=left_out)
@@ -223,7 +243,7 @@ class LangfuseBackend:
                         f"{self.address}: GET {OBSERVATIONS} gave an observation without a traceId"
                     )
                 yield item
-            cursor = (reply.get("meta") or {}).get("cursor")
+            cursor = _meta(self.http, reply, OBSERVATIONS).get("cursor")
             if not cursor or not data:
                 return
             query["cursor"] = cursor
@@ -271,7 +291,7 @@ class LangfuseBackend:
             for item in data:
                 if isinstance(item, Mapping) and item.get("status") != "ARCHIVED":
                     yield _reference_line(item)
-            pages = (reply.get("meta") or {}).get("totalPages")
+            pages = _meta(self.http, reply, DATASET_ITEMS).get("totalPages")
             if not data or not isinstance(pages, int) or page >= pages:
                 return
             page += 1
@@ -281,16 +301,34 @@ class LangfuseBackend:
         self.http.close()
 
 
-def _start(root: Mapping[str, Any]) -> datetime:
-    """When a trace's root observation started (the API's ISO 8601 text)."""
+def _start(root: Mapping[str, Any]) -> datetime | None:
+    """When a trace's root observation started (the API's ISO 8601 text); ``None`` when
+    that is not a time."""
     text = root.get("startTime")
+    if not isinstance(text, str):
+        return None
     try:
-        found = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
-        raise BackendError(
-            f"trace {root.get('traceId')}: startTime {text!r} is not a time"
-        ) from None
+        return None
     return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
+
+
+_EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _order(root: Mapping[str, Any]) -> tuple[datetime, str]:
+    """Where a trace sorts: by start (one without a readable start first), then id."""
+    return _start(root) or _EARLIEST, str(root["traceId"])
+
+
+def _meta(http: HttpClient, reply: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    """A listing reply's ``meta`` (empty when it has none); BackendError when it is not
+    an object."""
+    meta = reply.get("meta") or {}
+    if not isinstance(meta, Mapping):
+        raise http.unexpected("GET", path, "a 'meta' object")
+    return meta
 
 
 def _equals(column: str, value: str) -> dict[str, Any]:

@@ -9,18 +9,18 @@ nothing after its host is the project form. The API key comes from
 
 It speaks the REST API the ``langsmith`` SDK's ``Client`` uses (v1: ``GET /sessions``,
 ``POST /runs/query`` with cursor pages, ``/feedback``). A pull reads the project's root
-runs (one per trace, oldest first), then each trace's runs, into one conversation per
-trace (:mod:`tracegrade.convert.langsmith_runs`), or per thread: root runs whose metadata
-names the same ``session_id``, ``thread_id`` or ``conversation_id`` (LangSmith's thread
-keys). A push writes one feedback per (root run, score key), its id a uuid5 of both, so
-a second push finds it and updates it.
+runs (one per trace, oldest first; newest first with a limit), then each trace's runs,
+into one conversation per trace (:mod:`tracegrade.convert.langsmith_runs`), or per
+thread: root runs whose metadata names the same ``session_id``, ``thread_id`` or
+``conversation_id`` (LangSmith's thread keys). A push writes one feedback per (root
+run, score key), its id a uuid5 of both, so a second push finds it and updates it.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -31,6 +31,7 @@ from ..model.origin import Origin
 from ..model.samples import MultiTurnSample
 from . import _langsmith_query as query
 from ._http import HttpClient
+from ._selection import Found, accounted, last_of, newest_of
 from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome
 
 PUBLIC_ENDPOINT = "https://api.smith.langchain.com"
@@ -116,9 +117,9 @@ class LangSmithBackend:
             if not isinstance(runs, list):
                 raise BackendError(f"{self.address}: POST /runs/query answered no 'runs' list")
             for run in runs:
-                if not isinstance(run, Mapping):
+                if not isinstance(run, Mapping) or not run.get("id"):
                     raise BackendError(
-                        f"{self.address}: POST /runs/query gave a run that is no object"
+                        f"{self.address}: POST /runs/query gave a run that is no object with an id"
                     )
                 yield dict(run)
             cursors = reply.get("cursors")
@@ -130,41 +131,56 @@ class LangSmithBackend:
             seen.add(cursor)
             body = {**body, "cursor": cursor}
 
-    def _roots(self, filters: PullFilters) -> Iterator[dict[str, Any]]:
+    def _roots(self, filters: PullFilters, found: Found) -> Iterator[dict[str, Any]]:
         body = query.root_query(self.project_id(), filters)
         for run in self._pages(body):
             if query.selected(run, filters):
+                found.add(str(run["id"]), query.thread_of(run))
                 yield run
 
     def _trace_runs(self, trace_id: str) -> list[dict[str, Any]]:
         return list(self._pages(query.trace_query(self.project_id(), trace_id)))
 
     def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
-        """Each trace (or thread) the filters select, oldest first; see the module."""
+        """Each trace (or thread) the filters select, oldest first (with a limit, the
+        newest that many); see the module."""
+        groups: Iterable[tuple[str, list[dict[str, Any]], str | None]]
+        found = Found()
         if filters.group_by == "session":
-            groups = self._threads(filters)
+            groups = self._threads(filters, found)
+        elif query.newest_first(filters):
+            groups = newest_of(
+                ((str(run["id"]), [run], None) for run in self._roots(filters, found)),
+                filters.limit,
+            )
         else:
-            groups = ((str(run["id"]), [run], None) for run in self._roots(filters))
-        for position, (key, roots, thread) in enumerate(groups):
-            yield self._conversation(position, key, roots, thread, skipped)
-            if filters.limit is not None and position + 1 >= filters.limit:
-                return
+            groups = ((str(run["id"]), [run], None) for run in self._roots(filters, found))
+        outcomes = (
+            self._conversation(position, key, roots, thread, skipped)
+            for position, (key, roots, thread) in enumerate(groups)
+        )
+        where = f"LangSmith project {self.project!r}"
+        yield from accounted(self.address, filters, outcomes, where, found)
 
     def _threads(
-        self, filters: PullFilters
-    ) -> Iterator[tuple[str, list[dict[str, Any]], str | None]]:
+        self, filters: PullFilters, found: Found
+    ) -> list[tuple[str, list[dict[str, Any]], str | None]]:
         """The selected root runs by thread (a root that names none is a thread of its
-        own, keyed by its trace id), the thread whose first trace started first first."""
+        own, keyed by its trace id), the thread whose first trace started first first;
+        with a limit, the threads of the newest traces."""
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for run in self._roots(filters):
+        for run in self._roots(filters, found):
             thread = query.thread_of(run)
             group = ("thread", thread) if thread is not None else ("trace", str(run["id"]))
             groups.setdefault(group, []).append(run)
         for members in groups.values():
-            members.sort(key=lambda run: (query.start_of(run), str(run["id"])))
-        ordered = sorted(groups.items(), key=lambda item: (query.start_of(item[1][0]), item[0][1]))
-        for (kind, name), members in ordered:
-            yield name, members, name if kind == "thread" else None
+            members.sort(key=query.order_of)
+        by_last = sorted(groups.items(), key=lambda item: (query.order_of(item[1][-1]), item[0][1]))
+        chosen = last_of(by_last, filters.limit)
+        ordered = sorted(chosen, key=lambda item: (query.order_of(item[1][0]), item[0][1]))
+        return [
+            (name, members, name if kind == "thread" else None) for (kind, name), members in ordered
+        ]
 
     def _conversation(
         self,
@@ -179,6 +195,10 @@ class LangSmithBackend:
         trace_ids = tuple(str(run.get("trace_id") or run["id"]) for run in roots)
         what = f"thread {key}" if thread is not None else f"trace {key}"
         left_out = Skipped()
+        undated = [str(run["id"]) for run in roots if query.start_of(run) is None]
+        if undated:
+            rule = f"{what}: root run {undated[0]} has no start_time that reads as a time"
+            return RecordError(self.address.text, position, None, rule, kind="trace", record_id=key)
         try:
             runs = [run for trace_id in trace_ids for run in self._trace_runs(trace_id)]
             messages = read_runs(runs, Options(skipped=left_out))
@@ -209,8 +229,8 @@ class LangSmithBackend:
         ``reference_tool_calls``, ...; other outputs are not references)."""
         from ..io.references import REFERENCE_FIELDS
 
-        found = self._http.get("/datasets", params={"name": name, "limit": 1})
-        ids = [d.get("id") for d in found or [] if isinstance(d, Mapping) and d.get("name") == name]
+        found = self._http.get("/datasets", params={"name": name, "limit": 1}, expect=list)
+        ids = [d.get("id") for d in found if isinstance(d, Mapping) and d.get("name") == name]
         if not ids or not isinstance(ids[0], str):
             raise BackendError(f"{self.address}: LangSmith has no dataset named {name!r}")
         offset = 0

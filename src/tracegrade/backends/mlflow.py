@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any
 
@@ -34,12 +34,15 @@ from ..model.samples import MultiTurnSample
 from ._http import HttpClient
 from ._mlflow_datasets import dataset_id, reference_lines
 from ._mlflow_search import (
+    NEWEST_FIRST,
     ORDER_BY,
     filter_string,
     matches,
     session_of,
+    start_ms,
     trace_id_of,
 )
+from ._selection import Found, accounted, last_of, newest_of
 from .base import (
     Address,
     BackendError,
@@ -106,18 +109,23 @@ class MlflowBackend:
         if not name:
             raise BackendError(f"{self.address}: name the experiment (mlflow://HOST:PORT/NAME)")
         by_name = {"experiment_name": name}
-        found = self.client.request("GET", f"{EXPERIMENTS}/get-by-name", params=by_name, ok=(404,))
-        if not (found or {}).get("experiment") and name.isdigit():
+        found = self.client.request(
+            "GET", f"{EXPERIMENTS}/get-by-name", params=by_name, ok=(404,), expect=dict
+        )
+        if not found.get("experiment") and name.isdigit():
             by_id = {"experiment_id": name}
-            found = self.client.request("GET", f"{EXPERIMENTS}/get", params=by_id, ok=(404,))
+            found = self.client.request(
+                "GET", f"{EXPERIMENTS}/get", params=by_id, ok=(404,), expect=dict
+            )
         experiment = found.get("experiment") if isinstance(found, Mapping) else None
         if not isinstance(experiment, Mapping) or "experiment_id" not in experiment:
             raise BackendError(f"{self.address}: MLflow has no experiment named {name!r}")
         self._experiment = str(experiment["experiment_id"])
         return self._experiment
 
-    def infos(self, filters: PullFilters) -> Iterator[dict[str, Any]]:
-        """The trace infos the filters select, page by page, first started first."""
+    def infos(self, filters: PullFilters, newest: bool = False) -> Iterator[dict[str, Any]]:
+        """The trace infos the filters select, page by page, first started first (last
+        first when ``newest``)."""
         body: dict[str, Any] = {
             "locations": [
                 {
@@ -126,15 +134,18 @@ class MlflowBackend:
                 }
             ],
             "max_results": self.page_size,
-            "order_by": list(ORDER_BY),
+            "order_by": list(NEWEST_FIRST if newest else ORDER_BY),
         }
         text = filter_string(filters)
         if text:
             body["filter"] = text
         while True:
-            reply = self.client.post(f"{TRACES}/search", body) or {}
-            for info in reply.get("traces") or []:
-                if isinstance(info, Mapping) and matches(info, filters):
+            reply = self.client.post(f"{TRACES}/search", body, expect=dict)
+            infos = reply.get("traces") or []
+            if not isinstance(infos, list) or not all(isinstance(i, Mapping) for i in infos):
+                raise self.client.unexpected("POST", f"{TRACES}/search", "a 'traces' list")
+            for info in infos:
+                if matches(info, filters):
                     yield dict(info)
             token = reply.get("next_page_token")
             if not token:
@@ -143,35 +154,57 @@ class MlflowBackend:
 
     def traces(self, trace_ids: Sequence[str]) -> dict[str, Any]:
         """The complete traces (info and spans) of ``trace_ids``, by id, in one request."""
-        reply = self.client.get(f"{TRACES}/batchGet", params={"trace_ids": list(trace_ids)})
+        path = f"{TRACES}/batchGet"
+        reply = self.client.get(path, params={"trace_ids": list(trace_ids)}, expect=dict)
+        traces = reply.get("traces") or []
+        if not isinstance(traces, list):
+            raise self.client.unexpected("GET", path, "a 'traces' list")
         found: dict[str, Any] = {}
-        for trace in (reply or {}).get("traces") or []:
-            found[trace_id_of(trace_info(trace))] = trace
+        for trace in traces:
+            try:
+                found[trace_id_of(trace_info(trace))] = trace
+            except ConversionError:
+                raise self.client.unexpected("GET", path, "traces with a trace_info") from None
         return found
 
     def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
         """Each trace (or session) the filters select as a sample, or the RecordError
-        saying why it is not one."""
-        infos = self.infos(filters)
+        saying why it is not one; oldest first, and with a limit the newest that many
+        (searched newest first, so paging stops there)."""
+        found = Found()
+        where = f"MLflow experiment {self.address.project!r}"
+        outcomes = self._outcomes(filters, skipped, found)
+        yield from accounted(self.address, filters, outcomes, where, found)
+
+    def _outcomes(self, filters: PullFilters, skipped: Skipped, found: Found) -> Iterator[Outcome]:
         if filters.group_by == "session":
-            groups: dict[str, tuple[str | None, list[str]]] = {}
-            for info in infos:
+            groups: dict[str, tuple[str | None, list[dict[str, Any]]]] = {}
+            for info in self.infos(filters):
                 trace_id, session = trace_id_of(info), session_of(info)
+                found.add(trace_id, session)
                 # a trace that names no session is a conversation of its own
-                groups.setdefault(session or trace_id, (session, []))[1].append(trace_id)
-            chosen = islice(groups.items(), filters.limit)
-            for position, (key, (session, members)) in enumerate(chosen):
+                groups.setdefault(session or trace_id, (session, []))[1].append(info)
+            by_last = sorted(groups.items(), key=lambda item: _order(item[1][1][-1]))
+            chosen = sorted(last_of(by_last, filters.limit), key=lambda item: _order(item[1][1][0]))
+            for position, (key, (session, kept)) in enumerate(chosen):
+                members = [trace_id_of(info) for info in kept]
                 traces = {}
                 size = self.page_size
                 for start in range(0, len(members), size):
                     traces.update(self.traces(members[start : start + size]))
                 yield self._outcome(position, key, members, traces, skipped, session)
             return
+        newest = filters.limit is not None
+        listed: Iterable[dict[str, Any]] = self.infos(filters, newest)
+        if newest:
+            listed = newest_of(listed, filters.limit)
         position = 0
-        selected = islice(infos, filters.limit)
-        while page := [trace_id_of(info) for info in islice(selected, self.page_size)]:
-            traces = self.traces(page)
-            for trace_id in page:
+        selected = iter(listed)
+        while page := list(islice(selected, self.page_size)):
+            traces = self.traces([trace_id_of(info) for info in page])
+            for info in page:
+                trace_id = trace_id_of(info)
+                found.add(trace_id, session_of(info))
                 yield self._outcome(position, trace_id, [trace_id], traces, skipped, None)
                 position += 1
 
@@ -247,7 +280,7 @@ class MlflowBackend:
             return f"not pulled from MLflow ({origin.system})"
         trace_id = origin.trace_ids[-1]  # a session's last trace: MLflow has no session object
         if trace_id not in known:
-            reply = self.client.request("GET", f"{TRACES}/{trace_id}", ok=(404,))
+            reply = self.client.request("GET", f"{TRACES}/{trace_id}", ok=(404,), expect=dict)
             if reply.get("status") == 404:
                 return f"MLflow has no trace {trace_id!r}"
             known[trace_id] = [dict(a) for a in trace_info(reply).get("assessments") or []]
@@ -255,7 +288,9 @@ class MlflowBackend:
         body = _assessment(score, trace_id)
         assessments = f"{TRACES}/{trace_id}/assessments"
         if not mine:
-            reply = self.client.request("POST", assessments, body={"assessment": body}, ok=(400,))
+            reply = self.client.request(
+                "POST", assessments, body={"assessment": body}, ok=(400,), expect=dict
+            )
             if reply.get("status") == 400:
                 return f"MLflow refused the assessment on trace {trace_id!r} (HTTP 400)"
             known[trace_id].append(dict(reply.get("assessment") or body))
@@ -266,7 +301,7 @@ class MlflowBackend:
             "update_mask": "feedback,rationale,metadata",
         }
         reply = self.client.request("PATCH", f"{assessments}/{first}", body=update, ok=(400,))
-        if reply.get("status") == 400:
+        if isinstance(reply, Mapping) and reply.get("status") == 400:
             return f"MLflow refused the update of assessment {first!r} (HTTP 400)"
         for extra in mine[1:]:  # a copy an interrupted push left
             self.client.request("DELETE", f"{assessments}/{extra['assessment_id']}", ok=(404,))
@@ -282,6 +317,11 @@ class MlflowBackend:
     def close(self) -> None:
         """Close the connections."""
         self.client.close()
+
+
+def _order(info: Mapping[str, Any]) -> tuple[int, str]:
+    """Where a trace sorts: by start (one without a start first), then id."""
+    return start_ms(info) or 0, trace_id_of(info)
 
 
 def _ours(assessment: Mapping[str, Any], name: str) -> bool:

@@ -14,7 +14,10 @@ conventions' evaluation event) with the attributes ``gen_ai.evaluation.name``,
 ``gen_ai.evaluation.score.value``, ``gen_ai.evaluation.score.label`` and
 ``gen_ai.evaluation.explanation``, and the trace id and root span id of the scored trace,
 which link it to the trace. OTLP has no update: pushing a score again sends it again
-(the push journal keeps a resumed push from doing so). Nothing is pulled from it.
+(the push journal keeps a resumed push from doing so); when the receiver rejects some
+events of a request without saying which (a partial success), the push reports how
+many and sends none again, as it cannot tell them from those taken. Nothing is pulled
+from it.
 """
 
 from __future__ import annotations
@@ -192,7 +195,12 @@ def _rejected(reply: Any) -> tuple[int, str]:
     partial = reply.get("partialSuccess") if isinstance(reply, dict) else None
     if not isinstance(partial, dict):
         return 0, ""
-    return int(partial.get("rejectedLogRecords") or 0), str(partial.get("errorMessage") or "")
+    count = partial.get("rejectedLogRecords") or 0  # an int64: JSON may write it as text
+    message = str(partial.get("errorMessage") or "")
+    try:
+        return max(int(count), 0), message
+    except (TypeError, ValueError):
+        return 0, message
 
 
 class OtlpBackend:
@@ -237,12 +245,11 @@ class OtlpBackend:
             raw = self._client.send_bytes(self._path, _to_protobuf(request), PROTOBUF)
             reply = _decode_reply(raw)
         rejected, message = _rejected(reply)
-        if rejected:
-            message = message or "no reason given"
-            why = f"the endpoint rejected {rejected} of {len(sent)} events: {message}"
-            outcome.refused.extend((score, why) for score in sent)
-            return outcome
-        outcome.created += len(sent)
+        if rejected:  # which ones the receiver does not say: none is sent again
+            said = message or "no reason given"
+            why = f"{rejected} of {len(sent)} events rejected by the receiver: {said}"
+            outcome.unattributed.append((rejected, why))
+        outcome.created += len(sent) - min(rejected, len(sent))
         return outcome
 
     def close(self) -> None:

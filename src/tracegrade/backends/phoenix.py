@@ -25,6 +25,7 @@ from ..model.samples import MultiTurnSample
 from . import _phoenix_datasets, _phoenix_push
 from ._phoenix_client import PhoenixApi, field, listed
 from ._phoenix_spans import TraceFacts, otlp_document, start_of
+from ._selection import Found, accounted, last_of, newest_of
 from .base import Address, PullFilters, PushedScore, PushOutcome
 
 TRACES_PAGE = 100
@@ -51,10 +52,14 @@ class PhoenixBackend:
     # --- pull ---------------------------------------------------------------------------
 
     def pull(self, filters: PullFilters, skipped: Skipped) -> Iterator[Outcome]:
-        """The conversations the filters select, first trace (or session) first."""
+        """The conversations the filters select, first trace (or session) first; with a
+        limit, the newest that many (traces are then listed newest first, and paging
+        stops once they are found)."""
+        found = Found()
+        newest = filters.limit is not None and filters.group_by == "trace"
         traces = (
-            facts
-            for facts in self._traces(filters)
+            self._noted(facts, found)
+            for facts in self._traces(filters, newest)
             if isinstance(facts, RecordError)
             or (
                 facts.matches(filters.tags, filters.metadata)
@@ -62,13 +67,18 @@ class PhoenixBackend:
             )
         )
         if filters.group_by == "trace":
-            outcomes = self._per_trace(traces, skipped)
+            chosen = iter(newest_of(traces, filters.limit)) if newest else traces
+            outcomes = self._per_trace(chosen, skipped)
         else:
-            outcomes = self._per_session(traces, skipped)
-        for count, outcome in enumerate(outcomes, start=1):
-            yield outcome
-            if filters.limit is not None and count >= filters.limit:
-                return
+            outcomes = self._per_session(traces, skipped, filters.limit)
+        where = f"Phoenix project {self.project!r}"
+        yield from accounted(self.address, filters, outcomes, where, found)
+
+    @staticmethod
+    def _noted(facts: TraceFacts | RecordError, found: Found) -> TraceFacts | RecordError:
+        if isinstance(facts, TraceFacts):
+            found.add(facts.trace_id, facts.session_id)
+        return facts
 
     def _per_trace(
         self, traces: Iterator[TraceFacts | RecordError], skipped: Skipped
@@ -80,9 +90,10 @@ class PhoenixBackend:
             yield from self._conversations([facts], index, "trace", skipped)
 
     def _per_session(
-        self, traces: Iterator[TraceFacts | RecordError], skipped: Skipped
+        self, traces: Iterator[TraceFacts | RecordError], skipped: Skipped, limit: int | None
     ) -> Iterator[Outcome]:
-        """Every trace is read first: a session's traces may lie on any page."""
+        """Every trace is read first: a session's traces may lie on any page. With a
+        limit, the sessions of the newest traces."""
         groups: dict[str, list[TraceFacts]] = {}
         missing: list[RecordError] = []
         for facts in traces:
@@ -90,7 +101,11 @@ class PhoenixBackend:
                 missing.append(facts)
             else:
                 groups.setdefault(facts.session_id or facts.trace_id, []).append(facts)
-        ordered = sorted(groups.values(), key=lambda group: (group[0].start, group[0].trace_id))
+        for group in groups.values():
+            group.sort(key=lambda facts: (facts.start, facts.trace_id))
+        by_last = sorted(groups.values(), key=lambda group: (group[-1].start, group[-1].trace_id))
+        chosen = last_of(by_last, limit)
+        ordered = sorted(chosen, key=lambda group: (group[0].start, group[0].trace_id))
         for index, group in enumerate(ordered):
             yield from self._conversations(group, index, "conversation", skipped)
         for index, error in enumerate(missing, start=len(ordered)):
@@ -148,33 +163,25 @@ class PhoenixBackend:
     ) -> RecordError:
         return RecordError(self.address.text, index, field, rule, kind="trace", record_id=record_id)
 
-    def _traces(self, filters: PullFilters) -> Iterator[TraceFacts | RecordError]:
-        """Each selected trace's spans, first trace first; a trace id asked for that
-        Phoenix does not have is a RecordError."""
-        if filters.trace_ids:
+    def _traces(self, filters: PullFilters, newest: bool) -> Iterator[TraceFacts | RecordError]:
+        """Each selected trace's spans, first trace first (``newest``: last first)."""
+        if filters.trace_ids or filters.session_ids:
+            asked = filters.trace_ids or self._session_traces(filters.session_ids)
             found = {
                 facts.trace_id: facts
-                for facts in self._spans_of(filters.trace_ids)
+                for facts in self._spans_of(asked)
                 if self._in_window(facts, filters)
             }
-            yield from sorted(found.values(), key=lambda facts: (facts.start, facts.trace_id))
-            for trace_id in filters.trace_ids:
-                if trace_id not in found:
-                    rule = f"trace {trace_id}: not found in Phoenix project {self.project!r}"
-                    if filters.since or filters.until:
-                        rule += " within the time window"
-                    yield self._error(0, None, rule, trace_id)
+            yield from sorted(
+                found.values(), key=lambda facts: (facts.start, facts.trace_id), reverse=newest
+            )
             return
-        if filters.session_ids:
-            found = {
-                facts.trace_id: facts
-                for facts in self._spans_of(self._session_traces(filters.session_ids))
-                if self._in_window(facts, filters)
-            }
-            yield from sorted(found.values(), key=lambda facts: (facts.start, facts.trace_id))
-            return
-        for page in self._trace_pages(filters):
-            chunk = sorted(self._spans_of(page), key=lambda facts: (facts.start, facts.trace_id))
+        for page in self._trace_pages(filters, newest):
+            chunk = sorted(
+                self._spans_of(page),
+                key=lambda facts: (facts.start, facts.trace_id),
+                reverse=newest,
+            )
             yield from chunk
             read = {facts.trace_id for facts in chunk}
             for trace_id in page:  # deleted between the two requests, say
@@ -189,9 +196,11 @@ class PhoenixBackend:
             return False
         return not (filters.until and moment >= filters.until.timestamp())
 
-    def _trace_pages(self, filters: PullFilters) -> Iterator[list[str]]:
-        """The trace ids of each page of the project's traces, oldest first."""
-        params: dict[str, Any] = {"sort": "start_time", "order": "asc", "limit": TRACES_PAGE}
+    def _trace_pages(self, filters: PullFilters, newest: bool) -> Iterator[list[str]]:
+        """The trace ids of each page of the project's traces, oldest first (``newest``:
+        newest first)."""
+        order = "desc" if newest else "asc"
+        params: dict[str, Any] = {"sort": "start_time", "order": order, "limit": TRACES_PAGE}
         if filters.since:
             params["start_time"] = _time(filters.since)
         if filters.until:

@@ -164,6 +164,7 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
         progress=progress,
         parquet=settings.parquet,
+        out_format=settings.out_format,
         prices=settings.prices,
         success=settings.success,
     )
@@ -212,9 +213,14 @@ def _rows_to_show(settings: Settings, result: EvaluationResult) -> None:
         return
     if result.accumulator.records > SAMPLE_TABLE_LIMIT or not settings.out.exists():
         return
-    with open(settings.out, "rb") as handle:
-        lines = islice(handle, SAMPLE_TABLE_LIMIT + 1)
-        result.rows = [SampleResult.from_dict(loads(line)) for line in lines if line.strip()]
+    if settings.out.is_dir():  # a results directory: its few rows, from its parts
+        from ..report.loaded import load_run
+
+        result.rows = load_run(settings.out).rows
+    else:
+        with open(settings.out, "rb") as handle:
+            lines = islice(handle, SAMPLE_TABLE_LIMIT + 1)
+            result.rows = [SampleResult.from_dict(loads(line)) for line in lines if line.strip()]
     result.all_rows = len(result.rows) == result.accumulator.records
 
 
@@ -225,9 +231,7 @@ def _stopped(settings: Settings, *, terminated: bool) -> int:
     if settings.out is not None:
         from ..distributed import parts_folder
 
-        hint = (
-            f"; the partitions done so far are in {parts_folder(settings.out)}: finish with "
-            "--resume"
-        )
+        folder = settings.out if settings.out.is_dir() else parts_folder(settings.out)
+        hint = f"; the partitions done so far are in {folder}: finish with --resume"
     print(f"tracegrade: {how}{hint}", file=sys.stderr)
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED

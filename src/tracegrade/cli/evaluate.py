@@ -22,6 +22,7 @@ from ..errors import (
     WorkerError,
     os_problem,
 )
+from ..io.dataset_dir import DatasetDirError
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
 from ..io.store import ResumeError
@@ -83,6 +84,7 @@ class Settings:
     workers: int | None = None
     """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
     out: Path | None = None
+    out_format: str = "jsonl"
     parquet: Path | None = None
     html: Path | None = None
     resume: bool = False
@@ -204,8 +206,9 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         source=arguments.source or chosen.source or NATIVE_SOURCE,
         concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
         workers=arguments.workers,
-        out=Path(arguments.out) if arguments.out else chosen.out,
+        out=_out(arguments.out) if arguments.out else chosen.out,
         parquet=Path(arguments.parquet) if arguments.parquet else None,
+        out_format=arguments.out_format,
         html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
         progress=arguments.progress or chosen.progress or "auto",  # type: ignore[arg-type]
@@ -357,14 +360,25 @@ def worker_count(settings: Settings) -> int:
     return choice.count
 
 
+def _out(given: str) -> Path:
+    """``--out``: a path ending in ``/`` is a results directory, made here."""
+    from ..io.dataset_dir import directory_output
+
+    directory_output(given)
+    return Path(given)
+
+
 def _check_outputs(settings: Settings) -> None:
     """Refuse outputs that would overwrite the input, and Parquet without pyarrow."""
     try:
         check_outputs(
             settings.data, settings.out, settings.parquet, labels=("--out ", "--parquet ")
         )
+        from ..io.dataset_dir import check_directory_format
+
+        check_directory_format(settings.out, settings.out_format)
     except (ValueError, ImportError) as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(str(error).replace("out_format=", "--out-format ")) from None
     if settings.html is not None:
         taken = [("the input", settings.data), ("--out", settings.out)]
         taken.append(("--parquet", settings.parquet))
@@ -572,6 +586,7 @@ def run(settings: Settings) -> int:
             out=settings.out,
             resume=settings.resume,
             parquet=settings.parquet,
+            out_format=settings.out_format,
             workers=worker_count(settings),
             keep_rows=keep_rows(settings),
             sample_deadline=settings.sample_deadline,
@@ -583,9 +598,10 @@ def run(settings: Settings) -> int:
             references_override=settings.references_override,
             push=settings.push,
         )
-    except (OSError, RecordError, ReferencesError, BackendError) as error:  # the input
-        # (or the prices or references file) is missing or a folder; a references file
-        # breaks a rule; or a backend (a references dataset's) cannot serve it
+    except (OSError, RecordError, ReferencesError, BackendError, DatasetDirError) as error:
+        # the input (or the prices or references file) is missing, or a folder without
+        # records; a references file breaks a rule; or a backend (a references
+        # dataset's) cannot serve it
         print(f"tracegrade: {error}", file=sys.stderr)
         return EXIT_INPUT
     except (TypeError, ValueError, ImportError, LookupError) as error:

@@ -141,7 +141,17 @@ def _add_evaluate(commands: Any) -> None:
         "tracegrade JSONL file of 1 MiB or more, else 1)",
     )
     run.add_argument(
-        "--out", "-o", metavar="RESULTS.jsonl", help="write one result row per input record"
+        "--out",
+        "-o",
+        metavar="RESULTS.jsonl",
+        help="write one result row per input record; a directory (a path ending in /) "
+        "gets the rows as parts, with a manifest and the run record",
+    )
+    run.add_argument(
+        "--out-format",
+        choices=("jsonl", "parquet"),
+        default="jsonl",
+        help="the parts' format when --out is a directory (default jsonl)",
     )
     run.add_argument(
         "--resume",

@@ -46,7 +46,9 @@ class Partition:
 
 def input_files(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
     """The JSONL files a path, a glob pattern or a list of them names, in order (a
-    pattern's matches sorted); FileNotFoundError when one names nothing."""
+    pattern's matches sorted; a directory's parts as
+    :func:`~tracegrade.io.dataset_dir.input_parts` lists them); FileNotFoundError when
+    one names nothing."""
     given = [data] if isinstance(data, (str, os.PathLike)) else list(data)
     found: list[str] = []
     for item in given:
@@ -58,8 +60,10 @@ def input_files(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]])
             found.extend(matched)
         elif Path(text).is_file():
             found.append(text)
-        elif Path(text).is_dir():
-            raise IsADirectoryError(f"{text} is a folder; give its files, e.g. {text}/*.jsonl")
+        elif Path(text).is_dir():  # its parts, in order
+            from ..io.dataset_dir import input_parts
+
+            found.extend(str(path) for path in input_parts(text))
         else:
             raise FileNotFoundError(f"no such dataset file: {text}")
     return found

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._json import loads
+from ..io.dataset_dir import part_lines
 from ..io.store import ResumeError, run_record_path, write_atomically
 from ..model.results import SampleResult
 from ..run.results import RowTally
@@ -24,7 +25,7 @@ def parts_folder(out: str | os.PathLike[str]) -> Path:
     return results.with_name(f".{results.name}.parts")
 
 
-_SAME = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
+SAME_RECORD = ("input", "input_bytes", "input_fingerprint", "source", "metrics", "judge")
 
 
 def prepare(
@@ -40,7 +41,7 @@ def prepare(
     (read back from them); else an empty folder. The folder's plan must be this run's.
     Resuming a run that finished (its results file there, its record this run's, its
     parts joined) cuts the file into its parts again: nothing is scored."""
-    described = {key: (record or {}).get(key) for key in _SAME}
+    described = {key: (record or {}).get(key) for key in SAME_RECORD}
     plan = {
         "record": described,
         "partitions": [[p.number, p.first_index, p.records] for p in partitions],
@@ -61,7 +62,7 @@ def prepare(
         for partition in partitions:
             path = part_path(folder, partition.number)
             if path.exists():
-                kept[partition.number] = _tally_of(path, partition, marks, efficiency)
+                kept[partition.number] = tally_of(path, partition, marks, efficiency)
         return kept
     remove_folder(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -75,7 +76,7 @@ def _finished(out: Path, record: Mapping[str, Any]) -> bool:
         found = loads(run_record_path(out).read_bytes())
     except (OSError, ValueError):
         return False
-    return out.exists() and {key: found.get(key) for key in _SAME} == dict(record)
+    return out.exists() and {key: found.get(key) for key in SAME_RECORD} == dict(record)
 
 
 def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
@@ -89,10 +90,12 @@ def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
 
 
 def rows_of(path: Path) -> list[SampleResult]:
-    return [SampleResult.from_dict(loads(line)) for line in path.read_bytes().splitlines() if line]
+    """The rows of a part file (JSONL, or a results directory's Parquet part)."""
+    lines = part_lines(path).splitlines()
+    return [SampleResult.from_dict(loads(line)) for line in lines if line]
 
 
-def _tally_of(
+def tally_of(
     path: Path,
     partition: Partition,
     marks: Mapping[str, float | None],

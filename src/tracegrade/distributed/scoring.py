@@ -13,6 +13,7 @@ partitions' summaries fold into exactly the single-machine run's aggregates.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from .._json import dumps, numbered_lines
 from ..errors import InputError
 from ..io.files import read_lines
+from ..io.store import write_atomically
 from ..metrics.base import Metric
 from ..metrics.judged import judged_metrics
 from ..model.decoding import LineReader, Outcome, parse_record
@@ -51,6 +53,10 @@ class PartitionResult:
     lines: bytes
     tally: RowTally
     written: str | None = None
+    size: int = 0
+    """The bytes of the part written (``written``)."""
+    sha256: str = ""
+    """The SHA-256 of the part written, as a results directory's manifest lists it."""
 
     @property
     def records(self) -> int:
@@ -59,8 +65,9 @@ class PartitionResult:
     def rows(self) -> list[SampleResult]:
         """The rows, read back from the lines (or the file written)."""
         from .._json import loads
+        from ..io.dataset_dir import part_lines
 
-        data = Path(self.written).read_bytes() if self.written is not None else self.lines
+        data = part_lines(Path(self.written)) if self.written is not None else self.lines
         return [SampleResult.from_dict(loads(line)) for line in data.splitlines() if line]
 
 
@@ -105,13 +112,16 @@ def score_partition(
     sample_deadline: float | None = None,
     folder: str | None = None,
     prices: PriceTable | None = None,
+    part_form: str = "jsonl",
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
-    ``folder/part-NNNNN.jsonl`` (whole, or not at all: a killed task leaves no part of
-    it) and not sent back. ``prices`` price the rows' agent usage."""
-    target = part_path(folder, partition.number) if folder is not None else None
-    with _PartSink(target) as sink:
+    ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
+    not at all: a killed task leaves no part of it) and not sent back. ``prices`` price
+    the rows' agent usage. A JSONL part is written as the rows are scored."""
+    streamed = folder is not None and part_form == "jsonl"
+    target = part_path(folder, partition.number, part_form) if folder is not None else None
+    with _PartSink(target if streamed else None) as sink:
         if records is not None:
             outcomes: Iterable[Outcome] = (
                 _parsed(record, index, partition.kind)
@@ -131,12 +141,23 @@ def score_partition(
         )
     if target is None:
         return PartitionResult(partition.number, sink.lines(), tally)
-    return PartitionResult(partition.number, b"", tally, str(target))
+    if streamed:
+        return PartitionResult(
+            partition.number, b"", tally, str(target), sink.size, sink.digest.hexdigest()
+        )
+    from ..io.dataset_parquet import parquet_part
+
+    names = list(resolve_thresholds(metrics, thresholds))
+    judged = [metric.name for metric in judged_metrics(metrics)]
+    content = parquet_part(sink.lines(), names, judged)
+    write_atomically(target, content)
+    digest = hashlib.sha256(content).hexdigest()
+    return PartitionResult(partition.number, b"", tally, str(target), len(content), digest)
 
 
-def part_path(folder: str | os.PathLike[str], number: int) -> Path:
+def part_path(folder: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path:
     """Where partition ``number``'s rows are written in a run's folder."""
-    return Path(folder) / f"part-{number:05d}.jsonl"
+    return Path(folder) / f"part-{number:05d}.{form}"
 
 
 def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:
@@ -230,6 +251,10 @@ class _PartSink:
     def __init__(self, target: Path | None) -> None:
         self._target = target
         self._kept: list[bytes] = []
+        self.size = 0
+        """The bytes written to the part file."""
+        self.digest = hashlib.sha256()
+        """Their SHA-256, as a results directory's manifest lists it."""
         self._partial: Path | None = None
         self._handle: BinaryIO | None = None
 
@@ -245,6 +270,8 @@ class _PartSink:
             self._kept.append(line)
         else:
             self._handle.write(line)
+            self.size += len(line)
+            self.digest.update(line)
 
     def lines(self) -> bytes:
         return b"".join(self._kept)

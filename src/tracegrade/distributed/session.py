@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
+from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.lock import OutputLock
 from ..io.store import (
     RUN_RECORD_VERSION,
@@ -43,6 +44,7 @@ from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolv
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from ..run.success import choose_success, efficiency_names
+from .dataset_out import finish_directory, prepare_directory
 from .joining import Joiner
 from .judges import for_workers
 from .partitions import (
@@ -94,6 +96,7 @@ def evaluate_distributed(
     parquet: str | os.PathLike[str] | None = None,
     prices: PriceTable | str | os.PathLike[str] | None = None,
     success: str | None = None,
+    out_format: str = "jsonl",
 ) -> EvaluationResult:
     """Score ``data`` on the Dask cluster of ``client``: the same rows and summary as
     ``evaluate(data, metrics, out=out)`` on one machine.
@@ -104,7 +107,10 @@ def evaluate_distributed(
     on storage every worker can read and write at the same path.
 
     ``out`` is the results file, written when every partition is done, with its run
-    record; meanwhile each partition's rows are in ``.OUT.parts/``. ``resume=True``
+    record; meanwhile each partition's rows are in ``.OUT.parts/``. ``out`` a
+    directory (a path ending in ``/``, or one that exists) is a results directory:
+    each worker writes its partition's part there, and nothing is joined
+    (``out_format="parquet"``: Parquet parts; see :mod:`.dataset_out`). ``resume=True``
     after an interrupted run keeps the partitions written and scores the rest (the
     run record must agree: same input, metrics and judge). ``concurrency`` is how many
     requests each worker process has in flight to an OpenAIJudge at once (its judge
@@ -134,6 +140,7 @@ def evaluate_distributed(
     if total_concurrency is not None:
         _check_count("total_concurrency", total_concurrency)
     check_outputs(data if isinstance(data, (str, os.PathLike)) else [], out, parquet)
+    check_directory_format(out, out_format)
 
     given = _Given(
         out=out,
@@ -149,6 +156,7 @@ def evaluate_distributed(
         parquet=parquet,
         prices=run_prices(prices, metrics),
         success=success,
+        out_format=out_format,
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
@@ -177,6 +185,7 @@ class _Given:
     parquet: str | os.PathLike[str] | None
     prices: PriceTable | None = None
     success: str | None = None
+    out_format: str = "jsonl"
 
 
 def _evaluate(
@@ -196,9 +205,15 @@ def _evaluate(
     files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
-    folder = parts_folder(out) if out is not None else None
+    directory = out is not None and directory_output(out)
+    folder = (Path(out) if directory else parts_folder(out)) if out is not None else None
+    form = given.out_format if directory else "jsonl"
     done: dict[int, RowTally] = {}
-    if out is not None and folder is not None:
+    if directory and folder is not None:
+        done = prepare_directory(
+            folder, record, partitions, resume, marks, efficiency_names(metrics), form
+        )
+    elif out is not None and folder is not None:
         done = prepare(
             folder, record, partitions, resume, marks, Path(out), efficiency_names(metrics)
         )
@@ -213,6 +228,7 @@ def _evaluate(
     tallies: dict[int, RowTally] = dict(done)
     run.kept = sorted(done)
     rows: dict[int, list[SampleResult]] = {}
+    results: dict[int, PartitionResult] = {}
     task = partial(
         score_partition,
         metrics=for_workers(metrics, each),
@@ -221,12 +237,13 @@ def _evaluate(
         sample_deadline=sample_deadline,
         folder=str(folder) if folder is not None else None,
         prices=given.prices,
+        part_form=form,
     )
     futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
     finished = sum(partition.records for partition in partitions if partition.number in done)
     joiner = None
-    if folder is not None and out is not None:  # the parts joined as they come
+    if folder is not None and out is not None and not directory:  # joined as they come
         joiner = Joiner(folder, [partition.number for partition in partitions], Path(out))
         for number in sorted(done):
             joiner.ready(number)
@@ -235,6 +252,7 @@ def _evaluate(
             if joiner is not None:
                 joiner.ready(partition.number)
             tallies[partition.number] = scored.tally
+            results[partition.number] = scored
             run.scored.append(partition.number)
             if keep_rows or folder is None:
                 rows[partition.number] = scored.rows()
@@ -254,28 +272,34 @@ def _evaluate(
     summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
-    if joiner is not None and folder is not None:
-        joiner.finish()
+    if folder is not None and out is not None:
+        if joiner is not None:  # a results directory's parts are its rows: nothing joined
+            joiner.finish()
         if keep_rows:
             for number in run.kept:
-                rows[number] = rows_of(part_path(folder, number))
+                rows[number] = rows_of(part_path(folder, number, form))
     kept = [row for number in sorted(rows) for row in rows[number]]
     result = EvaluationResult.from_totals(
         kept, summary, metrics, all_rows=len(kept) == summary.records
     )
     if parquet is not None:
         parts = folder if out is not None else None
-        _write_parquet(Path(parquet), metrics, summary, partitions, parts, rows)
+        _write_parquet(Path(parquet), metrics, summary, partitions, parts, rows, form)
     facts = _facts(metrics, summary, started, run, record)
     result.run_facts = facts
     if out is not None:
+        content = None
         if record is not None:
             content = {**record, **{k: v for k, v in facts.items() if k not in record}}
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-            write_atomically(run_record_path(Path(out)), dumps(content))
-        remove_folder(folder)
+        if directory and folder is not None:
+            finish_directory(folder, partitions, results, tallies, content, form)
+        else:
+            if content is not None:
+                write_atomically(run_record_path(Path(out)), dumps(content))
+            remove_folder(folder)
     return result
 
 
@@ -286,6 +310,7 @@ def _write_parquet(
     partitions: list[Partition],
     folder: Path | None,
     rows: Mapping[int, list[SampleResult]],
+    form: str = "jsonl",
 ) -> None:
     """Every row, in order, as the Parquet table ``evaluate(parquet=...)`` writes: read
     a partition at a time from its part file (or from the rows brought back)."""
@@ -296,7 +321,7 @@ def _write_parquet(
     with ParquetRows(path, summary.metric_names, judged) as table:
         for partition in partitions:
             found = (
-                rows_of(part_path(folder, partition.number))
+                rows_of(part_path(folder, partition.number, form))
                 if folder is not None
                 else rows.get(partition.number, [])
             )

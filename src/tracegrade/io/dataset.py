@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from os import PathLike, fspath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from .._gc import gc_paused, kept_aside
@@ -155,15 +156,45 @@ class EvaluationDataset:
         cls, path: PathArg, *, sample_type: SampleType | None = None
     ) -> EvaluationDataset:
         """A dataset streamed from a JSONL file, one sample per line (``-``: standard
-        input, which can be iterated once; a gzip file is unpacked as it is read)."""
+        input, which can be iterated once; a gzip file is unpacked as it is read), or
+        from a directory of such files (see :meth:`from_directory`)."""
+        if Path(fspath(path)).is_dir():
+            return cls.from_directory(path, sample_type=sample_type)
         check_input(path)
         return cls._streaming(lambda: jsonl_outcomes(path, sample_type=sample_type))
+
+    @classmethod
+    def from_directory(
+        cls, path: PathArg, *, sample_type: SampleType | None = None
+    ) -> EvaluationDataset:
+        """A dataset streamed from a directory of parts, one after the other, their
+        records numbered on across them: the parts its ``_manifest.json`` lists (which
+        must say the directory is complete), else its JSONL, gzip and Parquet files by
+        name (hidden ones, ``.name`` and ``_name``, left out). DatasetDirError (an
+        InputError) naming the directory when it holds none."""
+        from .dataset_dir import input_parts
+
+        parts = input_parts(path)
+
+        def read() -> Iterator[Outcome | None]:
+            from .parquet_input import is_parquet, parquet_outcomes
+
+            for part in parts:
+                if is_parquet(str(part)):
+                    yield from parquet_outcomes(str(part))
+                else:
+                    yield from jsonl_outcomes(part, sample_type=sample_type)
+
+        return cls._streaming(read)
 
     @classmethod
     def from_parquet(cls, path: PathArg) -> EvaluationDataset:
         """A dataset streamed from a Parquet file, one sample per row, its columns the
         sample's fields (see :mod:`tracegrade.io.parquet_input` for how nulls read).
-        Needs the ``parquet`` extra."""
+        Needs the ``parquet`` extra. A directory reads its parts, as
+        :meth:`from_directory` does."""
+        if Path(fspath(path)).is_dir():
+            return cls.from_directory(path)
         check_input(path)
         from .parquet_input import parquet_outcomes
 

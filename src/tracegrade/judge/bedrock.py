@@ -19,6 +19,7 @@ judge step down to the prompt alone (:class:`~tracegrade.judge.chat.StepDown`).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import threading
 from collections.abc import Mapping
@@ -119,9 +120,14 @@ class BedrockTransport:
         except botocore.exceptions.BotoCoreError as error:  # no region, a bad config ...
             raise JudgeError(self._scrub(f"judge {self.model}: {error}")) from None
         loop = asyncio.get_running_loop()
+        # the pool's thread runs in the caller's context (run_in_executor does not carry
+        # it over): a tracer's current span, and `tracegrade serve`'s word to
+        # instrumentations to leave the judge's requests untraced, reach the call
+        context = contextvars.copy_context()
         try:
             reply = await within(
-                loop.run_in_executor(pool, lambda: client.converse(**arguments)), self.timeout
+                loop.run_in_executor(pool, lambda: context.run(client.converse, **arguments)),
+                self.timeout,
             )
         except asyncio.TimeoutError:
             raise Retryable(f"no reply within {self.timeout:g}s") from None

@@ -39,13 +39,22 @@ class LoadedRun:
 
 
 def load_run(path: str | os.PathLike[str]) -> LoadedRun:
-    """Read a results file and its run record. A missing or unreadable file is a
-    FileReadError; a line that is not a result row, or a second row of one record, is a
-    ResultsReadError naming the file and the line. A damaged run record is left aside
-    (the rows are what counts), as is a last line cut short by a killed run."""
+    """Read a results file and its run record, or a results directory (``evaluate``'s
+    ``out`` a directory: its parts in the manifest's order, and ``_run.json``). A missing
+    or unreadable file is a FileReadError; a line that is not a result row, or a second
+    row of one record, is a ResultsReadError naming the file and the line; a directory
+    of a run not finished (no complete manifest) or with a part missing or changed, a
+    DatasetDirError naming what. A damaged run record is left aside (the rows are what
+    counts), as is a last line cut short by a killed run."""
     results = Path(path)
-    check_input(results, "results")
     rows: dict[int, SampleResult] = {}
+    if results.is_dir():
+        from ..io.dataset_dir import iter_part_lines, read_run_record
+
+        for part, content in iter_part_lines(results):
+            _add_rows(rows, part, content.split(b"\n"), cut_allowed=False)
+        return LoadedRun(results, [rows[index] for index in sorted(rows)], read_run_record(results))
+    check_input(results, "results")
     try:
         with open(results, "rb") as handle:
             lines = handle.read().split(b"\n")
@@ -53,6 +62,15 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
         raise FileReadError(
             f"cannot read {results}: {os_problem(error)}", results, error.errno
         ) from error
+    _add_rows(rows, results, lines, cut_allowed=True)
+    return LoadedRun(results, [rows[index] for index in sorted(rows)], _record(results))
+
+
+def _add_rows(
+    rows: dict[int, SampleResult], file: Path, lines: list[bytes], *, cut_allowed: bool
+) -> None:
+    """The rows of ``lines`` (of ``file``) into ``rows`` by index; a last line that is
+    not a row is dropped when ``cut_allowed`` (cut short by a killed writer)."""
     last = len(lines)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -62,19 +80,18 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
             if type(row.index) is not int:  # rows are put in order, and paired, by it
                 raise TypeError(f"the index {row.index!r} is not a whole number")
         except (ValueError, KeyError, TypeError, AttributeError) as error:
-            if number == last:  # no newline after it: cut short by a killed writer
+            if cut_allowed and number == last:  # no newline after it: cut short
                 continue
             raise ResultsReadError(
-                f"{results}, line {number}: not a result row of 'tracegrade evaluate --out' "
+                f"{file}, line {number}: not a result row of 'tracegrade evaluate --out' "
                 f"({type(error).__name__}: {error})"
             ) from None
         if row.index in rows:
             raise ResultsReadError(
-                f"{results}, line {number}: a second row of record {row.index}; a results "
+                f"{file}, line {number}: a second row of record {row.index}; a results "
                 "file holds one row per record"
             )
         rows[row.index] = row
-    return LoadedRun(results, [rows[index] for index in sorted(rows)], _record(results))
 
 
 def _record(results: Path) -> Mapping[str, Any]:

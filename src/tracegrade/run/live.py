@@ -169,6 +169,7 @@ class _LiveRun:
     success: str | None = None
     keep_limit: int | None = 0
     parquet: Path | None = None
+    out_format: str = "jsonl"
     resume: bool = True
     retry_failed: bool = False
 

@@ -14,6 +14,7 @@ from .._json import loads
 from .._urls import masked_urls_in
 from .._version import __version__
 from ..errors import TracegradeError, os_problem
+from ..io.dataset_writer import DirectoryResults
 from ..io.files import read_once
 from ..io.lock import OutputInUseError
 from ..io.store import IndexSet, ResultsFile, RunRecord
@@ -89,6 +90,8 @@ class RunSettings(Protocol):
     @property
     def parquet(self) -> Path | None: ...
     @property
+    def out_format(self) -> str: ...
+    @property
     def resume(self) -> bool: ...
     @property
     def retry_failed(self) -> bool: ...
@@ -107,7 +110,7 @@ class RunOutputs:
             run.metrics, run.thresholds, pass_k=run.pass_k, success=run.success
         )
         self.kept = KeptRows(run.keep_limit)
-        self.results: ResultsFile | None = None
+        self.results: ResultsFile | DirectoryResults | None = None
         self.parquet: Any = None
         self.done = IndexSet()
         self.in_order = True
@@ -125,7 +128,7 @@ class RunOutputs:
         run = self.run
         try:
             if run.out is not None:  # first, so that a second run on it touches nothing
-                self.results = self._locked_results(run.out)
+                self.results = self._locked_results(run.out, run.out_format)
             if run.parquet is not None:
                 self._open_parquet(run.parquet)
             if self.results is not None:
@@ -134,10 +137,15 @@ class RunOutputs:
             self.close(complete=False)
             raise
 
-    @staticmethod
-    def _locked_results(path: Path) -> ResultsFile:
-        """The results file, taken for this run (OutputInUseError when another has it)."""
-        results = ResultsFile(path)
+    def _locked_results(self, path: Path, form: str) -> ResultsFile | DirectoryResults:
+        """The results file (or directory: one that exists, its parts in ``form``),
+        taken for this run (OutputInUseError when another has it)."""
+        results: ResultsFile | DirectoryResults
+        if path.is_dir():
+            judged = [metric.name for metric in judged_metrics(self.run.metrics)]
+            results = DirectoryResults(path, form, self.summary.metric_names, judged)
+        else:
+            results = ResultsFile(path)
         try:
             results.lock()
         except OutputInUseError:
@@ -155,7 +163,9 @@ class RunOutputs:
         except OSError as error:
             raise OutputError(f"cannot write Parquet to {path}: {os_problem(error)}") from error
 
-    def _open_results(self, results: ResultsFile, record: RunRecord | None) -> None:
+    def _open_results(
+        self, results: ResultsFile | DirectoryResults, record: RunRecord | None
+    ) -> None:
         try:
             if self.run.resume:
                 assert record is not None  # a resumed run reads a file
@@ -192,7 +202,9 @@ class RunOutputs:
     def write_span(self, span: ScoredSpan) -> None:
         """A span of rows scored by a worker: written as they are, counted by their
         tally, and read back only for the rows to keep."""
-        if self.results is not None:
+        if isinstance(self.results, DirectoryResults):
+            self.results.write_lines(span.lines, span.indices, span.tally.statuses)
+        elif self.results is not None:
             self.results.write_lines(span.lines, span.indices)
         self.summary.add_tally(span.tally)
         indices = span.indices
@@ -216,16 +228,20 @@ class RunOutputs:
             self.in_order = False
         self._last_index = last
 
-    def close_results(self) -> None:
+    def close_results(self, *, complete: bool = False) -> None:
         """Write out and close the results file, with what the judge cost in its run
-        record (closing it again does nothing)."""
+        record (closing it again does nothing); a results directory's manifest says
+        whether the run was ``complete``."""
         if self.results is not None:
             try:
                 left_out = self.run.left_out
                 counts = left_out.counts if left_out else None
                 self.results.record_totals(self.summary.usage, counts, self.facts())
             finally:
-                self.results.close()
+                if isinstance(self.results, DirectoryResults):
+                    self.results.close(complete=complete)
+                else:
+                    self.results.close()
 
     def facts(self) -> dict[str, Any]:
         """What the run record tells people and reports of this run: the tracegrade
@@ -258,7 +274,7 @@ class RunOutputs:
         scores too: the journal knows which)."""
         try:
             try:
-                self.close_results()
+                self.close_results(complete=complete)
             finally:
                 pusher, self.pusher = self.pusher, None
                 if pusher is not None:

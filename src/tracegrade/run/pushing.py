@@ -15,6 +15,7 @@ A row with a refused score is not journaled, so a later push tries it again.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import queue
 import threading
@@ -83,6 +84,10 @@ class PushSummary:
     updated: int = 0
     refused: list[tuple[str, str, str]] = field(default_factory=list)
     """(sample, metric, reason) of each refused score."""
+    unattributed: list[tuple[int, str]] = field(default_factory=list)
+    """(how many, why) of refusals a backend did not tie to scores (an OTLP receiver's
+    partial success); the rows are journaled as sent, as a retry would duplicate the
+    scores it took."""
     already: int = 0
     """Rows the journal says were pushed before."""
     failed_metrics: int = 0
@@ -99,14 +104,19 @@ class PushSummary:
     @property
     def ok(self) -> bool:
         """Nothing refused and nothing stopped the push."""
-        return not self.refused and not self.errors
+        return not self.refused and not self.unattributed and not self.errors
+
+    @property
+    def refusals(self) -> int:
+        """Scores refused, those the backend did not name included."""
+        return len(self.refused) + sum(count for count, _ in self.unattributed)
 
     def lines(self) -> list[str]:
         """The summary for a person."""
         where = ", ".join(self.targets) or "no backend"
         lines = [
             f"pushed to {where}: {self.scores} scores of {self.pushed_rows} rows "
-            f"({self.created} created, {self.updated} updated, {len(self.refused)} refused)"
+            f"({self.created} created, {self.updated} updated, {self.refusals} refused)"
         ]
         skipped = [
             (self.already, "rows pushed before (the journal; --again pushes them anew)"),
@@ -123,6 +133,7 @@ class PushSummary:
             lines.append(f"refused: {sample}, {metric}: {reason}")
         if len(self.refused) > REFUSALS_LISTED:
             lines.append(f"refused: ... and {len(self.refused) - REFUSALS_LISTED} more")
+        lines.extend(f"refused: {lane}" for _, lane in self.unattributed)
         lines.extend(f"error: {error}" for error in self.errors)
         return lines
 
@@ -270,6 +281,9 @@ class Pusher:
         for score, reason in outcome.refused:
             summary.refused.append((_sample(score), score.metric, reason))
             lane.refused_rows.add(owner_of.get(id(score), -1))
+        summary.unattributed.extend(
+            (count, f"{lane.target}: {why}") for count, why in outcome.unattributed
+        )
         summary.pushed_rows += len(rows)
         marks = [(index, lane.prints.pop(index, "")) for index in rows]
         if lane.journal is not None:
@@ -360,7 +374,12 @@ class BackgroundPusher:
         self.interval = interval
         self._queue: queue.Queue[SampleResult | None] = queue.Queue(capacity)
         self._failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="tracegrade-push", daemon=True)
+        # the thread runs in its maker's context: where `tracegrade serve` told
+        # instrumentations to leave its own requests untraced, the pushes stay untraced too
+        context = contextvars.copy_context()
+        self._thread = threading.Thread(
+            target=context.run, args=(self._work,), name="tracegrade-push", daemon=True
+        )
         self._thread.start()
 
     def add(self, row: SampleResult) -> None:

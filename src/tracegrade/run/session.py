@@ -40,6 +40,8 @@ from .._gc import kept_aside
 from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
+from ..io.dataset import EvaluationDataset
+from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.files import check_input, once_read_name, read_once
 from ..io.store import RunRecord
 from ..metrics.base import Metric
@@ -133,6 +135,7 @@ class EvaluationRun:
         out: OutputPath | None = None,
         resume: bool = False,
         parquet: OutputPath | None = None,
+        out_format: str = "jsonl",
         workers: Workers = 1,
         keep_rows: KeepRows = True,
         sample_deadline: float | None = None,
@@ -154,6 +157,9 @@ class EvaluationRun:
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
+        if isinstance(data, (str, PathLike)) and Path(data).is_dir():
+            # a directory of parts: read one after the other, as records in memory are
+            data = EvaluationDataset.from_directory(data)
         self.traces = as_traces(data)
         """The backend's traces the run pulls, when its input is a backend."""
         if self.traces is not None:
@@ -206,6 +212,9 @@ class EvaluationRun:
         self.pass_k = list(pass_k) if pass_k is not None else None
         self.success = success
         self.progress: ProgressMode | bool = progress
+        self.out_format = check_directory_format(out, out_format)
+        if out is not None:
+            directory_output(out)  # a path ending in / is a results directory: made here
         self.out = Path(out) if out is not None else None
         self.resume = resume
         self.retry_failed = retry_failed
@@ -402,7 +411,9 @@ class EvaluationRun:
                             raise _Stopped
                 # the bootstrap side by side in the pool, while the results file is
                 # written out to the disk
-                outputs.summary.prepare_intervals(pool.map, meanwhile=outputs.close_results)
+                outputs.summary.prepare_intervals(
+                    pool.map, meanwhile=lambda: outputs.close_results(complete=True)
+                )
             complete = True
         finally:
             outputs.close(complete=complete)
@@ -463,6 +474,7 @@ def evaluate(
     out: OutputPath | None = None,
     resume: bool = False,
     parquet: OutputPath | None = None,
+    out_format: str = "jsonl",
     workers: Workers = 1,
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
@@ -497,7 +509,10 @@ def evaluate(
     it also scores again the records whose rows failed (a metric raised: a judge that
     was down, say), whose old rows leave the file. ``parquet`` also writes
     the rows as Parquet (the ``parquet`` extra), replacing the file only when the run
-    completes.
+    completes. ``out`` a directory (a path ending in ``/``, or one that exists) writes
+    the rows as parts with a manifest and ``_run.json`` instead of one file (see
+    docs/runner.md, "Results as a directory"); ``out_format="parquet"`` makes its parts
+    Parquet files (the ``parquet`` extra).
 
     ``workers`` is how many processes score the run: 1 (the default), a number, or
     ``"auto"``, every CPU for a file of 1 MiB or more, else one. Only deterministic
@@ -550,6 +565,7 @@ def evaluate(
         out=out,
         resume=resume,
         parquet=parquet,
+        out_format=out_format,
         workers=workers,
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,
@@ -577,6 +593,7 @@ async def aevaluate(
     out: OutputPath | None = None,
     resume: bool = False,
     parquet: OutputPath | None = None,
+    out_format: str = "jsonl",
     workers: Workers = 1,
     keep_rows: KeepRows = True,
     sample_deadline: float | None = None,
@@ -602,6 +619,7 @@ async def aevaluate(
         out=out,
         resume=resume,
         parquet=parquet,
+        out_format=out_format,
         workers=workers,
         keep_rows=keep_rows,
         sample_deadline=sample_deadline,

@@ -1,0 +1,309 @@
+"""Results as a partitioned dataset: a directory of parts (``part-NNNNN.jsonl``), a
+manifest (``_manifest.json``) and the run record (``_run.json``), written by a run whose
+``out`` is a directory and read back as a results file is.
+
+Every reading and writing of such a directory is here, in functions that take the
+directory as a path string, so that the storage under them can change in one place.
+
+The manifest says which parts make the dataset, in order: each part's file, number,
+first and last record index, row count by status, byte size and SHA-256. ``complete``
+is true only once the run that wrote it finished; a directory without a complete
+manifest is a run still going or stopped, read only by ``resume``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._json import dumps, loads
+from ..errors import InputError
+from .store import write_atomically
+
+FORMAT_VERSION = 1
+"""The form of ``_manifest.json`` written now."""
+
+MANIFEST = "_manifest.json"
+RUN_RECORD = "_run.json"
+FORMATS = ("jsonl", "parquet")
+"""The formats a part can have (its file's extension): JSON lines, or Parquet (the
+``--parquet`` table with each row's JSON line: see :mod:`.dataset_parquet`)."""
+
+_PART = re.compile(r"^part-(\d{5,})\.(jsonl|parquet)$")
+
+
+class DatasetDirError(InputError):
+    """A results directory that cannot be read: no manifest, a run not finished, a part
+    missing or not the one the manifest lists (the message names the directory and what)."""
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a results directory, as its manifest lists it."""
+
+    file: str
+    number: int
+    first_index: int
+    last_index: int
+    rows: int
+    statuses: dict[str, int] = field(default_factory=dict)
+    bytes: int = 0
+    sha256: str = ""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Part:
+        return cls(
+            str(data["file"]),
+            int(data["number"]),
+            int(data["first_index"]),
+            int(data["last_index"]),
+            int(data["rows"]),
+            {str(k): int(v) for k, v in dict(data.get("statuses", {})).items()},
+            int(data.get("bytes", 0)),
+            str(data.get("sha256", "")),
+        )
+
+
+def is_directory_output(out: str | os.PathLike[str]) -> bool:
+    """Whether ``out`` names a results directory: a path ending in ``/`` (or the
+    platform's separator), or a directory that exists."""
+    text = os.fspath(out)
+    return text.endswith(("/", os.sep)) or Path(text).is_dir()
+
+
+def directory_output(out: str | os.PathLike[str]) -> bool:
+    """:func:`is_directory_output`, making the directory of a path ending in ``/``."""
+    if not is_directory_output(out):
+        return False
+    Path(os.fspath(out)).mkdir(parents=True, exist_ok=True)
+    return True
+
+
+def part_name(number: int, form: str = "jsonl") -> str:
+    """The file name of part ``number``."""
+    return f"part-{number:05d}.{form}"
+
+
+def part_path(directory: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path:
+    return Path(directory) / part_name(number, form)
+
+
+def run_record_file(directory: str | os.PathLike[str]) -> Path:
+    """Where a results directory keeps its run record."""
+    return Path(directory) / RUN_RECORD
+
+
+def part_files(directory: str | os.PathLike[str]) -> list[tuple[int, Path]]:
+    """The part files in the directory, by number (whatever the manifest says)."""
+    found = []
+    for path in Path(directory).iterdir():
+        matched = _PART.match(path.name)
+        if matched:
+            found.append((int(matched.group(1)), path))
+    return sorted(found)
+
+
+def check_form(form: str) -> str:
+    """``form`` if it is a part format (ValueError naming the choices if not)."""
+    if form not in FORMATS:
+        raise ValueError(f"the parts' format must be one of {', '.join(FORMATS)}, not {form!r}")
+    return form
+
+
+def check_directory_format(out: str | os.PathLike[str] | None, form: str) -> str:
+    """The parts' format ``form`` for the output ``out``: ValueError when it is not a
+    format, or not ``jsonl`` for an output that is not a directory; ImportError naming
+    the extra for Parquet without pyarrow."""
+    check_form(form)
+    if form == "jsonl":
+        return form
+    if out is None or not is_directory_output(out):
+        raise ValueError(
+            f"out_format={form!r} goes with a results directory: give out= a path ending "
+            f"in / (got {out!r})"
+        )
+    try:
+        import pyarrow  # noqa: F401 (only checks it is there)
+    except ImportError:
+        raise ImportError("Parquet parts need pyarrow: pip install 'tracegrade[parquet]'") from None
+    return form
+
+
+def part_lines(path: Path, content: bytes | None = None) -> bytes:
+    """The rows of a part file (its ``content``, when read already) as JSON lines."""
+    data = path.read_bytes() if content is None else content
+    if path.suffix == ".parquet":
+        from .dataset_parquet import lines_of_parquet
+
+        return lines_of_parquet(data)
+    return data
+
+
+def describe_part(
+    path: Path,
+    number: int,
+    content: bytes,
+    indices: Sequence[int],
+    statuses: Mapping[str, int],
+) -> Part:
+    """The manifest's entry for a part holding ``content``, the rows of ``indices``."""
+    return Part(
+        path.name,
+        number,
+        min(indices) if indices else -1,
+        max(indices) if indices else -1,
+        len(indices),
+        {status: count for status, count in statuses.items() if count},
+        len(content),
+        hashlib.sha256(content).hexdigest(),
+    )
+
+
+def part_of_file(path: Path, number: int) -> Part:
+    """The manifest's entry for a part file already written, read back from it."""
+    content = path.read_bytes()
+    indices, statuses = [], {"scored": 0, "failed": 0, "rejected": 0}
+    for line in part_lines(path, content).splitlines():
+        if line.strip():
+            row = loads(line)
+            indices.append(int(row["index"]))
+            statuses[row["status"]] = statuses.get(row["status"], 0) + 1
+    return describe_part(path, number, content, indices, statuses)
+
+
+def write_manifest(
+    directory: str | os.PathLike[str],
+    parts: Sequence[Part],
+    *,
+    complete: bool,
+    form: str = "jsonl",
+) -> None:
+    """Write the manifest (whole, or not at all) listing ``parts`` in order."""
+    content = {
+        "format_version": FORMAT_VERSION,
+        "format": form,
+        "complete": complete,
+        "rows": sum(part.rows for part in parts),
+        "parts": [asdict(part) for part in parts],
+    }
+    write_atomically(Path(directory) / MANIFEST, dumps(content))
+
+
+def write_run_record(directory: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
+    write_atomically(run_record_file(directory), dumps(dict(record)))
+
+
+def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The manifest, or ``None`` when there is none; DatasetDirError when damaged."""
+    path = Path(directory) / MANIFEST
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        manifest = loads(content)
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("parts"), list):
+            raise ValueError("not a manifest object with a list of parts")
+        version = manifest.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ValueError(f"format_version {version!r}, this tracegrade reads {FORMAT_VERSION}")
+        manifest["parts"] = [Part.from_dict(part) for part in manifest["parts"]]
+    except (ValueError, KeyError, TypeError) as error:
+        raise DatasetDirError(f"{path} is damaged: {error}") from None
+    return manifest
+
+
+def complete_parts(directory: str | os.PathLike[str], what: str = "results") -> list[Part]:
+    """The parts of a finished results directory, in order; DatasetDirError naming what
+    is missing for a directory that is not one (no manifest, an unfinished run)."""
+    manifest = read_manifest(directory)
+    if manifest is None:
+        raise DatasetDirError(
+            f"{directory} is not a {what} directory: it has no {MANIFEST}"
+            + (
+                " (its parts are of a run that has not finished: finish it with --resume)"
+                if part_files(directory)
+                else ""
+            )
+        )
+    if manifest.get("complete") is not True:
+        raise DatasetDirError(
+            f"{directory} holds a run that has not finished ({MANIFEST} says it is not "
+            "complete): finish it with --resume, or read a finished run"
+        )
+    parts: list[Part] = manifest["parts"]
+    return parts
+
+
+def read_part(directory: str | os.PathLike[str], part: Part) -> bytes:
+    """A part's rows as JSON lines, its file checked against the manifest's size and
+    SHA-256."""
+    path = Path(directory) / part.file
+    try:
+        content = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetDirError(
+            f"{directory}: part {part.file} listed in {MANIFEST} is missing"
+        ) from None
+    if len(content) != part.bytes or hashlib.sha256(content).hexdigest() != part.sha256:
+        raise DatasetDirError(
+            f"{directory}: part {part.file} is not the one {MANIFEST} lists (its size or "
+            "SHA-256 differs): the directory was changed after the run"
+        )
+    return part_lines(path, content)
+
+
+def iter_part_lines(directory: str | os.PathLike[str]) -> Iterator[tuple[Path, bytes]]:
+    """Each part of a finished results directory in order: its path and its rows as
+    JSON lines."""
+    for part in complete_parts(directory):
+        yield Path(directory) / part.file, read_part(directory, part)
+
+
+INPUT_SUFFIXES = (".jsonl", ".gz", ".parquet")
+"""The files of a directory read as input when it has no manifest."""
+
+
+def input_parts(directory: str | os.PathLike[str]) -> list[Path]:
+    """The files of a directory given as input, in order: the parts its manifest lists
+    (it must be complete), else its files ending in ``.jsonl``, ``.gz`` or ``.parquet``
+    by name, leaving out hidden ones (``.name``, ``_name``); DatasetDirError naming the
+    directory when there are none."""
+    folder = Path(directory)
+    if (folder / MANIFEST).exists():
+        return [folder / part.file for part in complete_parts(folder, "dataset")]
+    found = sorted(
+        path
+        for path in folder.iterdir()
+        if path.is_file()
+        and not path.name.startswith((".", "_"))
+        and path.name.endswith(INPUT_SUFFIXES)
+    )
+    if not found:
+        raise DatasetDirError(
+            f"{directory} holds no records: no {MANIFEST}, and no file ending in "
+            + ", ".join(INPUT_SUFFIXES)
+        )
+    return found
+
+
+def read_run_record(directory: str | os.PathLike[str]) -> dict[str, Any]:
+    """The directory's run record, ``{}`` when it has none or it is damaged."""
+    try:
+        record = loads(run_record_file(directory).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def remove_parts(directory: str | os.PathLike[str]) -> None:
+    """Remove the parts, manifest and run record a run wrote (nothing else)."""
+    for _, path in part_files(directory):
+        path.unlink()
+    for name in (MANIFEST, RUN_RECORD):
+        (Path(directory) / name).unlink(missing_ok=True)
