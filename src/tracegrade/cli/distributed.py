@@ -12,11 +12,13 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import islice
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._json import loads
 from ..errors import TracegradeError
-from ..io.files import once_read_name, read_once
+from ..io.files import once_read_name, open_input, read_once
+from ..io.storage import is_url, output_exists
 from ..io.store import ResumeError
 from ..model.results import SampleResult
 from ..run.progress import LINE_SECONDS
@@ -151,8 +153,8 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     data, out = settings.data, settings.out
     if settings.dask_scheduler is not None:
         # the workers of a cluster started elsewhere have a working folder of their own
-        data = os.path.abspath(data)
-        out = out.absolute() if out is not None else None
+        data = data if is_url(data) else os.path.abspath(data)
+        out = out.absolute() if isinstance(out, Path) else out
     result = evaluate_distributed(
         data,
         settings.metrics,
@@ -213,14 +215,14 @@ def _rows_to_show(settings: Settings, result: EvaluationResult) -> None:
     machine: they are in the results file, not brought back from the cluster."""
     if result.rows or settings.samples is False or settings.out is None:
         return
-    if result.accumulator.records > SAMPLE_TABLE_LIMIT or not settings.out.exists():
+    if result.accumulator.records > SAMPLE_TABLE_LIMIT or not output_exists(settings.out):
         return
-    if settings.out.is_dir():  # a results directory: its few rows, from its parts
+    if not is_url(settings.out) and Path(settings.out).is_dir():  # a results directory
         from ..report.loaded import load_run
 
         result.rows = load_run(settings.out).rows
     else:
-        with open(settings.out, "rb") as handle:
+        with open_input(settings.out) as handle:
             lines = islice(handle, SAMPLE_TABLE_LIMIT + 1)
             result.rows = [SampleResult.from_dict(loads(line)) for line in lines if line.strip()]
     result.all_rows = len(result.rows) == result.accumulator.records
@@ -233,7 +235,8 @@ def _stopped(settings: Settings, *, terminated: bool) -> int:
     if settings.out is not None:
         from ..distributed import parts_folder
 
-        folder = settings.out if settings.out.is_dir() else parts_folder(settings.out)
+        local = not is_url(settings.out) and Path(settings.out).is_dir()
+        folder = settings.out if local else parts_folder(settings.out)
         hint = f"; the partitions done so far are in {folder}: finish with --resume"
     print(f"tracegrade: {how}{hint}", file=sys.stderr)
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED

@@ -25,6 +25,7 @@ from ..errors import (
 from ..io.dataset_dir import DatasetDirError
 from ..io.files import once_read_name, read_once
 from ..io.lock import OutputInUseError
+from ..io.storage import is_url, output_exists, output_path
 from ..io.store import ResumeError
 from ..metrics.base import Metric
 from ..metrics.judged import judged_metrics
@@ -83,9 +84,10 @@ class Settings:
     concurrency: int = DEFAULT_CONCURRENCY
     workers: int | None = None
     """Processes for deterministic metrics; ``None`` chooses (see :func:`worker_count`)."""
-    out: Path | None = None
+    out: Path | str | None = None
+    """The results file (or directory): a path, or a URL (``s3://...``) as given."""
     out_format: str = "jsonl"
-    parquet: Path | None = None
+    parquet: Path | str | None = None
     html: Path | None = None
     resume: bool = False
     progress: ProgressMode = "auto"
@@ -207,7 +209,7 @@ def resolve(arguments: argparse.Namespace, config: ProjectConfig | None) -> Sett
         concurrency=arguments.concurrency or chosen.concurrency or DEFAULT_CONCURRENCY,
         workers=arguments.workers,
         out=_out(arguments.out) if arguments.out else chosen.out,
-        parquet=Path(arguments.parquet) if arguments.parquet else None,
+        parquet=output_path(arguments.parquet) if arguments.parquet else None,
         out_format=arguments.out_format,
         html=Path(arguments.html) if arguments.html else None,
         resume=arguments.resume,
@@ -360,8 +362,11 @@ def worker_count(settings: Settings) -> int:
     return choice.count
 
 
-def _out(given: str) -> Path:
-    """``--out``: a path ending in ``/`` is a results directory, made here."""
+def _out(given: str) -> Path | str:
+    """``--out``: a path ending in ``/`` is a results directory, made here; a URL stays
+    as given."""
+    if is_url(given):
+        return given
     from ..io.dataset_dir import directory_output
 
     directory_output(given)
@@ -383,7 +388,11 @@ def _check_outputs(settings: Settings) -> None:
         taken = [("the input", settings.data), ("--out", settings.out)]
         taken.append(("--parquet", settings.parquet))
         for label, path in taken:
-            if path is not None and Path(path).resolve() == settings.html.resolve():
+            if (
+                path is not None
+                and not is_url(path)
+                and Path(path).resolve() == settings.html.resolve()
+            ):
                 raise UsageError(f"--html {settings.html} is {label}: choose another file")
 
 
@@ -627,7 +636,7 @@ def run(settings: Settings) -> int:
             # a problem after the outputs were opened leaves rows to resume from (a
             # results file that cannot be written keeps those written before)
             before = isinstance(error, (InputError, OutputError, OutputInUseError))
-            opened = settings.out is not None and settings.out.exists()
+            opened = settings.out is not None and output_exists(settings.out)
             hint = _resume_hint(settings) if opened and not before else ""
             print(f"tracegrade: {error}{hint}", file=sys.stderr)
             return EXIT_INPUT

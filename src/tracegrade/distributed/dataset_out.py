@@ -29,7 +29,8 @@ from ..io.store import ResumeError, write_atomically
 from ..run.results import RowTally
 from .partitions import Partition
 from .parts import SAME_RECORD, tally_of
-from .scoring import PartitionResult, part_path
+from .scoring import PartitionResult
+from .scoring import part_path as _part_path
 
 PLAN = ".plan.json"
 
@@ -84,6 +85,11 @@ def prepare_directory(
     if record is not None:
         write_run_record(directory, record)
     return {}
+
+
+def part_path(directory: Path, number: int, form: str) -> Path:
+    """Where partition ``number``'s part is in the local results directory."""
+    return Path(_part_path(directory, number, form))
 
 
 def _finished(directory: Path, record: Mapping[str, Any], form: str) -> bool:

@@ -54,7 +54,7 @@ class Joiner:
         self._handle.close()
         self._partial.unlink(missing_ok=True)
 
-    def _append(self, path: Path) -> None:
+    def _append(self, path: Path | str) -> None:
         target = self._handle.fileno()
         with open(path, "rb", buffering=0) as part:
             source, left, at = part.fileno(), os.fstat(part.fileno()).st_size, 0

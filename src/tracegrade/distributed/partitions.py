@@ -11,9 +11,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..io import storage
 from ..io.files import is_gzip
 from ..io.parquet_input import is_parquet, row_groups
+from ..io.storage import is_url
 from ..run.workers import Span, spans
+from .url_spans import url_spans
 
 PARTITION_BYTES = 16 << 20
 """About how much of a JSONL file one partition holds (whole lines)."""
@@ -48,12 +51,18 @@ def input_files(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]])
     """The JSONL files a path, a glob pattern or a list of them names, in order (a
     pattern's matches sorted; a directory's parts as
     :func:`~tracegrade.io.dataset_dir.input_parts` lists them); FileNotFoundError when
-    one names nothing."""
+    one names nothing. Each may be a URL (``s3://bucket/traffic/*.jsonl``)."""
     given = [data] if isinstance(data, (str, os.PathLike)) else list(data)
     found: list[str] = []
     for item in given:
         text = os.fspath(item)
-        if glob.has_magic(text):
+        if is_url(text):
+            if glob.has_magic(text):
+                found.extend(storage.glob(text))
+            else:
+                storage.check_url(text)
+                found.append(text)
+        elif glob.has_magic(text):
             matched = sorted(glob.glob(text))
             if not matched:
                 raise FileNotFoundError(f"no file matches {text}")
@@ -92,7 +101,8 @@ def file_partitions(
             yield Partition(number, index, records, path, None)
             number, index = number + 1, index + records
             continue
-        for span in spans(Path(path), partition_bytes, partition_lines):
+        cut = url_spans(path, partition_bytes, partition_lines) if is_url(path) else None
+        for span in cut or spans(Path(path), partition_bytes, partition_lines):
             if not span.records:
                 continue
             # the span numbers records from 0 in its file: shift to the run's numbering

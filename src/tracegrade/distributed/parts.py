@@ -1,6 +1,7 @@
-"""A distributed run's parts folder (``.RESULTS.parts/`` beside the results file): each
-partition's rows as ``part-NNNNN.jsonl`` and the run's plan, read back to resume a
-stopped run, joined into the results file when every partition is done."""
+"""A distributed run's parts folder (``.RESULTS.parts/`` beside the results file, or
+beside its URL in object storage): each partition's rows as ``part-NNNNN.jsonl`` and the
+run's plan, read back to resume a stopped run, joined into the results file when every
+partition is done."""
 
 from __future__ import annotations
 
@@ -12,15 +13,29 @@ from typing import Any
 
 from .._json import loads
 from ..io.dataset_dir import part_lines
-from ..io.store import ResumeError, run_record_path, write_atomically
+from ..io.storage import (
+    base_name,
+    inside,
+    is_there,
+    is_url,
+    make_folder,
+    read_whole,
+    sibling,
+    write_whole,
+)
+from ..io.storage import remove_folder as _remove
+from ..io.store import ResumeError, run_record_path
 from ..model.results import SampleResult
 from ..run.results import RowTally
 from .partitions import Partition
 from .scoring import part_path
 
 
-def parts_folder(out: str | os.PathLike[str]) -> Path:
-    """Where the parts of the results file ``out`` are written while the run goes."""
+def parts_folder(out: str | os.PathLike[str]) -> Path | str:
+    """Where the parts of the results file ``out`` are written while the run goes: a
+    folder beside it (a URL beside a URL)."""
+    if is_url(out):
+        return sibling(str(out), f".{base_name(str(out))}.parts")
     results = Path(out)
     return results.with_name(f".{results.name}.parts")
 
@@ -29,7 +44,7 @@ SAME_RECORD = ("input", "input_bytes", "input_fingerprint", "source", "metrics",
 
 
 def prepare(
-    folder: Path,
+    folder: Path | str,
     record: dict[str, Any] | None,
     partitions: list[Partition],
     resume: bool,
@@ -46,13 +61,13 @@ def prepare(
         "record": described,
         "partitions": [[p.number, p.first_index, p.records] for p in partitions],
     }
-    manifest = folder / "plan.json"
-    if resume and not manifest.exists() and _finished(out, described):
-        folder.mkdir(parents=True, exist_ok=True)
+    manifest = inside(folder, "plan.json")
+    if resume and not is_there(manifest) and _finished(out, described):
+        make_folder(folder)
         _split(out, partitions, folder)
-        write_atomically(manifest, json.dumps(plan).encode())
-    if resume and manifest.exists():
-        before = json.loads(manifest.read_text())
+        write_whole(manifest, json.dumps(plan).encode())
+    if resume and is_there(manifest):
+        before = json.loads(read_whole(manifest))
         if before != json.loads(json.dumps(plan)):
             raise ResumeError(
                 f"cannot resume: {folder} holds the parts of another run (its input, "
@@ -61,12 +76,12 @@ def prepare(
         kept = {}
         for partition in partitions:
             path = part_path(folder, partition.number)
-            if path.exists():
+            if is_there(path):
                 kept[partition.number] = tally_of(path, partition, marks, efficiency)
         return kept
     remove_folder(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(manifest, json.dumps(plan).encode())
+    make_folder(folder)
+    write_whole(manifest, json.dumps(plan).encode())
     return {}
 
 
@@ -79,24 +94,24 @@ def _finished(out: Path, record: Mapping[str, Any]) -> bool:
     return out.exists() and {key: found.get(key) for key in SAME_RECORD} == dict(record)
 
 
-def _split(out: Path, partitions: list[Partition], folder: Path) -> None:
+def _split(out: Path, partitions: list[Partition], folder: Path | str) -> None:
     """The rows of a finished run's results file, as the parts they came from."""
     lines = [line for line in out.read_bytes().splitlines(keepends=True) if line.strip()]
     at = 0
     for partition in partitions:
         part = lines[at : at + partition.records]
-        write_atomically(part_path(folder, partition.number), b"".join(part))
+        write_whole(part_path(folder, partition.number), b"".join(part))
         at += partition.records
 
 
-def rows_of(path: Path) -> list[SampleResult]:
+def rows_of(path: Path | str) -> list[SampleResult]:
     """The rows of a part file (JSONL, or a results directory's Parquet part)."""
     lines = part_lines(path).splitlines()
     return [SampleResult.from_dict(loads(line)) for line in lines if line]
 
 
 def tally_of(
-    path: Path,
+    path: Path | str,
     partition: Partition,
     marks: Mapping[str, float | None],
     efficiency: Collection[str] = (),
@@ -115,9 +130,26 @@ def tally_of(
     return tally
 
 
-def remove_folder(folder: Path | None) -> None:
-    if folder is None or not folder.exists():
-        return
-    for path in folder.iterdir():
-        path.unlink()
-    folder.rmdir()
+def join(folder: Path | str, partitions: list[Partition], out: Path) -> None:
+    """The parts, in order, as one results file (replacing ``out`` once whole)."""
+    partial = out.with_name(f".{out.name}.partial")
+    try:
+        with open(partial, "wb") as handle:
+            for partition in partitions:
+                part_file = part_path(folder, partition.number)
+                if isinstance(part_file, str):  # a URL: read whole (a part at a time)
+                    handle.write(read_whole(part_file))
+                    continue
+                with open(part_file, "rb") as part:
+                    while chunk := part.read(1 << 20):
+                        handle.write(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, out)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def remove_folder(folder: Path | str | None) -> None:
+    if folder is not None:
+        _remove(folder)

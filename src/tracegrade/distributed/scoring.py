@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from .._json import dumps, numbered_lines
 from ..errors import InputError
 from ..io.files import read_lines
-from ..io.store import write_atomically
+from ..io.storage import inside, is_url, read_range, write_whole
 from ..metrics.base import Metric
 from ..metrics.judged import judged_metrics
 from ..model.decoding import LineReader, Outcome, parse_record
@@ -67,7 +67,7 @@ class PartitionResult:
         from .._json import loads
         from ..io.dataset_dir import part_lines
 
-        data = part_lines(Path(self.written)) if self.written is not None else self.lines
+        data = part_lines(self.written) if self.written is not None else self.lines
         return [SampleResult.from_dict(loads(line)) for line in data.splitlines() if line]
 
 
@@ -119,9 +119,11 @@ def score_partition(
     ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
     not at all: a killed task leaves no part of it) and not sent back. ``prices`` price
     the rows' agent usage. A JSONL part is written as the rows are scored."""
-    streamed = folder is not None and part_form == "jsonl"
     target = part_path(folder, partition.number, part_form) if folder is not None else None
-    with _PartSink(target if streamed else None) as sink:
+    # a JSONL part on a file system is written as the rows come; other parts (Parquet,
+    # an object at a URL) are made in memory and written whole
+    streamed = isinstance(target, Path) and part_form == "jsonl"
+    with _PartSink(target if isinstance(target, Path) and streamed else None) as sink:
         if records is not None:
             outcomes: Iterable[Outcome] = (
                 _parsed(record, index, partition.kind)
@@ -145,19 +147,22 @@ def score_partition(
         return PartitionResult(
             partition.number, b"", tally, str(target), sink.size, sink.digest.hexdigest()
         )
-    from ..io.dataset_parquet import parquet_part
+    content = sink.lines()
+    if part_form == "parquet":
+        from ..io.dataset_parquet import parquet_part
 
-    names = list(resolve_thresholds(metrics, thresholds))
-    judged = [metric.name for metric in judged_metrics(metrics)]
-    content = parquet_part(sink.lines(), names, judged)
-    write_atomically(target, content)
+        names = list(resolve_thresholds(metrics, thresholds))
+        judged = [metric.name for metric in judged_metrics(metrics)]
+        content = parquet_part(content, names, judged)
+    write_whole(target, content)
     digest = hashlib.sha256(content).hexdigest()
     return PartitionResult(partition.number, b"", tally, str(target), len(content), digest)
 
 
-def part_path(folder: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path:
-    """Where partition ``number``'s rows are written in a run's folder."""
-    return Path(folder) / f"part-{number:05d}.{form}"
+def part_path(folder: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path | str:
+    """Where partition ``number``'s rows are written in a run's folder (a URL in a
+    folder named by URL)."""
+    return inside(folder, f"part-{number:05d}.{form}")
 
 
 def _parsed(record: Mapping[str, Any] | Sample, index: int, kind: str) -> Outcome:
@@ -187,7 +192,11 @@ def _read(partition: Partition) -> Iterator[Outcome]:
         for number, line in read_lines(path):
             yield read(line, number, path)
         return
-    for number, line in numbered_lines(_span_lines(path, span), span.first_line):
+    if is_url(path):  # an object: its byte range, read at once
+        lines: Iterable[bytes] = read_range(path, span.start, span.end).split(b"\n")
+    else:
+        lines = _span_lines(path, span)
+    for number, line in numbered_lines(lines, span.first_line):
         yield read(line, number, path)
 
 

@@ -30,16 +30,20 @@ from typing import TYPE_CHECKING, Any
 from .._json import dumps
 from .._version import __version__
 from ..errors import TracegradeError
+from ..io import storage
 from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.lock import OutputLock
+from ..io.storage import is_url
 from ..io.store import (
     RUN_RECORD_VERSION,
     files_fingerprint,
+    input_name,
     run_record_path,
     write_atomically,
 )
 from ..metrics.base import Metric
 from ..model.results import SampleResult
+from ..run.outputs import local_output, staged
 from ..run.results import EvaluationResult, RowTally, SummaryAccumulator, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
@@ -54,12 +58,13 @@ from .partitions import (
     file_partitions,
     input_files,
 )
-from .parts import parts_folder, prepare, remove_folder, rows_of
+from .parts import join, parts_folder, prepare, remove_folder, rows_of
 from .scoring import PartitionResult, part_path, score_partition
 
 if TYPE_CHECKING:
     from distributed import Client
 
+    from ..io.storage import StagedFile
     from ..pricing import PriceTable
 
 
@@ -160,6 +165,13 @@ def evaluate_distributed(
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
+    if is_url(out):  # its results file is staged on this machine, then uploaded
+        stage = staged(out, results=True)
+        assert stage is not None
+        try:
+            return _evaluate(data, metrics, client, given, stage)
+        finally:
+            stage.discard()  # (nothing left once uploaded; a failed run's copy)
     lock = OutputLock(out)  # one run writes a results file at a time
     lock.acquire()
     try:
@@ -189,7 +201,11 @@ class _Given:
 
 
 def _evaluate(
-    data: Any, metrics: Sequence[Metric], client: Client, given: _Given
+    data: Any,
+    metrics: Sequence[Metric],
+    client: Client,
+    given: _Given,
+    stage: StagedFile | None = None,
 ) -> EvaluationResult:
     """:func:`evaluate_distributed`, its results file locked."""
     out, resume, thresholds, pass_k = given.out, given.resume, given.thresholds, given.pass_k
@@ -205,17 +221,20 @@ def _evaluate(
     files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
-    directory = out is not None and directory_output(out)
+    directory = out is not None and not is_url(out) and directory_output(out)
     folder = (Path(out) if directory else parts_folder(out)) if out is not None else None
+    joined_file = local_output(out, stage) if not directory else None
     form = given.out_format if directory else "jsonl"
     done: dict[int, RowTally] = {}
-    if directory and folder is not None:
+    if directory and isinstance(folder, Path):
         done = prepare_directory(
             folder, record, partitions, resume, marks, efficiency_names(metrics), form
         )
-    elif out is not None and folder is not None:
+    elif joined_file is not None and folder is not None:
+        if stage is not None:  # a finished run's file, to resume
+            stage.prepare(download=resume)
         done = prepare(
-            folder, record, partitions, resume, marks, Path(out), efficiency_names(metrics)
+            folder, record, partitions, resume, marks, joined_file, efficiency_names(metrics)
         )
     run = DistributedRun(len(partitions), dashboard=_dashboard(client))
     # every worker: scheduler_info() lists at most five by default from distributed
@@ -243,8 +262,8 @@ def _evaluate(
     total = sum(partition.records for partition in partitions)
     finished = sum(partition.records for partition in partitions if partition.number in done)
     joiner = None
-    if folder is not None and out is not None and not directory:  # joined as they come
-        joiner = Joiner(folder, [partition.number for partition in partitions], Path(out))
+    if joined_file is not None and isinstance(folder, Path):  # joined as they come
+        joiner = Joiner(folder, [partition.number for partition in partitions], joined_file)
         for number in sorted(done):
             joiner.ready(number)
     try:
@@ -273,8 +292,10 @@ def _evaluate(
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
     if folder is not None and out is not None:
-        if joiner is not None:  # a results directory's parts are its rows: nothing joined
+        if joiner is not None:  # a results directory's parts are its rows: no join
             joiner.finish()
+        elif joined_file is not None:  # parts at a URL: joined once all are there
+            join(folder, partitions, joined_file)
         if keep_rows:
             for number in run.kept:
                 rows[number] = rows_of(part_path(folder, number, form))
@@ -284,7 +305,13 @@ def _evaluate(
     )
     if parquet is not None:
         parts = folder if out is not None else None
-        _write_parquet(Path(parquet), metrics, summary, partitions, parts, rows, form)
+        table = staged(parquet, results=False)
+        if table is not None:
+            table.prepare(download=False)
+        local_table = local_output(parquet, table) or Path(parquet)
+        _write_parquet(local_table, metrics, summary, partitions, parts, rows, form)
+        if table is not None:
+            table.upload()
     facts = _facts(metrics, summary, started, run, record)
     result.run_facts = facts
     if out is not None:
@@ -294,11 +321,15 @@ def _evaluate(
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-        if directory and folder is not None:
+        if directory and isinstance(folder, Path):
             finish_directory(folder, partitions, results, tallies, content, form)
-        else:
+        elif joined_file is not None:
             if content is not None:
-                write_atomically(run_record_path(Path(out)), dumps(content))
+                write_atomically(run_record_path(joined_file), dumps(content))
+            elif stage is not None:  # no record: none beside the file at the URL either
+                storage.remove(storage.sibling(stage.url, run_record_path(joined_file).name))
+            if stage is not None:
+                stage.upload()
             remove_folder(folder)
     return result
 
@@ -308,7 +339,7 @@ def _write_parquet(
     metrics: Sequence[Metric],
     summary: SummaryAccumulator,
     partitions: list[Partition],
-    folder: Path | None,
+    folder: Path | str | None,
     rows: Mapping[int, list[SampleResult]],
     form: str = "jsonl",
 ) -> None:
@@ -435,7 +466,7 @@ def _run_record(
         return one.to_dict()
     size, fingerprint = files_fingerprint(files)
     return {
-        "input": [str(Path(path).resolve()) for path in files],
+        "input": [input_name(path) for path in files],
         "input_bytes": size,
         "input_fingerprint": fingerprint,
         "source": NATIVE_SOURCE,

@@ -134,10 +134,13 @@ def check_directory_format(out: str | os.PathLike[str] | None, form: str) -> str
     return form
 
 
-def part_lines(path: Path, content: bytes | None = None) -> bytes:
-    """The rows of a part file (its ``content``, when read already) as JSON lines."""
-    data = path.read_bytes() if content is None else content
-    if path.suffix == ".parquet":
+def part_lines(path: Path | str, content: bytes | None = None) -> bytes:
+    """The rows of a part file or object (its ``content``, when read already) as JSON
+    lines."""
+    from .storage import read_whole
+
+    data = read_whole(path) if content is None else content
+    if str(path).endswith(".parquet"):
         from .dataset_parquet import lines_of_parquet
 
         return lines_of_parquet(data)

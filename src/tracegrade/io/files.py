@@ -1,6 +1,7 @@
 """The files tracegrade reads and writes, opened one way everywhere.
 
-An input is a file path, or ``-`` for standard input. A gzip file (told by its first
+An input is a file path, a URL (``s3://...``, read through fsspec: see
+:mod:`tracegrade.io.storage`), or ``-`` for standard input. A gzip file (told by its first
 bytes, whatever its name) is read as the text it holds, on standard input too. A folder
 is refused with a message saying so. Standard input and gzip streams are read once,
 front to back: they cannot be cut into spans for worker processes or read again for a
@@ -26,6 +27,7 @@ from typing import BinaryIO, cast
 
 from .._json import numbered_lines
 from ..errors import FileError, FileReadError, FileWriteError, os_problem
+from .storage import is_url
 
 PathArg = str | PathLike[str]
 
@@ -50,6 +52,11 @@ def check_input(path: PathArg, what: str = "dataset") -> None:
     ``-`` (standard input) always can."""
     if is_standard_stream(path):
         return
+    if is_url(path):
+        from .storage import check_url
+
+        check_url(cast("str", path), what)
+        return
     file = Path(path)
     if file.is_dir():
         raise IsADirectoryError(f"{path} is a folder; give a .jsonl file (or - for standard input)")
@@ -61,6 +68,13 @@ def is_gzip(path: PathArg) -> bool:
     """Whether ``path`` is a regular file that starts as a gzip stream does (False for
     standard input and pipes, which are looked at only as they are read, and for a file
     that cannot be read)."""
+    if is_url(path):
+        from .storage import read_range
+
+        try:
+            return read_range(cast("str", path), 0, len(GZIP_MAGIC)) == GZIP_MAGIC
+        except OSError:
+            return False
     if not is_regular_file(path):
         return False
     try:
@@ -72,9 +86,11 @@ def is_gzip(path: PathArg) -> bool:
 
 def read_once(path: PathArg) -> bool:
     """Whether reading ``path`` consumes it: standard input, a named pipe (False for a
-    path that does not exist)."""
+    path that does not exist, and for a URL, which is read again by asking again)."""
     if is_standard_stream(path):
         return True
+    if is_url(path):
+        return False
     return os.path.exists(path) and not is_regular_file(path) and not os.path.isdir(path)
 
 
@@ -86,18 +102,23 @@ def once_read_name(path: PathArg) -> str:
 def is_stream(path: PathArg) -> bool:
     """Whether ``path`` can be read only once, front to back: standard input, a gzip
     file, or anything else that is not a regular file (a named pipe). False for a path
-    that does not exist (opening it will say so)."""
+    that does not exist (opening it will say so); for a URL, whether it is gzip."""
     if is_standard_stream(path):
         return True
+    if is_url(path):
+        return is_gzip(path)
     if not os.path.exists(path):
         return False
     return not is_regular_file(path) or is_gzip(path)
 
 
 def is_regular_file(path: PathArg) -> bool:
-    """Whether ``path`` names a regular file (not ``-``, a pipe, a device or a folder)."""
+    """Whether ``path`` names a regular file (not ``-``, a pipe, a device or a folder);
+    a URL is taken for one (the object's absence is said when it is opened)."""
     if is_standard_stream(path):
         return False
+    if is_url(path):
+        return True
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except OSError:
@@ -120,6 +141,10 @@ def open_input(path: PathArg) -> Iterator[BinaryIO]:
     :func:`check_input` says; errors while opening or reading it within the ``with``
     block are FileReadError naming it."""
     check_input(path)
+    if is_url(path):
+        with _url_input(cast("str", path)) as handle:
+            yield handle
+        return
     name = "standard input" if is_standard_stream(path) else fspath(path)
     try:
         with _opened(path) as handle:
@@ -130,6 +155,26 @@ def open_input(path: PathArg) -> Iterator[BinaryIO]:
         raise FileReadError(
             f"cannot read {name}: {_read_problem(error)}", name, _errno(error)
         ) from error
+
+
+@contextmanager
+def _url_input(url: str) -> Iterator[BinaryIO]:
+    """The bytes of the object ``url``, buffered, unpacked when it is gzip."""
+    import io
+
+    from .storage import open_url, shown
+
+    with open_url(url) as raw:
+        buffered = io.BufferedReader(cast("io.RawIOBase", raw), buffer_size=1 << 20)
+        try:
+            yield _unwrapped(cast("BinaryIO", buffered))
+        except _READ_FAULTS as error:
+            if isinstance(error, FileError):
+                raise
+            name = shown(url)
+            raise FileReadError(
+                f"cannot read {name}: {_read_problem(error)}", name, _errno(error)
+            ) from error
 
 
 def _opened(path: PathArg) -> AbstractContextManager[BinaryIO]:
@@ -166,14 +211,22 @@ def read_all(path: PathArg) -> bytes:
 def open_output(path: PathArg) -> Iterator[BinaryIO]:
     """A file to write ``path`` with, which replaces ``path`` only once the ``with``
     block ends without an error (a partial file beside it meanwhile, removed on an
-    error). ``-`` is standard output, and an existing path that is no regular file (a
-    device such as ``/dev/null``, a named pipe) is written straight into, never
-    replaced. Errors are FileWriteError naming ``path``; a folder is one too."""
+    error; for a URL, a local file uploaded at the end). ``-`` is standard output, and
+    an existing path that is no regular file (a device such as ``/dev/null``, a named
+    pipe) is written straight into, never replaced. Errors are FileWriteError naming
+    ``path``; a folder is one too."""
     name = "standard output" if is_standard_stream(path) else fspath(path)
+    if is_url(path):
+        from .storage import shown
+
+        name = shown(cast("str", path))
     try:
         if is_standard_stream(path):
             yield sys.stdout.buffer
             sys.stdout.buffer.flush()
+        elif is_url(path):
+            with _uploaded(cast("str", path)) as handle:
+                yield handle
         elif _is_special(Path(path)):
             with open(path, "wb") as handle:
                 yield handle
@@ -183,7 +236,8 @@ def open_output(path: PathArg) -> Iterator[BinaryIO]:
     except OSError as error:
         if isinstance(error, FileError):  # the input's, read within the block, too
             raise
-        problem = "it is a folder" if Path(path).is_dir() else os_problem(error)
+        folder = not is_url(path) and Path(path).is_dir()
+        problem = "it is a folder" if folder else os_problem(error)
         raise FileWriteError(f"cannot write {name}: {problem}", name, error.errno) from error
 
 
@@ -194,6 +248,21 @@ def _is_special(path: Path) -> bool:
     except OSError:
         return False
     return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
+@contextmanager
+def _uploaded(url: str) -> Iterator[BinaryIO]:
+    """A local file, uploaded whole as the object ``url`` once the block ends without
+    an error (an object store has neither rename nor append)."""
+    import tempfile
+
+    from .storage import put_file
+
+    with tempfile.TemporaryDirectory(prefix="tracegrade-") as folder:
+        local = Path(folder) / "output"
+        with open(local, "wb") as handle:
+            yield handle
+        put_file(local, url)
 
 
 @contextmanager

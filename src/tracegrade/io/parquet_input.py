@@ -13,17 +13,24 @@ reason.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..errors import RecordError
 from ..model.decoding import Outcome, parse_record
 from .parquet import _pyarrow
+from .storage import filesystem, is_url, read_range
 
 PARQUET_MAGIC = b"PAR1"
 
 
 def is_parquet(path: str) -> bool:
     """Whether ``path`` is a Parquet file (its first bytes say so)."""
+    if is_url(path):
+        try:
+            return read_range(path, 0, len(PARQUET_MAGIC)) == PARQUET_MAGIC
+        except OSError:
+            return False
     try:
         with open(path, "rb") as handle:
             return handle.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
@@ -33,12 +40,24 @@ def is_parquet(path: str) -> bool:
 
 def row_groups(path: str) -> list[int]:
     """The number of rows of each row group of the file, in order."""
+    with _opened(path) as file:
+        metadata = file.metadata
+        return [metadata.row_group(group).num_rows for group in range(metadata.num_row_groups)]
+
+
+@contextmanager
+def _opened(path: str) -> Iterator[Any]:
+    """The Parquet file ``path`` (a path or a URL) opened with pyarrow."""
     _pyarrow()
     import pyarrow.parquet as pq
 
-    with pq.ParquetFile(path) as file:
-        metadata = file.metadata
-        return [metadata.row_group(group).num_rows for group in range(metadata.num_row_groups)]
+    if not is_url(path):
+        with pq.ParquetFile(path) as file:
+            yield file
+        return
+    fs, inner = filesystem(path)
+    with fs.open(inner, "rb") as handle, pq.ParquetFile(handle) as file:
+        yield file
 
 
 def without_nulls(value: Any) -> Any:
@@ -53,10 +72,7 @@ def without_nulls(value: Any) -> Any:
 def parquet_outcomes(path: str, row_group: int | None = None) -> Iterator[Outcome]:
     """Each row of the file (or of one row group) as its sample, or the RecordError that
     rejects it, naming the file and the row (0-based, in the whole file)."""
-    _pyarrow()
-    import pyarrow.parquet as pq
-
-    with pq.ParquetFile(path) as file:
+    with _opened(path) as file:
         sizes = [file.metadata.row_group(group).num_rows for group in range(file.num_row_groups)]
         groups = range(len(sizes)) if row_group is None else [row_group]
         for group in groups:

@@ -16,7 +16,6 @@ import hashlib
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ from .._json import dumps, loads
 from ..errors import FileReadError, FileWriteError, TracegradeError, os_problem
 from ..model.results import SampleResult, Usage
 from .lock import OutputLock
+from .storage import write_atomically as write_atomically  # (long imported from here)
 
 SYNC_SECONDS = 2.0
 _FINGERPRINT_BYTES = 1 << 20
@@ -132,18 +132,11 @@ class RunRecord:
         references: str | None = None,
     ) -> RunRecord:
         """The record of a run over the file ``data`` (size and a hash of its first MB
-        stand for its content, so a changed input is noticed without reading it all)."""
-        path = Path(data).resolve()
-        try:
-            with open(path, "rb") as handle:
-                head = handle.read(_FINGERPRINT_BYTES)
-                size = os.fstat(handle.fileno()).st_size
-        except OSError as error:
-            raise FileReadError(
-                f"cannot read {data}: {os_problem(error)}", data, error.errno
-            ) from error
+        stand for its content, so a changed input is noticed without reading it all).
+        A URL is named with its credentials masked."""
+        name, size, head = _head(data)
         return cls(
-            str(path),
+            name,
             size,
             hashlib.sha256(head).hexdigest(),
             source,
@@ -210,17 +203,39 @@ def files_fingerprint(paths: Sequence[str | os.PathLike[str]]) -> tuple[int, str
     digest = hashlib.sha256()
     size = 0
     for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                digest.update(handle.read(_FINGERPRINT_BYTES))
-                length = os.fstat(handle.fileno()).st_size
-        except OSError as error:
-            raise FileReadError(
-                f"cannot read {path}: {os_problem(error)}", path, error.errno
-            ) from error
-        digest.update(f"{Path(path).resolve()}:{length};".encode())
+        name, length, head = _head(path)
+        digest.update(head)
+        digest.update(f"{name}:{length};".encode())
         size += length
     return size, digest.hexdigest()
+
+
+def input_name(path: str | os.PathLike[str]) -> str:
+    """How a run record names an input: a file's resolved path, a URL masked."""
+    from .storage import is_url, shown
+
+    return shown(str(path)) if is_url(path) else str(Path(path).resolve())
+
+
+def _head(path: str | os.PathLike[str]) -> tuple[str, int, bytes]:
+    """The input ``path`` as a run record names it, its size and its first MB."""
+    from .storage import is_url
+
+    if is_url(path):
+        from .storage import check_url, read_range
+
+        url = str(path)
+        size = check_url(url)
+        return input_name(url), size, read_range(url, 0, min(size, _FINGERPRINT_BYTES))
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_FINGERPRINT_BYTES)
+            size = os.fstat(handle.fileno()).st_size
+    except OSError as error:
+        raise FileReadError(
+            f"cannot read {path}: {os_problem(error)}", path, error.errno
+        ) from error
+    return input_name(path), size, head
 
 
 def run_record_path(results: Path) -> Path:
@@ -232,8 +247,10 @@ class ResultsFile:
     """A results file being written: ``start`` a new one or ``resume`` an old one, then
     ``write`` rows and ``close``."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], name: str | None = None) -> None:
         self.path = Path(path)
+        self.name = name or str(path)
+        """How messages name the file: its path, or the URL it is uploaded to."""
         self.done = IndexSet()
         self._lock = OutputLock(self.path)
         self._run: RunRecord | None = None
@@ -284,7 +301,7 @@ class ResultsFile:
             return
         if not record_path.exists():
             raise ResumeError(
-                f"cannot resume {self.path}: it has no run record ({record_path.name}), so it "
+                f"cannot resume {self.name}: it has no run record ({record_path.name}), so it "
                 "was not written by 'tracegrade evaluate --out'; start over without --resume"
             )
         try:
@@ -294,12 +311,12 @@ class ResultsFile:
                 previous = upgrade(previous)
         except (ValueError, KeyError, TypeError) as error:
             raise ResumeError(
-                f"cannot resume {self.path}: {record_path} is damaged: {error}"
+                f"cannot resume {self.name}: {record_path.name} is damaged: {error}"
             ) from None
         differences = run.differences(previous)
         if differences:
             raise ResumeError(
-                f"cannot resume {self.path}: it holds another run's rows ("
+                f"cannot resume {self.name}: it holds another run's rows ("
                 + "; ".join(differences)
                 + "); start over without --resume or choose another --out"
             )
@@ -341,12 +358,12 @@ class ResultsFile:
                     row = SampleResult.from_dict(loads(line))
                 except (ValueError, KeyError, TypeError, AttributeError) as error:
                     raise ResumeError(
-                        f"cannot resume {self.path}: line {number} is not a result row "
+                        f"cannot resume {self.name}: line {number} is not a result row "
                         f"({type(error).__name__}: {error})"
                     ) from None
                 if not self.done.add(row.index):
                     raise ResumeError(
-                        f"cannot resume {self.path}: line {number} repeats the row of "
+                        f"cannot resume {self.name}: line {number} repeats the row of "
                         f"record {row.index}"
                     )
                 yield line, row
@@ -401,7 +418,7 @@ class ResultsFile:
         if isinstance(error, FileWriteError):
             return error
         return FileWriteError(
-            f"cannot write results to {self.path}: {os_problem(error)}", self.path, error.errno
+            f"cannot write results to {self.name}: {os_problem(error)}", self.path, error.errno
         )
 
     def record_totals(
@@ -479,17 +496,3 @@ def _drop_cut_line(path: Path) -> None:
             end = 0
         if end != size:
             handle.truncate(end)
-
-
-def write_atomically(path: Path, content: bytes) -> None:
-    """Write ``content`` to ``path`` so that it appears whole or not at all, even with
-    several writers at once (each writes a partial file of its own, then renames it)."""
-    partial = path.with_name(f".{path.name}.{uuid.uuid4().hex}.partial")
-    try:
-        with open(partial, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..io.storage import Located
 from ..model.samples import SampleId
 from .agreement_stats import Interval
 
@@ -94,7 +95,7 @@ class Agreement:
     ``disagreements``: pass/fail, every sample the two gave different verdicts; graded,
     the samples the two rank apart, furthest apart first."""
 
-    results_path: Path
+    results_path: Path | Located
     labels_path: Path
     metric: str
     scale: Scale

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..io.storage import Located
 from ..model.results import SampleResult
 from ..model.samples import SampleId
 from .compare_cost import UsageComparison, compare_usage
@@ -143,8 +144,8 @@ class RunComparison:
     by name; ``paired`` is how many samples are in both runs, ``paired_by`` how they
     were matched and ``pairing_note`` why."""
 
-    path_a: Path
-    path_b: Path
+    path_a: Path | Located
+    path_b: Path | Located
     record_a: Mapping[str, Any]
     record_b: Mapping[str, Any]
     records_a: int

@@ -12,6 +12,7 @@ from typing import Any
 from .._json import loads
 from ..errors import FileReadError, InputError, os_problem
 from ..io.files import check_input
+from ..io.storage import Located, base_name, is_url, read_bytes, shown, sibling
 from ..io.store import run_record_path
 from ..model.results import SampleResult
 
@@ -24,7 +25,8 @@ class ResultsReadError(InputError):
 class LoadedRun:
     """A results file's rows (in input order) and its run record (``{}`` without one)."""
 
-    path: Path
+    path: Path | Located
+    """The file, or the URL (its credentials masked) it was read from."""
     rows: list[SampleResult]
     record: Mapping[str, Any] = field(default_factory=dict)
 
@@ -45,9 +47,17 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
     row of one record, is a ResultsReadError naming the file and the line; a directory
     of a run not finished (no complete manifest) or with a part missing or changed, a
     DatasetDirError naming what. A damaged run record is left aside (the rows are what
-    counts), as is a last line cut short by a killed run."""
-    results = Path(path)
+    counts), as is a last line cut short by a killed run. A URL (``s3://...``) is read
+    as the results file there, with the run record beside it."""
     rows: dict[int, SampleResult] = {}
+    if is_url(path):
+        url = str(path)
+        check_input(url, "results")
+        found = Located(shown(url))
+        _add_rows(rows, found, read_bytes(url).split(b"\n"), cut_allowed=True)
+        record = _record_at(sibling(url, f".{base_name(url)}.run.json"))
+        return LoadedRun(found, [rows[index] for index in sorted(rows)], record)
+    results = Path(path)
     if results.is_dir():
         from ..io.dataset_dir import iter_part_lines, read_run_record
 
@@ -67,7 +77,7 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
 
 
 def _add_rows(
-    rows: dict[int, SampleResult], file: Path, lines: list[bytes], *, cut_allowed: bool
+    rows: dict[int, SampleResult], file: Path | Located, lines: list[bytes], *, cut_allowed: bool
 ) -> None:
     """The rows of ``lines`` (of ``file``) into ``rows`` by index; a last line that is
     not a row is dropped when ``cut_allowed`` (cut short by a killed writer)."""
@@ -97,6 +107,14 @@ def _add_rows(
 def _record(results: Path) -> Mapping[str, Any]:
     try:
         record = loads(run_record_path(results).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _record_at(url: str) -> Mapping[str, Any]:
+    try:
+        record = loads(read_bytes(url))
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._json import dumps, loads
 from ..convert._base import ConversionError, NothingReadError, Skipped
@@ -35,6 +35,9 @@ from ..model.samples import MultiTurnSample
 from .outputs import RunOutputs
 from .run_record import describe_judge, describe_metric, upgrade_record
 from .runner import score_outcomes
+
+if TYPE_CHECKING:
+    from ..io.storage import StagedFile
 
 LIVE_INPUT = "OTLP/HTTP (tracegrade serve)"
 """What the run record of a live run names as its input."""
@@ -169,6 +172,8 @@ class _LiveRun:
     success: str | None = None
     keep_limit: int | None = 0
     parquet: Path | None = None
+    staged_out: StagedFile | None = None
+    staged_parquet: StagedFile | None = None
     out_format: str = "jsonl"
     resume: bool = True
     retry_failed: bool = False

@@ -17,6 +17,7 @@ from ..errors import TracegradeError, os_problem
 from ..io.dataset_writer import DirectoryResults
 from ..io.files import read_once
 from ..io.lock import OutputInUseError
+from ..io.storage import is_url, shown
 from ..io.store import IndexSet, ResultsFile, RunRecord
 from ..metrics.base import Metric
 from ..metrics.judged import judged_metrics
@@ -28,6 +29,7 @@ from .run_record import describe_judge, describe_metric, upgrade_record
 
 if TYPE_CHECKING:
     from ..convert._base import Skipped
+    from ..io.storage import StagedFile
     from .pushing import BackgroundPusher, PushSummary
     from .workers import ScoredSpan
 
@@ -50,13 +52,13 @@ def check_outputs(
     """Refuse outputs that would overwrite the input or each other (ValueError), and
     Parquet without pyarrow (ImportError). ``labels`` name the two outputs in messages."""
     given = zip(labels, (out, parquet), strict=True)
-    named = [(label, Path(path)) for label, path in given if path is not None]
+    named = [(label, path) for label, path in given if path is not None]
     if isinstance(data, (str, PathLike)):
-        input_path = Path(data).resolve()
+        input_path = _where(data)
         for label, path in named:
-            if path.resolve() == input_path:
+            if _where(path) == input_path:
                 raise ValueError(f"{label}{path} is the input file: choose another output")
-    if len(named) == 2 and named[0][1].resolve() == named[1][1].resolve():
+    if len(named) == 2 and _where(named[0][1]) == _where(named[1][1]):
         raise ValueError(f"{labels[0]}{out} and {labels[1]}{parquet} are the same file")
     if parquet is not None:
         try:
@@ -65,6 +67,38 @@ def check_outputs(
             raise ImportError(
                 "Parquet output needs pyarrow: pip install 'tracegrade[parquet]'"
             ) from None
+
+
+def _where(path: OutputPath) -> str:
+    """What ``path`` names, to tell whether two paths name one file."""
+    return str(path) if is_url(path) else str(Path(path).resolve())
+
+
+def staged(path: OutputPath | None, *, results: bool) -> StagedFile | None:
+    """For an output URL, its file staged on the local disk (a results file with its
+    run record); ``None`` for a local path."""
+    if path is None or not is_url(path):
+        return None
+    if str(path).endswith("/"):
+        raise ValueError(
+            f"a results directory at a URL ({shown(str(path))}) is not written yet: give "
+            "the URL of a results file, or a local directory"
+        )
+    from ..io.storage import StagedFile
+
+    return StagedFile(str(path), (".{name}.run.json",) if results else ())
+
+
+def local_output(path: OutputPath | None, stage: StagedFile | None) -> Path | None:
+    """Where the run writes the output ``path``: its staged copy for a URL."""
+    if stage is not None:
+        return stage.local
+    return Path(path) if path is not None else None
+
+
+def _name(results: ResultsFile | DirectoryResults) -> str:
+    """How messages name the results: the file's path or URL, the directory's path."""
+    return results.name if isinstance(results, ResultsFile) else str(results.path)
 
 
 class RunSettings(Protocol):
@@ -89,6 +123,10 @@ class RunSettings(Protocol):
     def out(self) -> Path | None: ...
     @property
     def parquet(self) -> Path | None: ...
+    @property
+    def staged_out(self) -> StagedFile | None: ...
+    @property
+    def staged_parquet(self) -> StagedFile | None: ...
     @property
     def out_format(self) -> str: ...
     @property
@@ -127,6 +165,10 @@ class RunOutputs:
         the results file is another run's (the outputs opened by then are closed)."""
         run = self.run
         try:
+            if run.staged_out is not None:  # a URL's rows so far, to resume
+                run.staged_out.prepare(download=run.resume)
+            if run.staged_parquet is not None:
+                run.staged_parquet.prepare(download=False)
             if run.out is not None:  # first, so that a second run on it touches nothing
                 self.results = self._locked_results(run.out, run.out_format)
             if run.parquet is not None:
@@ -145,13 +187,16 @@ class RunOutputs:
             judged = [metric.name for metric in judged_metrics(self.run.metrics)]
             results = DirectoryResults(path, form, self.summary.metric_names, judged)
         else:
-            results = ResultsFile(path)
+            stage = self.run.staged_out
+            results = ResultsFile(path, shown(stage.url) if stage is not None else None)
         try:
             results.lock()
         except OutputInUseError:
             raise
         except OSError as error:
-            raise OutputError(f"cannot write results to {path}: {os_problem(error)}") from error
+            raise OutputError(
+                f"cannot write results to {_name(results)}: {os_problem(error)}"
+            ) from error
         return results
 
     def _open_parquet(self, path: Path) -> None:
@@ -178,7 +223,7 @@ class RunOutputs:
                 results.start(record)
         except OSError as error:
             raise OutputError(
-                f"cannot write results to {results.path}: {os_problem(error)}"
+                f"cannot write results to {_name(results)}: {os_problem(error)}"
             ) from error
         self.done = results.done
 
@@ -280,12 +325,29 @@ class RunOutputs:
                 if pusher is not None:
                     self.pushed = pusher.close()
         finally:
-            parquet, self.parquet = self.parquet, None
-            if parquet is not None:
+            try:
+                parquet, self.parquet = self.parquet, None
+                if parquet is not None:
+                    if complete:
+                        parquet.close()
+                    else:
+                        parquet.abort()
+            finally:
+                self._upload(complete=complete)
+
+    def _upload(self, *, complete: bool) -> None:
+        """Send the outputs staged for URLs there: the results file however the run
+        ended (a stopped run's rows, to resume), the Parquet file when complete."""
+        run = self.run
+        try:
+            if run.staged_out is not None:
+                run.staged_out.upload()
+        finally:
+            if run.staged_parquet is not None:
                 if complete:
-                    parquet.close()
+                    run.staged_parquet.upload()
                 else:
-                    parquet.abort()
+                    run.staged_parquet.discard()
 
     def result(self) -> EvaluationResult:
         """What the run returns. When every row was kept but they came out of input

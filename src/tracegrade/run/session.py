@@ -43,13 +43,21 @@ from ..errors import ReferencesWarning
 from ..io.dataset import EvaluationDataset
 from ..io.dataset_dir import check_directory_format, directory_output
 from ..io.files import check_input, once_read_name, read_once
+from ..io.storage import is_url
 from ..io.store import RunRecord
 from ..metrics.base import Metric
 from ..model.results import SampleResult
 from ..model.samples import SAMPLE_TYPES
 from .input_records import NATIVE_SOURCE, Data
 from .kept_rows import KeepRows, keep_limit
-from .outputs import OutputError, OutputPath, RunOutputs, check_outputs
+from .outputs import (
+    OutputError,
+    OutputPath,
+    RunOutputs,
+    check_outputs,
+    local_output,
+    staged,
+)
 from .progress import ProgressMode
 from .pulled import check_pull, pull_record
 from .results import EvaluationResult, resolve_thresholds
@@ -213,13 +221,16 @@ class EvaluationRun:
         self.success = success
         self.progress: ProgressMode | bool = progress
         self.out_format = check_directory_format(out, out_format)
-        if out is not None:
+        if out is not None and not is_url(out):
             directory_output(out)  # a path ending in / is a results directory: made here
-        self.out = Path(out) if out is not None else None
+        self.staged_out = staged(out, results=True)
+        """An ``out`` URL's file, written here and uploaded when the run ends."""
+        self.out = local_output(out, self.staged_out)
         self.resume = resume
         self.retry_failed = retry_failed
         self.sample_deadline = sample_deadline
-        self.parquet = Path(parquet) if parquet is not None else None
+        self.staged_parquet = staged(parquet, results=False)
+        self.parquet = local_output(parquet, self.staged_parquet)
         self.while_scoring = while_scoring
         self.asked_workers = workers
         choice = choose_workers(

@@ -12,6 +12,7 @@ from typing import Literal, TypeAlias, cast
 
 from ..backends.traces import as_traces
 from ..io.files import check_input, is_stream
+from ..io.storage import is_url
 from ..metrics.base import Metric
 from ..metrics.judged import asks_judge
 from .input_records import NATIVE_SOURCE, Data
@@ -26,12 +27,14 @@ AUTO_WORKERS_BYTES = 1 << 20
 workers start in about 10 ms; below a megabyte they save no more than that)."""
 
 Hindrance = Literal[
-    "in_memory", "stream", "backend", "judged", "source", "rows", "raise_exceptions"
+    "in_memory", "url", "stream", "backend", "judged", "source", "rows", "raise_exceptions"
 ]
 """Why a run is scored in one process whatever ``workers`` says."""
 
 ONE_PROCESS_BECAUSE: Mapping[Hindrance, str] = {
     "in_memory": "records in memory are scored in this process",
+    "url": "a URL is read front to back, by one process (a Dask cluster reads its parts "
+    "in parallel)",
     "stream": "standard input and gzip files are read front to back, by one process",
     "backend": "traces pulled from a backend are read page by page, in one process",
     "judged": "judged metrics wait on the judge concurrently in one process",
@@ -102,6 +105,8 @@ def _hindrance(
         return "backend"
     if not isinstance(data, (str, PathLike)):
         return "in_memory"
+    if is_url(data):
+        return "url"
     if is_stream(data):
         return "stream"
     if any(asks_judge(metric) for metric in metrics):
