@@ -67,7 +67,7 @@ def test_quick_benchmark_writes_a_complete_report(tmp_path: Path) -> None:
         for size in ("200", "1,000")
         for how in (
             "one machine, --workers 1",
-            "one machine, --workers auto",
+            "one machine, --workers 2",
             "Dask, --dask-local 1",
             "Dask, --dask-local 2",
         )
