@@ -24,7 +24,7 @@ from typing import Any
 
 from .._json import dumps, loads
 from ..errors import InputError
-from .storage import Located, inside, is_url, names_in, read_whole, shown, write_whole
+from .storage import Located, base_name, inside, is_url, names_in, read_whole, shown, write_whole
 
 Where = str | os.PathLike[str]
 """A results directory: a path, or a URL (``s3://bucket/run/``)."""
@@ -193,16 +193,17 @@ def describe_part(
     )
 
 
-def part_of_file(path: Path, number: int) -> Part:
-    """The manifest's entry for a part file already written, read back from it."""
-    content = path.read_bytes()
+def part_of_file(path: Path | str, number: int) -> Part:
+    """The manifest's entry for a part file (or object) already written, read back
+    from it."""
+    content = read_whole(path)
     indices, statuses = [], {"scored": 0, "failed": 0, "rejected": 0}
     for line in part_lines(path, content).splitlines():
         if line.strip():
             row = loads(line)
             indices.append(int(row["index"]))
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
-    return describe_part(path, number, content, indices, statuses)
+    return describe_part(Path(base_name(str(path))), number, content, indices, statuses)
 
 
 def write_manifest(
@@ -341,8 +342,16 @@ def read_run_record(directory: Where) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def remove_parts(directory: str | os.PathLike[str]) -> None:
+def remove_parts(directory: Where) -> None:
     """Remove the parts, manifest and run record a run wrote (nothing else)."""
+    if is_url(directory):
+        from .storage import remove
+
+        for _, name in part_names(directory):
+            remove(str(inside(directory, name)))
+        for name in (MANIFEST, RUN_RECORD):
+            remove(str(inside(directory, name)))
+        return
     for _, path in part_files(directory):
         path.unlink()
     for name in (MANIFEST, RUN_RECORD):

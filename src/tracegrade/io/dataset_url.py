@@ -22,9 +22,9 @@ from typing import Any
 
 from ..errors import FileWriteError
 from ..model.results import SampleResult, Usage
-from .dataset_dir import MANIFEST, RUN_RECORD, part_name, part_names
+from .dataset_dir import MANIFEST, RUN_RECORD, part_name, part_names, remove_parts
 from .dataset_writer import DirectoryResults
-from .storage import get_file, inside, put_file, remove, shown
+from .storage import get_file, inside, put_file, shown
 from .store import RunRecord
 
 
@@ -63,10 +63,7 @@ class UrlDirectoryResults(DirectoryResults):
         """Begin anew: the parts, manifest and run record at the URL go (other objects
         stay), then the new run record and an empty manifest go up."""
         self.lock()
-        for _, name in part_names(self.url):
-            remove(str(inside(self.url, name)))
-        for name in (MANIFEST, RUN_RECORD):
-            remove(str(inside(self.url, name)))
+        remove_parts(self.url)
         super().start(run)
         self._upload(RUN_RECORD, MANIFEST)
 
