@@ -35,6 +35,24 @@ class Measured:
     the command's own peak as the OS reports it."""
     stdout: str
     returncode: int
+    cpu_seconds: float = 0.0
+    """CPU time (user and system) of the command and the descendants it waited for."""
+    processes: tuple[ProcessPeak, ...] = ()
+    """Each process of the tree seen while the command ran (Linux only), with its own
+    peak: the command first, then the others in the order they were first seen."""
+
+
+@dataclass(frozen=True)
+class ProcessPeak:
+    """One process of a measured command's tree: its id, its parent's, its command
+    line (cut to 200 characters) and its own peak resident memory (VmHWM, as last read
+    while it ran: a process that grows in its last :data:`SAMPLE_SECONDS` can be missed
+    by that much)."""
+
+    pid: int
+    parent: int | None
+    command: str
+    peak_mb: float
 
 
 _PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
@@ -100,6 +118,38 @@ def high_water_kb(pid: int) -> int:
     return 0
 
 
+def _command_line(pid: int) -> str:
+    try:
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return ""
+    return raw.replace(b"\0", b" ").decode(errors="replace").strip()[:200]
+
+
+class _Peaks:
+    """Each process of a tree as last seen, with its own high-water mark."""
+
+    def __init__(self) -> None:
+        self.seen: dict[int, ProcessPeak] = {}
+
+    def sample(self, root: int) -> int:
+        """Note each process's peak; the tree's resident memory now, in KB (as
+        :func:`tree_rss_kb`, in the same walk)."""
+        children = _children_of if _CHILDREN_FILES else _children_by_scan().get
+        todo: list[tuple[int, int | None]] = [(root, None)]
+        total = 0
+        while todo:
+            pid, parent = todo.pop()
+            total += _rss_kb(pid)
+            peak = high_water_kb(pid) / 1024
+            if peak:
+                known = self.seen.get(pid)
+                command = known.command if known is not None else _command_line(pid)
+                self.seen[pid] = ProcessPeak(pid, parent, command, peak)
+            todo.extend((child, pid) for child in children(pid) or ())
+        return total
+
+
 def tree_rss_kb(root: int) -> int:
     """Resident memory of ``root`` and all its descendants, in KB.
 
@@ -134,10 +184,11 @@ def run(
     process = subprocess.Popen(command, stdout=subprocess.PIPE, env=env, cwd=cwd)
     peak = [0]
     done = threading.Event()
+    peaks = _Peaks()
 
     def sample() -> None:
         while not done.wait(SAMPLE_SECONDS):
-            peak[0] = max(peak[0], tree_rss_kb(process.pid), high_water_kb(process.pid))
+            peak[0] = max(peak[0], peaks.sample(process.pid), high_water_kb(process.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     if PROC.is_dir():
@@ -150,12 +201,14 @@ def run(
     if sampler.is_alive():
         sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
     if PROC.is_dir():
         # Not ru_maxrss: a child's counts the memory of this process at the fork, before
         # the command's own program replaced it, so it read as this process's size.
-        return Measured(seconds, peak[0] / 1024, stdout, process.returncode)
+        processes = tuple(peaks.seen.values())
+        return Measured(seconds, peak[0] / 1024, stdout, process.returncode, cpu, processes)
     own_peak_kb = usage.ru_maxrss if sys.platform != "darwin" else usage.ru_maxrss // 1024
-    return Measured(seconds, own_peak_kb / 1024, stdout, process.returncode)
+    return Measured(seconds, own_peak_kb / 1024, stdout, process.returncode, cpu)
 
 
 def replace_section(document: Path, markers: tuple[str, str], section: list[str]) -> None:

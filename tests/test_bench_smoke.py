@@ -382,6 +382,35 @@ def test_a_measured_peak_is_the_commands_own_not_the_benchmarks() -> None:
     assert quiet.peak_rss_mb < 64
 
 
+def test_each_worker_process_peak_is_its_own() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import dask_load
+        import measure
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    if not measure.PROC.is_dir():
+        pytest.skip("the peaks are read from /proc")
+    # a parent of 96 MB at its peak, a worker of 64 MB and a smaller one, one after the other
+    holder = "b = bytearray({size} << 20); import time; time.sleep(0.4)"
+    script = (
+        "import subprocess, sys\n"
+        "b = bytearray(96 << 20); del b\n"
+        f"subprocess.run([sys.executable, '-c', {holder.format(size=64)!r}])\n"
+        f"subprocess.run([sys.executable, '-c', {holder.format(size=8)!r}])\n"
+    )
+    measured = measure.run([sys.executable, "-c", script])
+    assert measured.returncode == 0 and measured.cpu_seconds > 0
+    top, *children = measured.processes
+    assert top.parent is None and 96 <= top.peak_mb < 160
+    assert [child.parent for child in children] == [top.pid, top.pid]
+    assert 64 <= children[0].peak_mb < 96 and children[1].peak_mb < 48
+    worker, own = dask_load.worker_peak_mb(measured)
+    assert (worker, own) == (children[0].peak_mb, top.peak_mb)
+    alone = measure.run([sys.executable, "-c", holder.format(size=32)])
+    assert dask_load.worker_peak_mb(alone) == (alone.processes[0].peak_mb,) * 2
+
+
 def _bench_report() -> ModuleType:
     """bench/report.py, loaded from its file (``report`` on the path may be another
     module: the tests of tracegrade.report are the package ``report``)."""

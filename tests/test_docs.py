@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,14 @@ def test_every_import_of_a_python_example_works(where: str, block: str) -> None:
         if isinstance(node, (ast.Import, ast.ImportFrom))
     ]
     code = compile(ast.Module(body=imports, type_ignores=[]), where, "exec")
-    exec(code, {})
+    # some libraries set signal handlers when imported (dask_jobqueue's SIGINT handler
+    # exits the process): put this process's back, for the tests that run after
+    handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        exec(code, {})
+    finally:
+        for number, handler in handlers.items():
+            signal.signal(number, handler)
 
 
 def test_convert_docs_import_read_otlp_from_where_it_is() -> None:

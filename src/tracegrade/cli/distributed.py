@@ -142,9 +142,11 @@ def _client(settings: Settings) -> Iterator[Client]:
 def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings."""
     from ..distributed import evaluate_distributed
-    from .dask_workers import QuietSampleWarnings
+    from .dask_workers import QuietSampleWarnings, SettledHeap
 
     client.register_plugin(QuietSampleWarnings())
+    if settings.dask_local is not None:  # the cluster's processes are this run's
+        client.register_plugin(SettledHeap())
     link = _dashboard(client)
     if link is not None:
         print(f"Dask dashboard: {link}", file=sys.stderr)

@@ -18,7 +18,7 @@ from ..io.storage import is_url
 from ..run.workers import Span, spans
 from .url_spans import url_spans
 
-PARTITION_BYTES = 64 << 20
+PARTITION_BYTES = 16 << 20
 """About how much of a JSONL file one partition holds (whole lines)."""
 
 PARTITION_LINES = 50_000

@@ -15,25 +15,33 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from .._json import dumps, numbered_lines
+from ..errors import InputError
 from ..io.files import read_lines
 from ..io.storage import inside, is_url, read_range, write_whole
 from ..metrics.base import Metric
+from ..metrics.judged import judged_metrics
 from ..model.decoding import LineReader, Outcome, parse_record
 from ..model.results import SampleResult
 from ..model.samples import SAMPLE_TYPES, Sample
 from ..run.results import RowTally, resolve_thresholds
 from ..run.runner import DEFAULT_CONCURRENCY, score_outcomes
 from ..run.success import efficiency_names
+from ..run.workers import Span
 from .partitions import Partition
 
 if TYPE_CHECKING:
     from ..pricing import PriceTable
+
+_READ_BUFFER = 1 << 20
+_WRITE_BUFFER = 1 << 20
+"""A partition's file is read, and its part written, a megabyte at a time."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +88,18 @@ def score_records(
     index, as :func:`tracegrade.evaluate` does for a list (``kind="row"``: its row, as
     for a DataFrame)."""
     outcomes = (_parsed(record, index, kind) for index, record in enumerate(records, first_index))
-    return _scored(
-        outcomes, metrics, first_index, thresholds, concurrency, sample_deadline, number, prices
-    )
+    with _PartSink(None) as sink:
+        tally = _scored(
+            outcomes,
+            metrics,
+            first_index,
+            thresholds,
+            concurrency,
+            sample_deadline,
+            prices,
+            sink.write,
+        )
+    return PartitionResult(number, sink.lines(), tally)
 
 
 def score_partition(
@@ -101,44 +118,45 @@ def score_partition(
     or ``records`` handed over. With ``folder``, the rows are written to
     ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
     not at all: a killed task leaves no part of it) and not sent back. ``prices`` price
-    the rows' agent usage."""
-    if records is not None:
-        result = score_records(
-            records,
-            metrics,
-            first_index=partition.first_index,
-            thresholds=thresholds,
-            concurrency=concurrency,
-            sample_deadline=sample_deadline,
-            number=partition.number,
-            kind=partition.kind,
-            prices=prices,
-        )
-    else:
-        result = _scored(
-            _read(partition),
+    the rows' agent usage. A JSONL part is written as the rows are scored."""
+    target = part_path(folder, partition.number, part_form) if folder is not None else None
+    # a JSONL part on a file system is written as the rows come; other parts (Parquet,
+    # an object at a URL) are made in memory and written whole
+    streamed = isinstance(target, Path) and part_form == "jsonl"
+    with _PartSink(target if isinstance(target, Path) and streamed else None) as sink:
+        if records is not None:
+            outcomes: Iterable[Outcome] = (
+                _parsed(record, index, partition.kind)
+                for index, record in enumerate(records, partition.first_index)
+            )
+        else:
+            outcomes = _read(partition)
+        tally = _scored(
+            outcomes,
             metrics,
             partition.first_index,
             thresholds,
             concurrency,
             sample_deadline,
-            partition.number,
             prices,
+            sink.write,
         )
-    if folder is None:
-        return result
-    content = result.lines
+    if target is None:
+        return PartitionResult(partition.number, sink.lines(), tally)
+    if streamed:
+        return PartitionResult(
+            partition.number, b"", tally, str(target), sink.size, sink.digest.hexdigest()
+        )
+    content = sink.lines()
     if part_form == "parquet":
         from ..io.dataset_parquet import parquet_part
-        from ..metrics.judged import judged_metrics
 
         names = list(resolve_thresholds(metrics, thresholds))
         judged = [metric.name for metric in judged_metrics(metrics)]
         content = parquet_part(content, names, judged)
-    target = part_path(folder, partition.number, part_form)
     write_whole(target, content)
     digest = hashlib.sha256(content).hexdigest()
-    return PartitionResult(result.number, b"", result.tally, str(target), len(content), digest)
+    return PartitionResult(partition.number, b"", tally, str(target), len(content), digest)
 
 
 def part_path(folder: str | os.PathLike[str], number: int, form: str = "jsonl") -> Path | str:
@@ -174,18 +192,29 @@ def _read(partition: Partition) -> Iterator[Outcome]:
         for number, line in read_lines(path):
             yield read(line, number, path)
         return
-    data = _span_bytes(path, span.start, span.end)
-    for number, line in numbered_lines(data.split(b"\n"), span.first_line):
+    if is_url(path):  # an object: its byte range, read at once
+        lines: Iterable[bytes] = read_range(path, span.start, span.end).split(b"\n")
+    else:
+        lines = _span_lines(path, span)
+    for number, line in numbered_lines(lines, span.first_line):
         yield read(line, number, path)
 
 
-def _span_bytes(path: str, start: int, end: int) -> bytes:
-    """Bytes ``start`` to ``end`` of the file or object ``path``."""
-    if is_url(path):
-        return read_range(path, start, end)
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        return handle.read(end - start)
+def _span_lines(path: str, span: Span) -> Iterator[bytes]:
+    """The lines of ``span`` in ``path``, read one at a time (a partition's bytes are
+    never all in memory at once); InputError when the file ends before the span does."""
+    with open(path, "rb", buffering=_READ_BUFFER) as handle:
+        handle.seek(span.start)
+        at, end = span.start, span.end
+        while at < end:
+            line = handle.readline(end - at)
+            if not line:
+                raise InputError(
+                    f"{path} ends at byte {at}, before its partition does (byte {end}): the "
+                    "file was cut short after the run was planned; run again on the whole file"
+                )
+            at += len(line)
+            yield line
 
 
 def _scored(
@@ -195,27 +224,78 @@ def _scored(
     thresholds: Mapping[str, float] | None,
     concurrency: int,
     sample_deadline: float | None,
-    number: int,
-    prices: PriceTable | None = None,
-) -> PartitionResult:
-    rows = sorted(
-        score_outcomes(
-            outcomes,
-            metrics,
-            first_index=first_index,
-            concurrency=concurrency,
-            sample_deadline=sample_deadline,
-            prices=prices,
-        ),
-        key=lambda row: row.index,
+    prices: PriceTable | None,
+    write: Callable[[bytes], object],
+) -> RowTally:
+    """Score the outcomes, handing each row's JSON line to ``write`` in index order as it
+    is scored (no row is kept: a partition costs the memory of a row, not of them all;
+    judged rows, which come back as they finish, are put in order first); their tally."""
+    rows: Iterable[SampleResult] = score_outcomes(
+        outcomes,
+        metrics,
+        first_index=first_index,
+        concurrency=concurrency,
+        sample_deadline=sample_deadline,
+        prices=prices,
     )
+    if judged_metrics(metrics):
+        rows = sorted(rows, key=lambda row: row.index)
     tally = RowTally(
         resolve_thresholds(metrics, thresholds),
         keep_values=True,
         efficiency=efficiency_names(metrics),
     )
-    written = []
     for row in rows:
         tally.add(row)
-        written.append(dumps(row.to_dict()) + b"\n")
-    return PartitionResult(number, b"".join(written), tally)
+        write(dumps(row.to_dict()) + b"\n")
+    return tally
+
+
+class _PartSink:
+    """Where a partition's rows go as they are scored: the part file at ``target``
+    (written to a partial file beside it, moved into place whole once every row is
+    there and synced to disk, removed on any error: a part appears whole or not at
+    all), or, without a target, memory (:meth:`lines`)."""
+
+    def __init__(self, target: Path | None) -> None:
+        self._target = target
+        self._kept: list[bytes] = []
+        self.size = 0
+        """The bytes written to the part file."""
+        self.digest = hashlib.sha256()
+        """Their SHA-256, as a results directory's manifest lists it."""
+        self._partial: Path | None = None
+        self._handle: BinaryIO | None = None
+
+    def __enter__(self) -> _PartSink:
+        if self._target is not None:
+            name = f".{self._target.name}.{uuid.uuid4().hex}.partial"
+            self._partial = self._target.with_name(name)
+            self._handle = open(self._partial, "wb", buffering=_WRITE_BUFFER)
+        return self
+
+    def write(self, line: bytes) -> None:
+        if self._handle is None:
+            self._kept.append(line)
+        else:
+            self._handle.write(line)
+            self.size += len(line)
+            self.digest.update(line)
+
+    def lines(self) -> bytes:
+        return b"".join(self._kept)
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        handle, partial, target = self._handle, self._partial, self._target
+        if handle is None or partial is None or target is None:
+            return
+        try:
+            if kind is None:
+                handle.flush()
+                os.fsync(handle.fileno())
+            handle.close()
+            if kind is None:
+                os.replace(partial, target)
+        finally:
+            handle.close()
+            partial.unlink(missing_ok=True)

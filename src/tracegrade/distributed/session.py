@@ -4,9 +4,10 @@ of the same run on one machine.
 The input is cut into partitions (:mod:`.partitions`); each is scored on a worker by
 :func:`.scoring.score_partition`, which writes its rows to ``part-NNNNN.jsonl`` in the
 run's folder (``.RESULTS.parts/`` beside the results file, on storage every worker and
-the client share) whole or not at all, and sends back its tally. The client folds the
-tallies in partition order into the run's summary, then joins the parts into the
-results file, with its run record, as ``evaluate(out=...)`` writes them.
+the client share) whole or not at all, and sends back its tally. The client joins the
+parts into the results file as they come, in partition order (:mod:`.joining`), folds
+the tallies in that order into the run's summary, and writes the run record, as
+``evaluate(out=...)`` writes them.
 
 A worker that dies takes its tasks with it; Dask runs them again elsewhere, and as a
 part file appears only whole, no row is lost or written twice. ``resume=True`` after
@@ -48,6 +49,7 @@ from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from ..run.success import choose_success, efficiency_names
 from .dataset_out import finish_directory, prepare_directory
+from .joining import Joiner
 from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
@@ -261,8 +263,15 @@ def _evaluate(
     futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
     finished = sum(partition.records for partition in partitions if partition.number in done)
+    joiner = None
+    if joined_file is not None and isinstance(folder, Path):  # joined as they come
+        joiner = Joiner(folder, [partition.number for partition in partitions], joined_file)
+        for number in sorted(done):
+            joiner.ready(number)
     try:
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
+            if joiner is not None:
+                joiner.ready(partition.number)
             tallies[partition.number] = scored.tally
             results[partition.number] = scored
             run.scored.append(partition.number)
@@ -273,6 +282,10 @@ def _evaluate(
                 f"{len(run.scored) + len(run.kept)} of {len(partitions)} partitions done: "
                 f"{finished:,} of {total:,} records"
             )
+    except BaseException:
+        if joiner is not None:
+            joiner.abandon()
+        raise
     finally:
         for future in futures:
             future.cancel()
@@ -281,7 +294,9 @@ def _evaluate(
     for number in sorted(tallies):
         summary.add_tally(tallies[number])
     if folder is not None and out is not None:
-        if joined_file is not None:  # a results directory's parts are its rows: no join
+        if joiner is not None:  # a results directory's parts are its rows: no join
+            joiner.finish()
+        elif joined_file is not None:  # parts at a URL: joined once all are there
             join(folder, partitions, joined_file)
         if keep_rows:
             for number in run.kept:

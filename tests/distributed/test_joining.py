@@ -1,0 +1,49 @@
+"""The parts of a distributed run are joined into its results file as they finish, in
+partition order whatever order they finish in, copied by the kernel or through a buffer;
+the results file appears only when whole, and a stopped run leaves none."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tracegrade.distributed.joining import Joiner
+from tracegrade.distributed.scoring import part_path
+
+
+def _parts(folder: Path, count: int) -> list[bytes]:
+    folder.mkdir()
+    contents = [f'{{"index": {n}}}\n'.encode() * (n * 997 % 5000) for n in range(count)]
+    for number, content in enumerate(contents):
+        part_path(folder, number).write_bytes(content)
+    return contents
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_parts_finishing_out_of_order_are_joined_in_order(tmp_path: Path, kernel: bool) -> None:
+    contents = _parts(tmp_path / "parts", 12)
+    out = tmp_path / "results.jsonl"
+    joiner = Joiner(tmp_path / "parts", range(12), out)
+    joiner._kernel_copy = kernel and hasattr(os, "copy_file_range")
+    partial = tmp_path / ".results.jsonl.partial"
+    for number in [3, 0, 1, 7, 2, 5, 4, 11]:
+        joiner.ready(number)
+    assert partial.read_bytes() == b"".join(contents[:6])  # 0 to 5 are in; 6 is not done
+    assert not out.exists()
+    joiner.finish()  # 6, 8, 9 and 10 done at the end
+    assert out.read_bytes() == b"".join(contents)
+    assert not partial.exists()
+
+
+def test_a_stopped_run_leaves_no_results_file_and_keeps_its_parts(tmp_path: Path) -> None:
+    _parts(tmp_path / "parts", 4)
+    out = tmp_path / "results.jsonl"
+    out.write_bytes(b"an earlier run's rows\n")
+    joiner = Joiner(tmp_path / "parts", range(4), out)
+    joiner.ready(0)
+    joiner.abandon()
+    assert out.read_bytes() == b"an earlier run's rows\n"
+    assert sorted(os.listdir(tmp_path)) == ["parts", "results.jsonl"]
+    assert len(os.listdir(tmp_path / "parts")) == 4
