@@ -16,14 +16,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.backends.otlp_receiver import otlp_receiver
 from tests.distributed.dask_helpers import messy_lines
 from tests.s3_server import KEY_ID, S3, SECRET, s3_server
+from tests.test_serve import MESSAGES
 
-from tracegrade import EvaluationDataset, ToolCallF1, ToolCorrectnessMetric, evaluate, load_run
+from tracegrade import (
+    EvaluationDataset,
+    MultiTurnSample,
+    ToolCallEfficiency,
+    ToolCallF1,
+    ToolCorrectnessMetric,
+    evaluate,
+    load_run,
+)
 from tracegrade.cli import EXIT_INPUT, EXIT_OK, main
 from tracegrade.io import dataset_writer
 from tracegrade.io.dataset_dir import read_manifest
 from tracegrade.io.dataset_url import staging_folder
+from tracegrade.model.origin import Origin
 from tracegrade.run.push_journal import journal_path, url_journals
 
 
@@ -211,9 +222,25 @@ def test_a_url_directory_is_read_only_once_finished(
 
 
 def test_the_push_journal_of_a_url_is_kept_in_the_state_folder(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    s3: S3, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    origin = Origin(system="otlp", trace_ids=("ab" * 16,), root_ids=("cd" * 8,))
+    samples = tmp_path / "samples.jsonl"
+    sample = MultiTurnSample(id="t", user_input=MESSAGES, origin=origin)
+    samples.write_text(json.dumps(sample.to_dict()) + "\n")
+    out = s3.url(f"{tmp_path.name}/pushed/")
+    with otlp_receiver() as receiver:
+        target = receiver.url.replace("http://", "otlp://")
+        first = evaluate(samples, [ToolCallEfficiency()], out=out, push=target, progress=False)
+        assert first.pushed is not None and first.pushed.created == 1, first.pushed
+        journal = journal_path(out, target)
+        assert journal.is_file() and not staging_folder(out).exists()
+        again = evaluate(
+            samples, [ToolCallEfficiency()], out=out, push=target, resume=True, progress=False
+        )
+        assert again.pushed is not None and again.pushed.already == 1, again.pushed
+        assert len(receiver.records()) == 1  # not sent twice
     journal = journal_path("s3://bucket/run/", "http://backend")
     assert journal.parent == url_journals("s3://bucket/run")
     assert journal.is_relative_to(tmp_path / "state" / "tracegrade" / "push")
