@@ -165,3 +165,81 @@ def test_the_command_line_runs_a_local_cluster_on_s3(
     assert SECRET not in said.out + said.err
     remote = cat(s3, out).replace(data.encode(), str(local).encode())
     assert remote == (tmp_path / "r.jsonl").read_bytes()
+
+
+def objects(s3: S3, folder: str) -> dict[str, bytes]:
+    """The objects in the folder ``folder`` by name, and their content."""
+    fs: Any = s3.filesystem()
+    return {
+        path.rpartition("/")[2]: bytes(fs.cat_file(path))
+        for path in fs.find(folder.removeprefix("s3://"))
+    }
+
+
+def test_a_cluster_writes_a_results_directory_at_a_url(
+    s3: S3, s3_client: Any, tmp_path: Path
+) -> None:
+    from tracegrade import load_run
+    from tracegrade.distributed import evaluate_distributed
+
+    prefix = s3.url(tmp_path.name)
+    data = f"{prefix}/in.jsonl"
+    upload(s3, data, ("\n".join(messy_lines(60)) + "\n").encode())
+    out = f"{prefix}/run/"
+    result = evaluate_distributed(data, metrics(), client=s3_client, out=out, partition_bytes=2_000)
+    here = evaluate_distributed(
+        data, metrics(), client=s3_client, out=f"{tmp_path}/run/", partition_bytes=2_000
+    )
+    partitions = result.run_facts["distributed"]["partitions"]
+    assert partitions > 2
+    found = objects(s3, out)
+    local = {path.name: path.read_bytes() for path in (tmp_path / "run").iterdir()}
+    parts = [f"part-{number:05d}.jsonl" for number in range(partitions)]
+    assert sorted(found) == sorted([*parts, "_manifest.json", "_run.json"])  # no plan left
+    for name in parts:
+        assert found[name] == local[name]
+    assert json.loads(found["_manifest.json"]) == json.loads(local["_manifest.json"])
+    assert result.summary() == here.summary()
+    assert [row.to_dict() for row in load_run(out).rows] == [
+        row.to_dict() for row in load_run(tmp_path / "run").rows
+    ]
+    for content in found.values():
+        assert SECRET.encode() not in content and KEY_ID.encode() not in content
+
+
+def test_resume_of_a_url_directory_after_the_client_stopped(
+    s3: S3, s3_client: Any, tmp_path: Path
+) -> None:
+    from tracegrade import load_run
+    from tracegrade.distributed import evaluate_distributed
+
+    prefix = s3.url(tmp_path.name)
+    data = f"{prefix}/in.jsonl"
+    upload(s3, data, ("\n".join(messy_lines(40)) + "\n").encode())
+    out = f"{prefix}/stopped/"
+
+    def stop(line: str) -> None:  # the client gone after its first partition
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_distributed(
+            data, metrics(), client=s3_client, out=out, partition_bytes=2_000, progress=stop
+        )
+    left = objects(s3, out)
+    assert ".plan.json" in left and json.loads(left["_manifest.json"])["complete"] is False
+    with pytest.raises(ValueError, match=r"stopped/ holds a run that has not finished"):
+        load_run(out)
+    resumed = evaluate_distributed(
+        data, metrics(), client=s3_client, out=out, partition_bytes=2_000, resume=True
+    )
+    facts = resumed.run_facts["distributed"]
+    assert facts["kept"] >= 1 and facts["kept"] + facts["scored"] == facts["partitions"]
+    whole = evaluate(f"{prefix}/in.jsonl", metrics(), progress=False)
+    assert resumed.summary() == whole.summary()
+    assert [row.index for row in load_run(out).rows] == list(range(40))
+    assert ".plan.json" not in objects(s3, out)
+    # resuming the finished run scores nothing
+    again = evaluate_distributed(
+        data, metrics(), client=s3_client, out=out, partition_bytes=2_000, resume=True
+    )
+    assert again.run_facts["distributed"]["scored"] == 0

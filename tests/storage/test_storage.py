@@ -12,7 +12,7 @@ import pytest
 from tests.blocked_imports import run_without
 from tests.distributed.dask_helpers import messy_lines
 
-from tracegrade import ToolCallF1, evaluate
+from tracegrade import ToolCallF1, evaluate, load_run
 from tracegrade.errors import FileWriteError
 from tracegrade.io import storage
 from tracegrade.io.files import check_input, is_gzip, read_lines
@@ -165,13 +165,12 @@ def test_a_folder_at_a_url_is_listed_written_and_removed(memory: Any, tmp_path: 
     assert not local.exists()
 
 
-def test_a_results_directory_at_a_url_is_refused_before_anything_runs(
-    memory: Any, tmp_path: Path
-) -> None:
+def test_a_results_directory_at_a_url_is_written_there(memory: Any, tmp_path: Path) -> None:
     data = f"memory://{tmp_path.name}/in.jsonl"
     memory.pipe_file(data, ("\n".join(messy_lines(5)) + "\n").encode())
     out = f"memory://{tmp_path.name}/run/"
-    with pytest.raises(ValueError, match=r"a results directory at a URL .* is not written yet"):
-        evaluate(data, [ToolCallF1()], out=out, progress=False)
-    assert not memory.exists(out)
+    result = evaluate(data, [ToolCallF1()], out=out, progress=False)
+    names = sorted(path.rpartition("/")[2] for path in memory.find(out))
+    assert names == ["_manifest.json", "_run.json", "part-00000.jsonl"]
+    assert [row.to_dict() for row in load_run(out).rows] == [row.to_dict() for row in result.rows]
     assert not Path("memory:").exists()  # no local folder made of the URL

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .._json import loads
 from ..errors import TracegradeError
+from ..io.dataset_dir import is_results_directory
 from ..io.files import once_read_name, open_input, read_once
 from ..io.storage import is_url, output_exists
 from ..io.store import ResumeError
@@ -217,7 +218,7 @@ def _rows_to_show(settings: Settings, result: EvaluationResult) -> None:
         return
     if result.accumulator.records > SAMPLE_TABLE_LIMIT or not output_exists(settings.out):
         return
-    if not is_url(settings.out) and Path(settings.out).is_dir():  # a results directory
+    if is_results_directory(settings.out):  # a results directory (a URL's too)
         from ..report.loaded import load_run
 
         result.rows = load_run(settings.out).rows
@@ -235,8 +236,8 @@ def _stopped(settings: Settings, *, terminated: bool) -> int:
     if settings.out is not None:
         from ..distributed import parts_folder
 
-        local = not is_url(settings.out) and Path(settings.out).is_dir()
-        folder = settings.out if local else parts_folder(settings.out)
+        directory = is_results_directory(settings.out)
+        folder = settings.out if directory else parts_folder(settings.out)
         hint = f"; the partitions done so far are in {folder}: finish with --resume"
     print(f"tracegrade: {how}{hint}", file=sys.stderr)
     return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED

@@ -1,5 +1,6 @@
-"""A distributed run whose ``out`` is a directory: each partition's part is written by
-its worker straight into it (``part-NNNNN.jsonl``, whole or not at all), and the client
+"""A distributed run whose ``out`` is a directory (a path, or a URL ending in ``/``:
+``s3://bucket/run/``): each partition's part is written by its worker straight into it
+(``part-NNNNN.jsonl``, whole or not at all: an object is PUT whole), and the client
 writes only the manifest and the run record, joining nothing.
 
 While the run goes, the directory holds the run's plan (``.plan.json``: which input,
@@ -15,17 +16,20 @@ from pathlib import Path
 from typing import Any
 
 from ..io.dataset_dir import (
+    RUN_RECORD,
     Part,
-    part_files,
+    Where,
+    named,
+    part_names,
     part_of_file,
     read_manifest,
     read_run_record,
     remove_parts,
-    run_record_file,
     write_manifest,
     write_run_record,
 )
-from ..io.store import ResumeError, write_atomically
+from ..io.storage import inside, is_there, is_url, make_folder, read_whole, remove, write_whole
+from ..io.store import ResumeError
 from ..run.results import RowTally
 from .partitions import Partition
 from .parts import SAME_RECORD, tally_of
@@ -36,7 +40,7 @@ PLAN = ".plan.json"
 
 
 def prepare_directory(
-    directory: Path,
+    directory: Where,
     record: dict[str, Any] | None,
     partitions: list[Partition],
     resume: bool,
@@ -54,45 +58,49 @@ def prepare_directory(
         "format": form,
         "partitions": [[p.number, p.first_index, p.records] for p in partitions],
     }
-    planned = directory / PLAN
-    if resume and not planned.exists() and _finished(directory, described, form):
-        write_atomically(planned, json.dumps(plan).encode())
-    if resume and planned.exists():
-        if json.loads(planned.read_text()) != json.loads(json.dumps(plan)):
+    planned = inside(directory, PLAN)
+    shown = named(directory)
+    if resume and not is_there(planned) and _finished(directory, described, form):
+        write_whole(planned, json.dumps(plan).encode())
+    if resume and is_there(planned):
+        if json.loads(read_whole(planned)) != json.loads(json.dumps(plan)):
             raise ResumeError(
-                f"cannot resume: {directory} holds the parts of another run (its input, "
+                f"cannot resume: {shown} holds the parts of another run (its input, "
                 "metrics, judge or partitions differ); start over without resume"
             )
         numbers = {partition.number for partition in partitions}
-        strays = [path.name for number, path in part_files(directory) if number not in numbers]
+        found = part_names(directory)
+        strays = [name for number, name in found if number not in numbers]
         if strays:
-            raise ResumeError(f"cannot resume: {directory} holds parts of no partition: {strays}")
+            raise ResumeError(f"cannot resume: {shown} holds parts of no partition: {strays}")
+        there = {name for _, name in found}
         kept = {}
         for partition in partitions:
             path = part_path(directory, partition.number, form)
-            if path.exists():
+            if str(path).rpartition("/")[2] in there:  # each part is whole, or not there
                 kept[partition.number] = tally_of(path, partition, marks, efficiency)
         return kept
-    if resume and part_files(directory):
+    if resume and part_names(directory):
         raise ResumeError(
-            f"cannot resume: {directory} holds parts without the plan of a distributed run "
+            f"cannot resume: {shown} holds parts without the plan of a distributed run "
             "(written on one machine, or by another tool); start over without resume"
         )
     remove_parts(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    write_atomically(planned, json.dumps(plan).encode())
+    make_folder(directory)
+    write_whole(planned, json.dumps(plan).encode())
     write_manifest(directory, [], complete=False, form=form)
     if record is not None:
         write_run_record(directory, record)
     return {}
 
 
-def part_path(directory: Path, number: int, form: str) -> Path:
-    """Where partition ``number``'s part is in the local results directory."""
-    return Path(_part_path(directory, number, form))
+def part_path(directory: Where, number: int, form: str) -> Path | str:
+    """Where partition ``number``'s part is in the results directory (a URL in one at a
+    URL)."""
+    return _part_path(directory, number, form)
 
 
-def _finished(directory: Path, record: Mapping[str, Any], form: str) -> bool:
+def _finished(directory: Where, record: Mapping[str, Any], form: str) -> bool:
     """Whether the directory holds a finished run with this ``record``, its parts in
     ``form``."""
     try:
@@ -109,7 +117,7 @@ def _finished(directory: Path, record: Mapping[str, Any], form: str) -> bool:
 
 
 def finish_directory(
-    directory: Path,
+    directory: Where,
     partitions: list[Partition],
     scored: Mapping[int, PartitionResult],
     tallies: Mapping[int, RowTally],
@@ -128,7 +136,7 @@ def finish_directory(
         tally = tallies[partition.number]
         parts.append(
             Part(
-                path.name,
+                str(path).rpartition("/")[2],
                 partition.number,
                 partition.first_index,
                 partition.first_index + partition.records - 1,
@@ -141,6 +149,14 @@ def finish_directory(
     if record is not None:
         write_run_record(directory, record)
     else:
-        run_record_file(directory).unlink(missing_ok=True)
+        _remove(inside(directory, RUN_RECORD))
     write_manifest(directory, parts, complete=True, form=form)
-    (directory / PLAN).unlink(missing_ok=True)
+    _remove(inside(directory, PLAN))
+
+
+def _remove(path: Path | str) -> None:
+    """Remove the file or object ``path``, if it is there."""
+    if is_url(path):
+        remove(str(path))
+    else:
+        Path(path).unlink(missing_ok=True)

@@ -56,7 +56,11 @@ def input_files(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]])
     found: list[str] = []
     for item in given:
         text = os.fspath(item)
-        if is_url(text):
+        if is_url(text) and text.endswith("/"):  # a folder of parts, in order
+            from ..io.dataset_dir import input_parts
+
+            found.extend(str(path) for path in input_parts(text))
+        elif is_url(text):
             if glob.has_magic(text):
                 found.extend(storage.glob(text))
             else:

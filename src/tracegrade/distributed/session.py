@@ -165,6 +165,8 @@ def evaluate_distributed(
     )
     if out is None:
         return _evaluate(data, metrics, client, given)
+    if is_url(out) and directory_output(out):  # the workers write its parts there
+        return _evaluate(data, metrics, client, given)
     if is_url(out):  # its results file is staged on this machine, then uploaded
         stage = staged(out, results=True)
         assert stage is not None
@@ -221,12 +223,12 @@ def _evaluate(
     files, partitions, parts_of_bag = _plan(data, partition_bytes, client)
     version = None if given.prices is None else given.prices.version
     record = _run_record(files, metrics, version) if files else None
-    directory = out is not None and not is_url(out) and directory_output(out)
-    folder = (Path(out) if directory else parts_folder(out)) if out is not None else None
+    directory = out is not None and directory_output(out)
+    folder = _folder(out, directory) if out is not None else None
     joined_file = local_output(out, stage) if not directory else None
     form = given.out_format if directory else "jsonl"
     done: dict[int, RowTally] = {}
-    if directory and isinstance(folder, Path):
+    if directory and folder is not None:
         done = prepare_directory(
             folder, record, partitions, resume, marks, efficiency_names(metrics), form
         )
@@ -321,7 +323,7 @@ def _evaluate(
             usage = summary.usage
             if usage is not None:
                 content["judge_usage"] = usage.to_dict()
-        if directory and isinstance(folder, Path):
+        if directory and folder is not None:
             finish_directory(folder, partitions, results, tallies, content, form)
         elif joined_file is not None:
             if content is not None:
@@ -332,6 +334,14 @@ def _evaluate(
                 stage.upload()
             remove_folder(folder)
     return result
+
+
+def _folder(out: str | os.PathLike[str], directory: bool) -> Path | str:
+    """Where the parts go: the results directory (a path, or a URL), else a folder beside
+    the results file."""
+    if not directory:
+        return parts_folder(out)
+    return str(out) if is_url(out) else Path(out)
 
 
 def _write_parquet(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from os import PathLike, fspath
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 from .._gc import gc_paused, kept_aside
@@ -158,7 +157,7 @@ class EvaluationDataset:
         """A dataset streamed from a JSONL file, one sample per line (``-``: standard
         input, which can be iterated once; a gzip file is unpacked as it is read), or
         from a directory of such files (see :meth:`from_directory`)."""
-        if Path(fspath(path)).is_dir():
+        if _is_directory(path):
             return cls.from_directory(path, sample_type=sample_type)
         check_input(path)
         return cls._streaming(lambda: jsonl_outcomes(path, sample_type=sample_type))
@@ -193,7 +192,7 @@ class EvaluationDataset:
         sample's fields (see :mod:`tracegrade.io.parquet_input` for how nulls read).
         Needs the ``parquet`` extra. A directory reads its parts, as
         :meth:`from_directory` does."""
-        if Path(fspath(path)).is_dir():
+        if _is_directory(path):
             return cls.from_directory(path)
         check_input(path)
         from .parquet_input import parquet_outcomes
@@ -320,3 +319,10 @@ class EvaluationDataset:
         except ImportError as error:
             raise ImportError("to_pandas needs pandas: pip install 'tracegrade[pandas]'") from error
         return pd.DataFrame(self.to_list())
+
+
+def _is_directory(path: PathArg) -> bool:
+    """Whether ``path`` is a directory of parts (a URL ending in ``/`` too)."""
+    from .dataset_dir import is_results_directory
+
+    return is_results_directory(fspath(path))

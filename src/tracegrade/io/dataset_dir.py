@@ -3,7 +3,8 @@ manifest (``_manifest.json``) and the run record (``_run.json``), written by a r
 ``out`` is a directory and read back as a results file is.
 
 Every reading and writing of such a directory is here, in functions that take the
-directory as a path string, so that the storage under them can change in one place.
+directory as a path or a URL (``s3://bucket/run/``: read and written through
+:mod:`.storage`), so that the storage under them changes in one place.
 
 The manifest says which parts make the dataset, in order: each part's file, number,
 first and last record index, row count by status, byte size and SHA-256. ``complete``
@@ -23,7 +24,10 @@ from typing import Any
 
 from .._json import dumps, loads
 from ..errors import InputError
-from .store import write_atomically
+from .storage import Located, base_name, inside, is_url, names_in, read_whole, shown, write_whole
+
+Where = str | os.PathLike[str]
+"""A results directory: a path, or a URL (``s3://bucket/run/``)."""
 
 FORMAT_VERSION = 1
 """The form of ``_manifest.json`` written now."""
@@ -69,19 +73,35 @@ class Part:
         )
 
 
-def is_directory_output(out: str | os.PathLike[str]) -> bool:
-    """Whether ``out`` names a results directory: a path ending in ``/`` (or the
-    platform's separator), or a directory that exists."""
+def is_directory_output(out: Where) -> bool:
+    """Whether ``out`` names a results directory: a path or URL ending in ``/`` (or the
+    platform's separator, for a path), or a directory that exists."""
     text = os.fspath(out)
+    if is_url(text):
+        return text.endswith("/")
     return text.endswith(("/", os.sep)) or Path(text).is_dir()
 
 
-def directory_output(out: str | os.PathLike[str]) -> bool:
-    """:func:`is_directory_output`, making the directory of a path ending in ``/``."""
+def directory_output(out: Where) -> bool:
+    """:func:`is_directory_output`, making the directory of a path ending in ``/`` (a
+    URL's folder needs no making)."""
     if not is_directory_output(out):
         return False
-    Path(os.fspath(out)).mkdir(parents=True, exist_ok=True)
+    if not is_url(out):
+        Path(os.fspath(out)).mkdir(parents=True, exist_ok=True)
     return True
+
+
+def is_results_directory(path: Where) -> bool:
+    """Whether a reader given ``path`` reads a directory of parts: a directory that
+    exists, or a URL ending in ``/``."""
+    text = os.fspath(path)
+    return text.endswith("/") if is_url(text) else Path(text).is_dir()
+
+
+def named(path: Where) -> Path | Located:
+    """How messages name ``path``: a URL with its credentials masked."""
+    return Located(shown(os.fspath(path))) if is_url(path) else Path(path)
 
 
 def part_name(number: int, form: str = "jsonl") -> str:
@@ -99,12 +119,18 @@ def run_record_file(directory: str | os.PathLike[str]) -> Path:
 
 
 def part_files(directory: str | os.PathLike[str]) -> list[tuple[int, Path]]:
-    """The part files in the directory, by number (whatever the manifest says)."""
+    """The part files in the local directory, by number (whatever the manifest says)."""
+    return [(number, Path(directory) / name) for number, name in part_names(directory)]
+
+
+def part_names(directory: Where) -> list[tuple[int, str]]:
+    """The names of the parts in the directory or at the URL, by number (whatever the
+    manifest says)."""
     found = []
-    for path in Path(directory).iterdir():
-        matched = _PART.match(path.name)
+    for name in names_in(directory):
+        matched = _PART.match(name)
         if matched:
-            found.append((int(matched.group(1)), path))
+            found.append((int(matched.group(1)), name))
     return sorted(found)
 
 
@@ -167,20 +193,21 @@ def describe_part(
     )
 
 
-def part_of_file(path: Path, number: int) -> Part:
-    """The manifest's entry for a part file already written, read back from it."""
-    content = path.read_bytes()
+def part_of_file(path: Path | str, number: int) -> Part:
+    """The manifest's entry for a part file (or object) already written, read back
+    from it."""
+    content = read_whole(path)
     indices, statuses = [], {"scored": 0, "failed": 0, "rejected": 0}
     for line in part_lines(path, content).splitlines():
         if line.strip():
             row = loads(line)
             indices.append(int(row["index"]))
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
-    return describe_part(path, number, content, indices, statuses)
+    return describe_part(Path(base_name(str(path))), number, content, indices, statuses)
 
 
 def write_manifest(
-    directory: str | os.PathLike[str],
+    directory: Where,
     parts: Sequence[Part],
     *,
     complete: bool,
@@ -194,18 +221,18 @@ def write_manifest(
         "rows": sum(part.rows for part in parts),
         "parts": [asdict(part) for part in parts],
     }
-    write_atomically(Path(directory) / MANIFEST, dumps(content))
+    write_whole(inside(directory, MANIFEST), dumps(content))
 
 
-def write_run_record(directory: str | os.PathLike[str], record: Mapping[str, Any]) -> None:
-    write_atomically(run_record_file(directory), dumps(dict(record)))
+def write_run_record(directory: Where, record: Mapping[str, Any]) -> None:
+    write_whole(inside(directory, RUN_RECORD), dumps(dict(record)))
 
 
-def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
+def read_manifest(directory: Where) -> dict[str, Any] | None:
     """The manifest, or ``None`` when there is none; DatasetDirError when damaged."""
-    path = Path(directory) / MANIFEST
+    path = named(inside(directory, MANIFEST))
     try:
-        content = path.read_bytes()
+        content = read_whole(inside(directory, MANIFEST))
     except FileNotFoundError:
         return None
     try:
@@ -221,91 +248,110 @@ def read_manifest(directory: str | os.PathLike[str]) -> dict[str, Any] | None:
     return manifest
 
 
-def complete_parts(directory: str | os.PathLike[str], what: str = "results") -> list[Part]:
+def complete_parts(directory: Where, what: str = "results") -> list[Part]:
     """The parts of a finished results directory, in order; DatasetDirError naming what
     is missing for a directory that is not one (no manifest, an unfinished run)."""
     manifest = read_manifest(directory)
+    shown_as = named(directory)
     if manifest is None:
         raise DatasetDirError(
-            f"{directory} is not a {what} directory: it has no {MANIFEST}"
+            f"{shown_as} is not a {what} directory: it has no {MANIFEST}"
             + (
                 " (its parts are of a run that has not finished: finish it with --resume)"
-                if part_files(directory)
+                if part_names(directory)
                 else ""
             )
         )
     if manifest.get("complete") is not True:
         raise DatasetDirError(
-            f"{directory} holds a run that has not finished ({MANIFEST} says it is not "
+            f"{shown_as} holds a run that has not finished ({MANIFEST} says it is not "
             "complete): finish it with --resume, or read a finished run"
         )
     parts: list[Part] = manifest["parts"]
     return parts
 
 
-def read_part(directory: str | os.PathLike[str], part: Part) -> bytes:
+def read_part(directory: Where, part: Part) -> bytes:
     """A part's rows as JSON lines, its file checked against the manifest's size and
     SHA-256."""
-    path = Path(directory) / part.file
+    path = inside(directory, part.file)
     try:
-        content = path.read_bytes()
+        content = read_whole(path)
     except FileNotFoundError:
         raise DatasetDirError(
-            f"{directory}: part {part.file} listed in {MANIFEST} is missing"
+            f"{named(directory)}: part {part.file} listed in {MANIFEST} is missing"
         ) from None
     if len(content) != part.bytes or hashlib.sha256(content).hexdigest() != part.sha256:
         raise DatasetDirError(
-            f"{directory}: part {part.file} is not the one {MANIFEST} lists (its size or "
+            f"{named(directory)}: part {part.file} is not the one {MANIFEST} lists (its size or "
             "SHA-256 differs): the directory was changed after the run"
         )
     return part_lines(path, content)
 
 
-def iter_part_lines(directory: str | os.PathLike[str]) -> Iterator[tuple[Path, bytes]]:
-    """Each part of a finished results directory in order: its path and its rows as
-    JSON lines."""
+def iter_part_lines(directory: Where) -> Iterator[tuple[Path | Located, bytes]]:
+    """Each part of a finished results directory in order: its path (or its URL, its
+    credentials masked) and its rows as JSON lines."""
     for part in complete_parts(directory):
-        yield Path(directory) / part.file, read_part(directory, part)
+        yield named(inside(directory, part.file)), read_part(directory, part)
 
 
 INPUT_SUFFIXES = (".jsonl", ".gz", ".parquet")
 """The files of a directory read as input when it has no manifest."""
 
 
-def input_parts(directory: str | os.PathLike[str]) -> list[Path]:
+def input_parts(directory: Where) -> list[Path | str]:
     """The files of a directory given as input, in order: the parts its manifest lists
     (it must be complete), else its files ending in ``.jsonl``, ``.gz`` or ``.parquet``
     by name, leaving out hidden ones (``.name``, ``_name``); DatasetDirError naming the
-    directory when there are none."""
-    folder = Path(directory)
-    if (folder / MANIFEST).exists():
-        return [folder / part.file for part in complete_parts(folder, "dataset")]
-    found = sorted(
-        path
-        for path in folder.iterdir()
-        if path.is_file()
-        and not path.name.startswith((".", "_"))
-        and path.name.endswith(INPUT_SUFFIXES)
-    )
+    directory when there are none. A URL's parts are URLs."""
+    if is_url(directory):
+        names = names_in(directory)
+        if MANIFEST in names:
+            return [inside(directory, part.file) for part in complete_parts(directory, "dataset")]
+        found: list[Path | str] = [
+            inside(directory, name)
+            for name in names
+            if not name.startswith((".", "_")) and name.endswith(INPUT_SUFFIXES)
+        ]
+    else:
+        folder = Path(directory)
+        if (folder / MANIFEST).exists():
+            return [folder / part.file for part in complete_parts(folder, "dataset")]
+        found = sorted(
+            path
+            for path in folder.iterdir()
+            if path.is_file()
+            and not path.name.startswith((".", "_"))
+            and path.name.endswith(INPUT_SUFFIXES)
+        )
     if not found:
         raise DatasetDirError(
-            f"{directory} holds no records: no {MANIFEST}, and no file ending in "
+            f"{named(directory)} holds no records: no {MANIFEST}, and no file ending in "
             + ", ".join(INPUT_SUFFIXES)
         )
     return found
 
 
-def read_run_record(directory: str | os.PathLike[str]) -> dict[str, Any]:
+def read_run_record(directory: Where) -> dict[str, Any]:
     """The directory's run record, ``{}`` when it has none or it is damaged."""
     try:
-        record = loads(run_record_file(directory).read_bytes())
+        record = loads(read_whole(inside(directory, RUN_RECORD)))
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
 
 
-def remove_parts(directory: str | os.PathLike[str]) -> None:
+def remove_parts(directory: Where) -> None:
     """Remove the parts, manifest and run record a run wrote (nothing else)."""
+    if is_url(directory):
+        from .storage import remove
+
+        for _, name in part_names(directory):
+            remove(str(inside(directory, name)))
+        for name in (MANIFEST, RUN_RECORD):
+            remove(str(inside(directory, name)))
+        return
     for _, path in part_files(directory):
         path.unlink()
     for name in (MANIFEST, RUN_RECORD):

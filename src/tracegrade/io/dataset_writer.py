@@ -60,6 +60,8 @@ class DirectoryResults:
         """``form``: the parts' format (``jsonl`` or ``parquet``, whose table has the
         columns of the metrics ``names``, ``judged`` among them)."""
         self.path = Path(path)
+        self.name = str(path)
+        """How messages name the directory (a URL's, when it is staged here)."""
         self.form = check_form(form)
         self._names, self._judged = list(names), list(judged)
         self._held: list[bytes] = []
@@ -112,7 +114,7 @@ class DirectoryResults:
             return
         if retry_failed:
             raise ResumeError(
-                f"cannot retry the failed rows of {self.path}: retry_failed does not work "
+                f"cannot retry the failed rows of {self.name}: retry_failed does not work "
                 "with a results directory yet; resume without it"
             )
         try:
@@ -121,24 +123,24 @@ class DirectoryResults:
                 previous = upgrade(previous)
         except FileNotFoundError:
             raise ResumeError(
-                f"cannot resume {self.path}: it has no run record ({record_path.name}); "
+                f"cannot resume {self.name}: it has no run record ({record_path.name}); "
                 "start over without --resume"
             ) from None
         except (ValueError, KeyError, TypeError) as error:
             raise ResumeError(
-                f"cannot resume {self.path}: {record_path} is damaged: {error}"
+                f"cannot resume {self.name}: {record_path} is damaged: {error}"
             ) from None
         differences = run.differences(previous)
         if differences:
             raise ResumeError(
-                f"cannot resume {self.path}: it holds another run's rows ("
+                f"cannot resume {self.name}: it holds another run's rows ("
                 + "; ".join(differences)
                 + "); start over without --resume or choose another --out"
             )
         others = [path.name for _, path in found if path.suffix != f".{self.form}"]
         if others:
             raise ResumeError(
-                f"cannot resume {self.path} with {self.form} parts: it holds others "
+                f"cannot resume {self.name} with {self.form} parts: it holds others "
                 f"({', '.join(others)}); resume with their format, or start over"
             )
         self._run = run
@@ -159,12 +161,12 @@ class DirectoryResults:
                 row = SampleResult.from_dict(loads(line))
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 raise ResumeError(
-                    f"cannot resume {self.path}: {path.name}, line {number} is not a "
+                    f"cannot resume {self.name}: {path.name}, line {number} is not a "
                     f"result row ({type(error).__name__}: {error})"
                 ) from None
             if not self.done.add(row.index):
                 raise ResumeError(
-                    f"cannot resume {self.path}: {path.name}, line {number} repeats the "
+                    f"cannot resume {self.name}: {path.name}, line {number} repeats the "
                     f"row of record {row.index}"
                 )
             yield row
@@ -265,7 +267,7 @@ class DirectoryResults:
         if isinstance(error, FileWriteError):
             return error
         return FileWriteError(
-            f"cannot write results to {self.path}: {os_problem(error)}", self.path, error.errno
+            f"cannot write results to {self.name}: {os_problem(error)}", self.path, error.errno
         )
 
     def record_totals(
@@ -292,12 +294,17 @@ class DirectoryResults:
         try:
             self._close_part()
             write_manifest(self.path, self._parts, complete=complete, form=self.form)
+            self._closed()
         except OSError as error:
             raise self._write_error(error) from error
         finally:
             if self._locked:
                 self._locked = False
                 self._lock.release()
+
+    def _closed(self) -> None:
+        """Called once the final manifest is written, before the lock goes (a directory
+        staged for a URL uploads what is left)."""
 
     def __enter__(self) -> DirectoryResults:
         return self

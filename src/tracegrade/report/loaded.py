@@ -48,8 +48,19 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
     of a run not finished (no complete manifest) or with a part missing or changed, a
     DatasetDirError naming what. A damaged run record is left aside (the rows are what
     counts), as is a last line cut short by a killed run. A URL (``s3://...``) is read
-    as the results file there, with the run record beside it."""
+    as the results file there, with the run record beside it; a URL ending in ``/`` (or
+    holding a ``_manifest.json``) as a results directory."""
     rows: dict[int, SampleResult] = {}
+    from ..io.dataset_dir import is_results_directory
+
+    if is_results_directory(path):
+        from ..io.dataset_dir import iter_part_lines, named, read_run_record
+
+        for part, content in iter_part_lines(path):
+            _add_rows(rows, part, content.split(b"\n"), cut_allowed=False)
+        return LoadedRun(
+            named(path), [rows[index] for index in sorted(rows)], read_run_record(path)
+        )
     if is_url(path):
         url = str(path)
         check_input(url, "results")
@@ -58,12 +69,6 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
         record = _record_at(sibling(url, f".{base_name(url)}.run.json"))
         return LoadedRun(found, [rows[index] for index in sorted(rows)], record)
     results = Path(path)
-    if results.is_dir():
-        from ..io.dataset_dir import iter_part_lines, read_run_record
-
-        for part, content in iter_part_lines(results):
-            _add_rows(rows, part, content.split(b"\n"), cut_allowed=False)
-        return LoadedRun(results, [rows[index] for index in sorted(rows)], read_run_record(results))
     check_input(results, "results")
     try:
         with open(results, "rb") as handle:

@@ -173,6 +173,7 @@ class _LiveRun:
     keep_limit: int | None = 0
     parquet: Path | None = None
     staged_out: StagedFile | None = None
+    out_url: str | None = None
     staged_parquet: StagedFile | None = None
     out_format: str = "jsonl"
     resume: bool = True

@@ -76,29 +76,30 @@ def _where(path: OutputPath) -> str:
 
 def staged(path: OutputPath | None, *, results: bool) -> StagedFile | None:
     """For an output URL, its file staged on the local disk (a results file with its
-    run record); ``None`` for a local path."""
-    if path is None or not is_url(path):
+    run record); ``None`` for a local path, and for a results directory at a URL (a URL
+    ending in ``/``: see :mod:`tracegrade.io.dataset_url`)."""
+    if path is None or not is_url(path) or str(path).endswith("/"):
         return None
-    if str(path).endswith("/"):
-        raise ValueError(
-            f"a results directory at a URL ({shown(str(path))}) is not written yet: give "
-            "the URL of a results file, or a local directory"
-        )
     from ..io.storage import StagedFile
 
     return StagedFile(str(path), (".{name}.run.json",) if results else ())
 
 
 def local_output(path: OutputPath | None, stage: StagedFile | None) -> Path | None:
-    """Where the run writes the output ``path``: its staged copy for a URL."""
+    """Where the run writes the output ``path``: its staged copy for a URL, the local
+    folder of a results directory at a URL."""
     if stage is not None:
         return stage.local
+    if path is not None and is_url(path):
+        from ..io.dataset_url import staging_folder
+
+        return staging_folder(str(path))
     return Path(path) if path is not None else None
 
 
 def _name(results: ResultsFile | DirectoryResults) -> str:
-    """How messages name the results: the file's path or URL, the directory's path."""
-    return results.name if isinstance(results, ResultsFile) else str(results.path)
+    """How messages name the results: the file's or directory's path or URL."""
+    return results.name
 
 
 class RunSettings(Protocol):
@@ -125,6 +126,11 @@ class RunSettings(Protocol):
     def parquet(self) -> Path | None: ...
     @property
     def staged_out(self) -> StagedFile | None: ...
+    @property
+    def out_url(self) -> str | None:
+        """A results directory at a URL (``out`` is its local folder then)."""
+
+    @property
     @property
     def staged_parquet(self) -> StagedFile | None: ...
     @property
@@ -183,7 +189,12 @@ class RunOutputs:
         """The results file (or directory: one that exists, its parts in ``form``),
         taken for this run (OutputInUseError when another has it)."""
         results: ResultsFile | DirectoryResults
-        if path.is_dir():
+        if self.run.out_url is not None:
+            from ..io.dataset_url import UrlDirectoryResults
+
+            judged = [metric.name for metric in judged_metrics(self.run.metrics)]
+            results = UrlDirectoryResults(self.run.out_url, form, self.summary.metric_names, judged)
+        elif path.is_dir():
             judged = [metric.name for metric in judged_metrics(self.run.metrics)]
             results = DirectoryResults(path, form, self.summary.metric_names, judged)
         else:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .._json import dumps, dumps_with_text, loads
 from ..errors import TracegradeError, os_problem
+from ..io.storage import is_url
 
 
 class PushError(TracegradeError):
@@ -22,10 +23,22 @@ class PushError(TracegradeError):
 
 
 def journal_path(results: str | os.PathLike[str], target: str) -> Path:
-    """Where the push of ``results`` to ``target`` keeps its journal."""
+    """Where the push of ``results`` to ``target`` keeps its journal: beside a local
+    file or directory; for results at a URL, in :func:`url_journals`."""
     digest = hashlib.sha256(target.encode()).hexdigest()[:16]
+    if is_url(results):
+        return url_journals(str(results)) / f"{digest}.jsonl"
     path = Path(results)
     return path.with_name(path.name + ".push") / f"{digest}.jsonl"
+
+
+def url_journals(url: str) -> Path:
+    """The local folder of the push journals of the results at ``url`` (an object store
+    has no append): ``$XDG_STATE_HOME/tracegrade/push/HASH`` (``~/.local/state`` by
+    default), ``HASH`` of the URL as given (``s3://b/run/`` and ``s3://b/run`` alike)."""
+    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    digest = hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:16]
+    return Path(base) / "tracegrade" / "push" / digest
 
 
 class PushJournal:

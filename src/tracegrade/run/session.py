@@ -33,7 +33,6 @@ import warnings
 from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from contextlib import aclosing, closing, nullcontext
 from os import PathLike
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from .._gc import kept_aside
@@ -41,7 +40,7 @@ from ..backends.traces import as_traces
 from ..convert import SOURCES
 from ..errors import ReferencesWarning
 from ..io.dataset import EvaluationDataset
-from ..io.dataset_dir import check_directory_format, directory_output
+from ..io.dataset_dir import check_directory_format, directory_output, is_results_directory
 from ..io.files import check_input, once_read_name, read_once
 from ..io.storage import is_url
 from ..io.store import RunRecord
@@ -165,7 +164,7 @@ class EvaluationRun:
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
-        if isinstance(data, (str, PathLike)) and Path(data).is_dir():
+        if isinstance(data, (str, PathLike)) and is_results_directory(data):
             # a directory of parts: read one after the other, as records in memory are
             data = EvaluationDataset.from_directory(data)
         self.traces = as_traces(data)
@@ -225,6 +224,9 @@ class EvaluationRun:
             directory_output(out)  # a path ending in / is a results directory: made here
         self.staged_out = staged(out, results=True)
         """An ``out`` URL's file, written here and uploaded when the run ends."""
+        url_directory = out is not None and is_url(out) and self.staged_out is None
+        self.out_url = str(out) if url_directory else None
+        """A results directory at a URL, written part by part (``out`` its local folder)."""
         self.out = local_output(out, self.staged_out)
         self.resume = resume
         self.retry_failed = retry_failed
@@ -293,7 +295,8 @@ class EvaluationRun:
             from .pushing import BackgroundPusher, Pusher
 
             target = None if self.push is True else self.push
-            outputs.pusher = BackgroundPusher(Pusher(target, results=self.out))
+            journaled = self.staged_out.url if self.staged_out else self.out_url or self.out
+            outputs.pusher = BackgroundPusher(Pusher(target, results=journaled))
         outputs.open(self.run_record() if self.out is not None else None)
         self._resumed = bool(outputs.done)  # rows of an earlier run: not read again
         return outputs
