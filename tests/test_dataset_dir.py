@@ -350,3 +350,28 @@ def test_a_dataset_directory_is_read_by_its_manifest(tmp_path: Path) -> None:
     (directory / "_manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(DatasetDirError, match="has not finished"):
         EvaluationDataset.from_jsonl(directory)
+
+
+def test_an_input_the_directory_run_would_remove_is_refused(tmp_path: Path) -> None:
+    """Review: a run into DIR/ first removes DIR's parts, manifest and run record; an
+    input (or --parquet file) named like one of them in DIR was deleted before it was
+    read."""
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    data = messy_file(directory / "part-00000.jsonl", 20)
+    content = data.read_bytes()
+    for given in (str(data), [str(data)]):
+        with pytest.raises(ValueError, match=re.escape(f"the input file {data} in it")):
+            evaluate(given, [ToolCallF1()], out=f"{directory}/")
+    with pytest.raises(ValueError, match="parquet="):
+        evaluate(
+            str(messy_file(tmp_path / "in.jsonl", 5)),
+            [ToolCallF1()],
+            out=f"{directory}/",
+            parquet=directory / "_run.json",
+        )
+    assert data.read_bytes() == content
+    code = main(["evaluate", str(data), "-m", "tool_call_f1", "--out", f"{directory}/"])
+    assert code == EXIT_USAGE and data.read_bytes() == content
+    other = evaluate(str(data), [ToolCallF1()], out=f"{tmp_path}/results/")
+    assert other.accumulator.records > 0 and data.read_bytes() == content

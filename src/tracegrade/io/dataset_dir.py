@@ -99,6 +99,21 @@ def is_results_directory(path: Where) -> bool:
     return text.endswith("/") if is_url(text) else Path(text).is_dir()
 
 
+def replaced_by_run(directory: Where, path: Where) -> bool:
+    """Whether a run writing the results directory ``directory`` removes or replaces the
+    file ``path``: a part (``part-NNNNN.jsonl``), the manifest or the run record in it."""
+    if is_url(directory) != is_url(path):
+        return False
+    if is_url(path):
+        folder, _, name = os.fspath(path).rpartition("/")
+        same = folder.rstrip("/") == os.fspath(directory).rstrip("/")
+    else:
+        target = Path(path).resolve()
+        folder, name = os.fspath(target.parent), target.name
+        same = target.parent == Path(directory).resolve()
+    return same and (_PART.match(name) is not None or name in (MANIFEST, RUN_RECORD))
+
+
 def named(path: Where) -> Path | Located:
     """How messages name ``path``: a URL with its credentials masked."""
     return Located(shown(os.fspath(path))) if is_url(path) else Path(path)
