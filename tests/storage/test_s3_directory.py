@@ -246,3 +246,26 @@ def test_the_push_journal_of_a_url_is_kept_in_the_state_folder(
     assert journal.is_relative_to(tmp_path / "state" / "tracegrade" / "push")
     assert journal_path("s3://bucket/other/", "http://backend") != journal
     assert journal_path(tmp_path / "r.jsonl", "x").parent == tmp_path / "r.jsonl.push"
+
+
+def test_a_url_directory_is_read_without_its_trailing_slash(
+    s3: S3, data: tuple[str, Path], tmp_path: Path, small_parts: None
+) -> None:
+    """Review: load_run, report and EvaluationDataset took s3://bucket/run (no ``/``) for
+    an object and said it was a folder; a folder named either way is a directory."""
+    url, _ = data
+    out = url.replace("in.jsonl", "run/")
+    written = evaluate(url, metrics(), out=out, progress=False, keep_rows=True)
+    bare = out.rstrip("/")
+    loaded = load_run(bare)
+    assert [row.index for row in loaded.rows] == [row.index for row in written.rows]
+    assert loaded.record["input"] == url
+    assert main(["report", bare, "--html", str(tmp_path / "r.html")]) == EXIT_OK
+    assert main(["compare", bare, out]) == EXIT_OK
+    fs: Any = s3.filesystem()
+    samples = url.replace("in.jsonl", "samples")
+    fs.pipe_file(samples + "/a.jsonl", ("\n".join(messy_lines(60)[:5]) + "\n").encode())
+    assert len(EvaluationDataset.from_jsonl(samples).load()) > 0
+    missing = url.replace("in.jsonl", "nothing-here")
+    with pytest.raises(FileNotFoundError, match="nothing-here"):
+        load_run(missing)

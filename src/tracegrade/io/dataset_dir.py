@@ -24,7 +24,17 @@ from typing import Any
 
 from .._json import dumps, loads
 from ..errors import InputError
-from .storage import Located, base_name, inside, is_url, names_in, read_whole, shown, write_whole
+from .storage import (
+    Located,
+    base_name,
+    inside,
+    is_folder,
+    is_url,
+    names_in,
+    read_whole,
+    shown,
+    write_whole,
+)
 
 Where = str | os.PathLike[str]
 """A results directory: a path, or a URL (``s3://bucket/run/``)."""
@@ -94,9 +104,11 @@ def directory_output(out: Where) -> bool:
 
 def is_results_directory(path: Where) -> bool:
     """Whether a reader given ``path`` reads a directory of parts: a directory that
-    exists, or a URL ending in ``/``."""
+    exists, or a URL ending in ``/`` or naming a folder (``s3://bucket/run``)."""
     text = os.fspath(path)
-    return text.endswith("/") if is_url(text) else Path(text).is_dir()
+    if is_url(text):
+        return text.endswith("/") or is_folder(text)
+    return Path(text).is_dir()
 
 
 def replaced_by_run(directory: Where, path: Where) -> bool:

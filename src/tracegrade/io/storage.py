@@ -163,6 +163,21 @@ def exists(url: str) -> bool:
         raise _read_error(url, error) from error
 
 
+def is_folder(url: str) -> bool:
+    """Whether ``url`` names a folder (objects under it as a prefix), not an object; a
+    glob names neither."""
+    if any(char in url for char in "*?["):
+        return False
+    fs, path = filesystem(url)
+    try:
+        fs.invalidate_cache(path)
+        return bool(fs.isdir(path))
+    except FileNotFoundError:
+        return False
+    except Exception as error:
+        raise _read_error(url, error) from error
+
+
 def glob(pattern: str) -> list[str]:
     """The URLs of the objects ``pattern`` matches, sorted; FileNotFoundError when none."""
     fs, path = filesystem(pattern)
