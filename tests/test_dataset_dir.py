@@ -375,3 +375,23 @@ def test_an_input_the_directory_run_would_remove_is_refused(tmp_path: Path) -> N
     assert code == EXIT_USAGE and data.read_bytes() == content
     other = evaluate(str(data), [ToolCallF1()], out=f"{tmp_path}/results/")
     assert other.accumulator.records > 0 and data.read_bytes() == content
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_files_a_killed_writer_left_half_written_are_removed(tmp_path: Path, resume: bool) -> None:
+    """Review: a part, manifest or run record written beside (``.NAME.UUID.partial``) by a
+    run killed before moving it into place stayed in the directory for good."""
+    data = messy_file(tmp_path / "runs.jsonl", 30)
+    directory = tmp_path / "out"
+    evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet")
+    left = [
+        directory / f".part-00001.parquet.{'a' * 32}.partial",
+        directory / f"._manifest.json.{'b' * 32}.partial",
+        directory / f"._run.json.{'c' * 32}.partial",
+    ]
+    kept = [directory / ".notes.partial", directory / "notes.txt"]
+    for path in [*left, *kept]:
+        path.write_bytes(b"half")
+    evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet", resume=resume)
+    assert not [path for path in left if path.exists()]
+    assert all(path.exists() for path in kept)

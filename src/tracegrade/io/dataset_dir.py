@@ -369,6 +369,24 @@ def read_run_record(directory: Where) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
+_PARTIAL = re.compile(
+    r"^\.(part-\d{5,}\.(jsonl|parquet)|_manifest\.json|_run\.json|\.plan\.json)"
+    r"\.[0-9a-f]{32}\.partial$"
+)
+"""A file a killed writer left: a part, the manifest, run record or plan written beside
+before it was moved into place (an object store has none: an object is PUT whole)."""
+
+
+def remove_partials(directory: Where) -> None:
+    """Remove the partial files killed writers left in the local results directory
+    (nothing at a URL; no other file)."""
+    if is_url(directory):
+        return
+    for name in names_in(directory):
+        if _PARTIAL.match(name):
+            (Path(directory) / name).unlink(missing_ok=True)
+
+
 def remove_parts(directory: Where) -> None:
     """Remove the parts, manifest and run record a run wrote (nothing else)."""
     if is_url(directory):
