@@ -269,3 +269,36 @@ def test_a_url_directory_is_read_without_its_trailing_slash(
     missing = url.replace("in.jsonl", "nothing-here")
     with pytest.raises(FileNotFoundError, match="nothing-here"):
         load_run(missing)
+
+
+def test_a_part_that_failed_to_upload_is_kept_and_not_listed(
+    s3: S3, data: tuple[str, Path], small_parts: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: when a part's upload failed, the error said it was kept in the local
+    folder, but closing the run removed that folder, and the manifest sent up listed the
+    part the URL does not hold."""
+    from tracegrade.errors import FileWriteError
+    from tracegrade.io import dataset_url
+
+    url, _ = data
+    out = url.replace("in.jsonl", "flaky/")
+    real = dataset_url.put_file
+
+    def put(local: Path, target: str) -> None:
+        if target.endswith("part-00001.jsonl"):
+            raise FileWriteError(f"cannot write {target}: refused", target)
+        real(local, target)
+
+    monkeypatch.setattr(dataset_url, "put_file", put)
+    with pytest.raises(FileWriteError, match="kept in") as raised:
+        evaluate(url, metrics(), out=out, progress=False)
+    assert str(staging_folder(out)) in str(raised.value)
+    assert (staging_folder(out) / "part-00001.jsonl").exists()
+    manifest = read_manifest(out)
+    assert manifest is not None and manifest["complete"] is False
+    assert [part.file for part in manifest["parts"]] == ["part-00000.jsonl"]
+    monkeypatch.setattr(dataset_url, "put_file", real)
+    resumed = evaluate(url, metrics(), out=out, resume=True, progress=False, keep_rows=True)
+    whole = evaluate(url, metrics(), progress=False, keep_rows=True)
+    assert load_run(out).rows == whole.rows and resumed.summary() == whole.summary()
+    assert not staging_folder(out).exists()
