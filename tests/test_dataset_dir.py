@@ -395,3 +395,19 @@ def test_files_a_killed_writer_left_half_written_are_removed(tmp_path: Path, res
     evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet", resume=resume)
     assert not [path for path in left if path.exists()]
     assert all(path.exists() for path in kept)
+
+
+def test_an_input_directory_is_not_its_own_output(tmp_path: Path) -> None:
+    """Review: evaluate(DIR, out=DIR/) read DIR as a directory of parts first, so the
+    check of the outputs against the input missed it, and the run removed its input."""
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    data = messy_file(directory / "part-00000.jsonl", 20)
+    content = data.read_bytes()
+    for out in (f"{directory}/", str(directory)):
+        with pytest.raises(ValueError, match="is the input"):
+            evaluate(str(directory), [ToolCallF1()], out=out)
+    code = main(["evaluate", str(directory), "-m", "tool_call_f1", "--out", f"{directory}/"])
+    assert code == EXIT_USAGE
+    assert sorted(path.name for path in directory.iterdir()) == ["part-00000.jsonl"]
+    assert data.read_bytes() == content
