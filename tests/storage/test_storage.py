@@ -174,3 +174,17 @@ def test_a_results_directory_at_a_url_is_written_there(memory: Any, tmp_path: Pa
     assert names == ["_manifest.json", "_run.json", "part-00000.jsonl"]
     assert [row.to_dict() for row in load_run(out).rows] == [row.to_dict() for row in result.rows]
     assert not Path("memory:").exists()  # no local folder made of the URL
+
+
+def test_a_url_directory_is_not_its_own_output(memory: Any, tmp_path: Path) -> None:
+    """Review: an input folder at a URL named without its ``/`` (or one of its parts)
+    and the output directory at that URL with it were not taken for the same: the run
+    removed the parts it was to read."""
+    folder = f"memory://{tmp_path.name}/samples"
+    content = ("\n".join(messy_lines(10)) + "\n").encode()
+    memory.pipe_file(f"{folder}/part-00000.jsonl", content)
+    for given in (folder, f"{folder}/", f"{folder}/part-00000.jsonl"):
+        with pytest.raises(ValueError, match=r"is the input|the input file"):
+            evaluate(given, [ToolCallF1()], out=f"{folder}/", progress=False)
+    assert memory.cat_file(f"{folder}/part-00000.jsonl") == content
+    assert not memory.exists(f"{folder}/_manifest.json")

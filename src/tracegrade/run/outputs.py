@@ -100,8 +100,9 @@ def _check_directory_output(
 
 
 def _where(path: OutputPath) -> str:
-    """What ``path`` names, to tell whether two paths name one file."""
-    return str(path) if is_url(path) else str(Path(path).resolve())
+    """What ``path`` names, to tell whether two paths name one file (a URL's folder
+    with or without its ``/``)."""
+    return str(path).rstrip("/") if is_url(path) else str(Path(path).resolve())
 
 
 def staged(path: OutputPath | None, *, results: bool) -> StagedFile | None:
