@@ -411,3 +411,18 @@ def test_an_input_directory_is_not_its_own_output(tmp_path: Path) -> None:
     assert code == EXIT_USAGE
     assert sorted(path.name for path in directory.iterdir()) == ["part-00000.jsonl"]
     assert data.read_bytes() == content
+
+
+def test_a_parquet_part_has_its_fill_in_bytes_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the rows of a Parquet part being filled were held in memory until 50,000
+    of them, whatever their size: the 64 MiB a part was never counted for Parquet."""
+    monkeypatch.setattr(dataset_writer, "PART_ROWS", 1_000_000)
+    monkeypatch.setattr(dataset_writer, "PART_BYTES", 2_000)
+    data = messy_file(tmp_path / "runs.jsonl", 60)
+    directory = tmp_path / "out"
+    result = evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet")
+    manifest = read_manifest(directory)
+    assert manifest is not None and len(manifest["parts"]) > 3
+    assert len(load_run(directory).rows) == result.accumulator.records

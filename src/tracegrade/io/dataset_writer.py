@@ -196,8 +196,9 @@ class DirectoryResults:
             statuses = counted
         if self.form == "jsonl":
             self._append(lines)
-        else:
+        else:  # held until the part has its fill (in rows, or in bytes of JSON lines)
             self._held.append(bytes(lines))
+            self._size += len(lines)
         self._indices.extend(indices)
         for status, count in statuses.items():
             self._statuses[status] = self._statuses.get(status, 0) + count
