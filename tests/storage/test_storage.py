@@ -188,3 +188,21 @@ def test_a_url_directory_is_not_its_own_output(memory: Any, tmp_path: Path) -> N
             evaluate(given, [ToolCallF1()], out=f"{folder}/", progress=False)
     assert memory.cat_file(f"{folder}/part-00000.jsonl") == content
     assert not memory.exists(f"{folder}/_manifest.json")
+
+
+def test_a_failed_upload_to_a_file_url_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: put_file to file:// left its partial copy (.NAME.partial) when the copy
+    or the rename failed."""
+    local = tmp_path / "local.jsonl"
+    local.write_bytes(b"{}\n")
+    folder = tmp_path / "there"
+
+    def refused(source: object, target: object) -> None:
+        raise PermissionError(13, "refused")
+
+    monkeypatch.setattr(storage.os, "replace", refused)
+    with pytest.raises(FileWriteError, match=r"there/results\.jsonl"):
+        storage.put_file(local, f"file://{folder}/results.jsonl")
+    assert list(folder.iterdir()) == []

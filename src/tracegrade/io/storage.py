@@ -239,9 +239,12 @@ def put_file(local: Path, url: str) -> None:
         if _is_local(fs):
             target = Path(path)
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{target.name}.partial")
-            shutil.copyfile(local, partial)
-            os.replace(partial, target)
+            partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
+            try:
+                shutil.copyfile(local, partial)
+                os.replace(partial, target)
+            finally:
+                partial.unlink(missing_ok=True)
         else:
             fs.put_file(str(local), path)
     except Exception as error:
