@@ -38,7 +38,14 @@ from .dataset_dir import (
 )
 from .dataset_parquet import parquet_part
 from .lock import OutputLock
-from .store import SYNC_SECONDS, IndexSet, ResumeError, RunRecord, write_atomically
+from .store import (
+    SYNC_SECONDS,
+    IndexSet,
+    ResumeError,
+    RunRecord,
+    resumed_rows,
+    write_atomically,
+)
 
 PART_ROWS = 50_000
 """The most rows in one part written on one machine."""
@@ -156,21 +163,8 @@ class DirectoryResults:
 
     def _read_part(self, path: Path) -> Iterator[SampleResult]:
         lines = part_lines(path).splitlines(keepends=True)
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = SampleResult.from_dict(loads(line))
-            except (ValueError, KeyError, TypeError, AttributeError) as error:
-                raise ResumeError(
-                    f"cannot resume {self.name}: {path.name}, line {number} is not a "
-                    f"result row ({type(error).__name__}: {error})"
-                ) from None
-            if not self.done.add(row.index):
-                raise ResumeError(
-                    f"cannot resume {self.name}: {path.name}, line {number} repeats the "
-                    f"row of record {row.index}"
-                )
+        where = f"cannot resume {self.name}: {path.name}, "
+        for _, row in resumed_rows(lines, self.done, where):
             yield row
 
     def write(self, row: SampleResult) -> None:

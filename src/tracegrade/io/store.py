@@ -238,6 +238,26 @@ def _head(path: str | os.PathLike[str]) -> tuple[str, int, bytes]:
     return input_name(path), size, head
 
 
+def resumed_rows(
+    lines: Iterable[bytes], done: IndexSet, where: str
+) -> Iterator[tuple[bytes, SampleResult]]:
+    """Each row of a results file's ``lines`` with its line, its index added to
+    ``done``; ResumeError, beginning with ``where``, for a line that is no row or
+    repeats a row's index."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = SampleResult.from_dict(loads(line))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise ResumeError(
+                f"{where}line {number} is not a result row ({type(error).__name__}: {error})"
+            ) from None
+        if not done.add(row.index):
+            raise ResumeError(f"{where}line {number} repeats the row of record {row.index}")
+        yield line, row
+
+
 def run_record_path(results: Path) -> Path:
     """Where the run record of the results file ``results`` lives."""
     return results.with_name(f".{results.name}.run.json")
@@ -351,22 +371,7 @@ class ResultsFile:
     def _read_rows(self) -> Iterator[tuple[bytes, SampleResult]]:
         """Each row of the file with its line, added to :attr:`done`."""
         with open(self.path, "rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = SampleResult.from_dict(loads(line))
-                except (ValueError, KeyError, TypeError, AttributeError) as error:
-                    raise ResumeError(
-                        f"cannot resume {self.name}: line {number} is not a result row "
-                        f"({type(error).__name__}: {error})"
-                    ) from None
-                if not self.done.add(row.index):
-                    raise ResumeError(
-                        f"cannot resume {self.name}: line {number} repeats the row of "
-                        f"record {row.index}"
-                    )
-                yield line, row
+            yield from resumed_rows(handle, self.done, f"cannot resume {self.name}: ")
 
     def write(self, row: SampleResult) -> None:
         """Append one row; it reaches the OS now and the disk within SYNC_SECONDS."""
