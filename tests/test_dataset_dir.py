@@ -350,3 +350,79 @@ def test_a_dataset_directory_is_read_by_its_manifest(tmp_path: Path) -> None:
     (directory / "_manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(DatasetDirError, match="has not finished"):
         EvaluationDataset.from_jsonl(directory)
+
+
+def test_an_input_the_directory_run_would_remove_is_refused(tmp_path: Path) -> None:
+    """Review: a run into DIR/ first removes DIR's parts, manifest and run record; an
+    input (or --parquet file) named like one of them in DIR was deleted before it was
+    read."""
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    data = messy_file(directory / "part-00000.jsonl", 20)
+    content = data.read_bytes()
+    for given in (str(data), [str(data)]):
+        with pytest.raises(ValueError, match=re.escape(f"the input file {data} in it")):
+            evaluate(given, [ToolCallF1()], out=f"{directory}/")
+    with pytest.raises(ValueError, match="parquet="):
+        evaluate(
+            str(messy_file(tmp_path / "in.jsonl", 5)),
+            [ToolCallF1()],
+            out=f"{directory}/",
+            parquet=directory / "_run.json",
+        )
+    assert data.read_bytes() == content
+    code = main(["evaluate", str(data), "-m", "tool_call_f1", "--out", f"{directory}/"])
+    assert code == EXIT_USAGE and data.read_bytes() == content
+    other = evaluate(str(data), [ToolCallF1()], out=f"{tmp_path}/results/")
+    assert other.accumulator.records > 0 and data.read_bytes() == content
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_files_a_killed_writer_left_half_written_are_removed(tmp_path: Path, resume: bool) -> None:
+    """Review: a part, manifest or run record written beside (``.NAME.UUID.partial``) by a
+    run killed before moving it into place stayed in the directory for good."""
+    data = messy_file(tmp_path / "runs.jsonl", 30)
+    directory = tmp_path / "out"
+    evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet")
+    left = [
+        directory / f".part-00001.parquet.{'a' * 32}.partial",
+        directory / f"._manifest.json.{'b' * 32}.partial",
+        directory / f"._run.json.{'c' * 32}.partial",
+    ]
+    kept = [directory / ".notes.partial", directory / "notes.txt"]
+    for path in [*left, *kept]:
+        path.write_bytes(b"half")
+    evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet", resume=resume)
+    assert not [path for path in left if path.exists()]
+    assert all(path.exists() for path in kept)
+
+
+def test_an_input_directory_is_not_its_own_output(tmp_path: Path) -> None:
+    """Review: evaluate(DIR, out=DIR/) read DIR as a directory of parts first, so the
+    check of the outputs against the input missed it, and the run removed its input."""
+    directory = tmp_path / "samples"
+    directory.mkdir()
+    data = messy_file(directory / "part-00000.jsonl", 20)
+    content = data.read_bytes()
+    for out in (f"{directory}/", str(directory)):
+        with pytest.raises(ValueError, match="is the input"):
+            evaluate(str(directory), [ToolCallF1()], out=out)
+    code = main(["evaluate", str(directory), "-m", "tool_call_f1", "--out", f"{directory}/"])
+    assert code == EXIT_USAGE
+    assert sorted(path.name for path in directory.iterdir()) == ["part-00000.jsonl"]
+    assert data.read_bytes() == content
+
+
+def test_a_parquet_part_has_its_fill_in_bytes_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the rows of a Parquet part being filled were held in memory until 50,000
+    of them, whatever their size: the 64 MiB a part was never counted for Parquet."""
+    monkeypatch.setattr(dataset_writer, "PART_ROWS", 1_000_000)
+    monkeypatch.setattr(dataset_writer, "PART_BYTES", 2_000)
+    data = messy_file(tmp_path / "runs.jsonl", 60)
+    directory = tmp_path / "out"
+    result = evaluate(str(data), [ToolCallF1()], out=f"{directory}/", out_format="parquet")
+    manifest = read_manifest(directory)
+    assert manifest is not None and len(manifest["parts"]) > 3
+    assert len(load_run(directory).rows) == result.accumulator.records

@@ -204,3 +204,19 @@ def test_a_directory_of_sample_parts_is_an_input(client: Any, tmp_path: Path) ->
     )
     assert (tmp_path / "dir.jsonl").read_bytes() == (tmp_path / "files.jsonl").read_bytes()
     assert from_directory.summary() == from_files.summary()
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_parts_of_killed_tasks_are_removed(client: Any, tmp_path: Path, resume: bool) -> None:
+    """Review: a task killed while writing its part left ``.part-NNNNN.jsonl.UUID.partial``
+    (up to a partition's rows) in the results directory for good."""
+    data = _write(tmp_path / "runs.jsonl", messy_lines(60))
+    directory = tmp_path / "spread"
+    options: dict[str, Any] = {"client": client, "out": f"{directory}/", "partition_bytes": 4096}
+    evaluate_distributed(str(data), [ToolCallF1()], **options)
+    first = load_run(directory).rows
+    stale = directory / f".part-00001.jsonl.{'d' * 32}.partial"
+    stale.write_bytes(b'{"index": 1')
+    evaluate_distributed(str(data), [ToolCallF1()], resume=resume, **options)
+    assert not stale.exists()
+    assert load_run(directory).rows == first

@@ -47,3 +47,17 @@ def test_a_stopped_run_leaves_no_results_file_and_keeps_its_parts(tmp_path: Path
     assert out.read_bytes() == b"an earlier run's rows\n"
     assert sorted(os.listdir(tmp_path)) == ["parts", "results.jsonl"]
     assert len(os.listdir(tmp_path / "parts")) == 4
+
+
+def test_a_join_that_fails_at_the_end_leaves_no_partial_file(tmp_path: Path) -> None:
+    """Review: an error in finish() (a part gone, a full disk) left the partial file
+    behind, open."""
+    _parts(tmp_path / "parts", 4)
+    out = tmp_path / "results.jsonl"
+    joiner = Joiner(tmp_path / "parts", range(4), out)
+    joiner.ready(0)
+    part_path(tmp_path / "parts", 2).unlink()
+    with pytest.raises(FileNotFoundError):
+        joiner.finish()
+    assert not (tmp_path / ".results.jsonl.partial").exists() and not out.exists()
+    assert joiner._handle.closed

@@ -246,3 +246,59 @@ def test_the_push_journal_of_a_url_is_kept_in_the_state_folder(
     assert journal.is_relative_to(tmp_path / "state" / "tracegrade" / "push")
     assert journal_path("s3://bucket/other/", "http://backend") != journal
     assert journal_path(tmp_path / "r.jsonl", "x").parent == tmp_path / "r.jsonl.push"
+
+
+def test_a_url_directory_is_read_without_its_trailing_slash(
+    s3: S3, data: tuple[str, Path], tmp_path: Path, small_parts: None
+) -> None:
+    """Review: load_run, report and EvaluationDataset took s3://bucket/run (no ``/``) for
+    an object and said it was a folder; a folder named either way is a directory."""
+    url, _ = data
+    out = url.replace("in.jsonl", "run/")
+    written = evaluate(url, metrics(), out=out, progress=False, keep_rows=True)
+    bare = out.rstrip("/")
+    loaded = load_run(bare)
+    assert [row.index for row in loaded.rows] == [row.index for row in written.rows]
+    assert loaded.record["input"] == url
+    assert main(["report", bare, "--html", str(tmp_path / "r.html")]) == EXIT_OK
+    assert main(["compare", bare, out]) == EXIT_OK
+    fs: Any = s3.filesystem()
+    samples = url.replace("in.jsonl", "samples")
+    fs.pipe_file(samples + "/a.jsonl", ("\n".join(messy_lines(60)[:5]) + "\n").encode())
+    assert len(EvaluationDataset.from_jsonl(samples).load()) > 0
+    missing = url.replace("in.jsonl", "nothing-here")
+    with pytest.raises(FileNotFoundError, match="nothing-here"):
+        load_run(missing)
+
+
+def test_a_part_that_failed_to_upload_is_kept_and_not_listed(
+    s3: S3, data: tuple[str, Path], small_parts: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: when a part's upload failed, the error said it was kept in the local
+    folder, but closing the run removed that folder, and the manifest sent up listed the
+    part the URL does not hold."""
+    from tracegrade.errors import FileWriteError
+    from tracegrade.io import dataset_url
+
+    url, _ = data
+    out = url.replace("in.jsonl", "flaky/")
+    real = dataset_url.put_file
+
+    def put(local: Path, target: str) -> None:
+        if target.endswith("part-00001.jsonl"):
+            raise FileWriteError(f"cannot write {target}: refused", target)
+        real(local, target)
+
+    monkeypatch.setattr(dataset_url, "put_file", put)
+    with pytest.raises(FileWriteError, match="kept in") as raised:
+        evaluate(url, metrics(), out=out, progress=False)
+    assert str(staging_folder(out)) in str(raised.value)
+    assert (staging_folder(out) / "part-00001.jsonl").exists()
+    manifest = read_manifest(out)
+    assert manifest is not None and manifest["complete"] is False
+    assert [part.file for part in manifest["parts"]] == ["part-00000.jsonl"]
+    monkeypatch.setattr(dataset_url, "put_file", real)
+    resumed = evaluate(url, metrics(), out=out, resume=True, progress=False, keep_rows=True)
+    whole = evaluate(url, metrics(), progress=False, keep_rows=True)
+    assert load_run(out).rows == whole.rows and resumed.summary() == whole.summary()
+    assert not staging_folder(out).exists()

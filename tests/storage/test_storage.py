@@ -174,3 +174,35 @@ def test_a_results_directory_at_a_url_is_written_there(memory: Any, tmp_path: Pa
     assert names == ["_manifest.json", "_run.json", "part-00000.jsonl"]
     assert [row.to_dict() for row in load_run(out).rows] == [row.to_dict() for row in result.rows]
     assert not Path("memory:").exists()  # no local folder made of the URL
+
+
+def test_a_url_directory_is_not_its_own_output(memory: Any, tmp_path: Path) -> None:
+    """Review: an input folder at a URL named without its ``/`` (or one of its parts)
+    and the output directory at that URL with it were not taken for the same: the run
+    removed the parts it was to read."""
+    folder = f"memory://{tmp_path.name}/samples"
+    content = ("\n".join(messy_lines(10)) + "\n").encode()
+    memory.pipe_file(f"{folder}/part-00000.jsonl", content)
+    for given in (folder, f"{folder}/", f"{folder}/part-00000.jsonl"):
+        with pytest.raises(ValueError, match=r"is the input|the input file"):
+            evaluate(given, [ToolCallF1()], out=f"{folder}/", progress=False)
+    assert memory.cat_file(f"{folder}/part-00000.jsonl") == content
+    assert not memory.exists(f"{folder}/_manifest.json")
+
+
+def test_a_failed_upload_to_a_file_url_leaves_no_partial_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: put_file to file:// left its partial copy (.NAME.partial) when the copy
+    or the rename failed."""
+    local = tmp_path / "local.jsonl"
+    local.write_bytes(b"{}\n")
+    folder = tmp_path / "there"
+
+    def refused(source: object, target: object) -> None:
+        raise PermissionError(13, "refused")
+
+    monkeypatch.setattr(storage.os, "replace", refused)
+    with pytest.raises(FileWriteError, match=r"there/results\.jsonl"):
+        storage.put_file(local, f"file://{folder}/results.jsonl")
+    assert list(folder.iterdir()) == []

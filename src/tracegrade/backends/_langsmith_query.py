@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from .._json import dumps
-from .base import PullFilters
+from .base import EARLIEST, PullFilters, iso_time
 
 THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
 """The metadata keys LangSmith groups a project's traces into threads by, first first."""
@@ -127,17 +127,7 @@ def metadata_of(run: Mapping[str, Any]) -> Mapping[str, Any]:
 def start_of(run: Mapping[str, Any]) -> datetime | None:
     """A run's start time (UTC when the text names no zone, as LangSmith writes it);
     ``None`` when the run has none that reads as a time."""
-    text = run.get("start_time")
-    if not isinstance(text, str):
-        return None
-    try:
-        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
-
-
-EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+    return iso_time(run.get("start_time"))
 
 
 def order_of(run: Mapping[str, Any]) -> tuple[datetime, str]:

@@ -208,3 +208,19 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release the connections."""
         ...
+
+
+EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+"""Where a trace without a readable start sorts: before every other."""
+
+
+def iso_time(text: object) -> datetime | None:
+    """``text`` read as an ISO 8601 time (``Z`` for UTC; UTC when it names no zone, as
+    the backends' APIs write it); ``None`` when it is not text that reads as a time."""
+    if not isinstance(text, str):
+        return None
+    try:
+        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)

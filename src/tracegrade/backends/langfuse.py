@@ -33,7 +33,7 @@ from ..model.samples import MultiTurnSample
 from ._http import HttpClient
 from ._langfuse_scores import push_scores
 from ._selection import Found, accounted
-from .base import Address, BackendError, PullFilters, PushedScore, PushOutcome
+from .base import EARLIEST, Address, BackendError, PullFilters, PushedScore, PushOutcome, iso_time
 
 PUBLIC_SERVICE = "https://cloud.langfuse.com"
 HOST_VARIABLES = ("LANGFUSE_HOST", "LANGFUSE_BASE_URL")
@@ -304,22 +304,12 @@ class LangfuseBackend:
 def _start(root: Mapping[str, Any]) -> datetime | None:
     """When a trace's root observation started (the API's ISO 8601 text); ``None`` when
     that is not a time."""
-    text = root.get("startTime")
-    if not isinstance(text, str):
-        return None
-    try:
-        found = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return found if found.tzinfo else found.replace(tzinfo=timezone.utc)
-
-
-_EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+    return iso_time(root.get("startTime"))
 
 
 def _order(root: Mapping[str, Any]) -> tuple[datetime, str]:
     """Where a trace sorts: by start (one without a readable start first), then id."""
-    return _start(root) or _EARLIEST, str(root["traceId"])
+    return _start(root) or EARLIEST, str(root["traceId"])
 
 
 def _meta(http: HttpClient, reply: Mapping[str, Any], path: str) -> Mapping[str, Any]:

@@ -24,6 +24,7 @@ from ..io.dataset_dir import (
     part_of_file,
     read_manifest,
     read_run_record,
+    remove_partials,
     remove_parts,
     write_manifest,
     write_run_record,
@@ -87,6 +88,7 @@ def prepare_directory(
         )
     remove_parts(directory)
     make_folder(directory)
+    remove_partials(directory)
     write_whole(planned, json.dumps(plan).encode())
     write_manifest(directory, [], complete=False, form=form)
     if record is not None:
@@ -152,6 +154,7 @@ def finish_directory(
         _remove(inside(directory, RUN_RECORD))
     write_manifest(directory, parts, complete=True, form=form)
     _remove(inside(directory, PLAN))
+    remove_partials(directory)  # the parts of tasks killed on the way
 
 
 def _remove(path: Path | str) -> None:

@@ -41,13 +41,17 @@ class Joiner:
 
     def finish(self) -> None:
         """Every part is written: append those left, and put the results file in place
-        (synced to disk first)."""
-        for number in self._order[self._next :]:
-            self._append(part_path(self._folder, number))
-        self._next = len(self._order)
-        os.fsync(self._handle.fileno())
-        self._handle.close()
-        os.replace(self._partial, self._out)
+        (synced to disk first); on an error the partial file goes, the parts stay."""
+        try:
+            for number in self._order[self._next :]:
+                self._append(part_path(self._folder, number))
+            self._next = len(self._order)
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            os.replace(self._partial, self._out)
+        except BaseException:  # (a part gone, a full disk): no partial file left open
+            self.abandon()
+            raise
 
     def abandon(self) -> None:
         """The run stopped: the partial file goes (the parts stay, to resume from)."""

@@ -24,7 +24,17 @@ from typing import Any
 
 from .._json import dumps, loads
 from ..errors import InputError
-from .storage import Located, base_name, inside, is_url, names_in, read_whole, shown, write_whole
+from .storage import (
+    Located,
+    base_name,
+    inside,
+    is_folder,
+    is_url,
+    names_in,
+    read_whole,
+    shown,
+    write_whole,
+)
 
 Where = str | os.PathLike[str]
 """A results directory: a path, or a URL (``s3://bucket/run/``)."""
@@ -94,9 +104,26 @@ def directory_output(out: Where) -> bool:
 
 def is_results_directory(path: Where) -> bool:
     """Whether a reader given ``path`` reads a directory of parts: a directory that
-    exists, or a URL ending in ``/``."""
+    exists, or a URL ending in ``/`` or naming a folder (``s3://bucket/run``)."""
     text = os.fspath(path)
-    return text.endswith("/") if is_url(text) else Path(text).is_dir()
+    if is_url(text):
+        return text.endswith("/") or is_folder(text)
+    return Path(text).is_dir()
+
+
+def replaced_by_run(directory: Where, path: Where) -> bool:
+    """Whether a run writing the results directory ``directory`` removes or replaces the
+    file ``path``: a part (``part-NNNNN.jsonl``), the manifest or the run record in it."""
+    if is_url(directory) != is_url(path):
+        return False
+    if is_url(path):
+        folder, _, name = os.fspath(path).rpartition("/")
+        same = folder.rstrip("/") == os.fspath(directory).rstrip("/")
+    else:
+        target = Path(path).resolve()
+        folder, name = os.fspath(target.parent), target.name
+        same = target.parent == Path(directory).resolve()
+    return same and (_PART.match(name) is not None or name in (MANIFEST, RUN_RECORD))
 
 
 def named(path: Where) -> Path | Located:
@@ -340,6 +367,24 @@ def read_run_record(directory: Where) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
+
+
+_PARTIAL = re.compile(
+    r"^\.(part-\d{5,}\.(jsonl|parquet)|_manifest\.json|_run\.json|\.plan\.json)"
+    r"\.[0-9a-f]{32}\.partial$"
+)
+"""A file a killed writer left: a part, the manifest, run record or plan written beside
+before it was moved into place (an object store has none: an object is PUT whole)."""
+
+
+def remove_partials(directory: Where) -> None:
+    """Remove the partial files killed writers left in the local results directory
+    (nothing at a URL; no other file)."""
+    if is_url(directory):
+        return
+    for name in names_in(directory):
+        if _PARTIAL.match(name):
+            (Path(directory) / name).unlink(missing_ok=True)
 
 
 def remove_parts(directory: Where) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from ..errors import FileWriteError
 from ..model.results import SampleResult, Usage
-from .dataset_dir import MANIFEST, RUN_RECORD, part_name, part_names, remove_parts
+from .dataset_dir import MANIFEST, RUN_RECORD, part_name, part_names, remove_parts, write_manifest
 from .dataset_writer import DirectoryResults
 from .storage import get_file, inside, put_file, shown
 from .store import RunRecord
@@ -49,6 +49,8 @@ class UrlDirectoryResults(DirectoryResults):
         super().__init__(staging_folder(url), form, names, judged)
         self.url = url
         self.name = shown(url)
+        self._kept = False
+        """Whether a part failed to upload (kept in the local folder)."""
 
     def lock(self) -> None:
         """Take the URL for this run on this machine, and empty its local folder (what a
@@ -86,12 +88,21 @@ class UrlDirectoryResults(DirectoryResults):
             (self.path / part.file).unlink(missing_ok=True)
 
     def _close_part(self) -> None:
-        """Close the part being filled, and upload it, then the manifest."""
+        """Close the part being filled, and upload it, then the manifest. A part that
+        failed to upload stays here, and the manifests leave it out (the URL has it not:
+        resume scores its rows again)."""
         before = len(self._parts)
         super()._close_part()
         if len(self._parts) > before:
             name = part_name(self._parts[-1].number, self.form)
-            self._upload(name, MANIFEST)
+            try:
+                self._upload(name)
+            except FileWriteError:
+                self._parts.pop()
+                self._kept = True
+                write_manifest(self.path, self._parts, complete=False, form=self.form)
+                raise
+            self._upload(MANIFEST)
             (self.path / name).unlink()
 
     def record_totals(
@@ -105,9 +116,11 @@ class UrlDirectoryResults(DirectoryResults):
         self._upload(RUN_RECORD)
 
     def _closed(self) -> None:
-        """The run record and the final manifest up; the local folder goes."""
+        """The run record and the final manifest up; the local folder goes (unless it
+        keeps a part that failed to upload, as the error said)."""
         self._upload(RUN_RECORD, MANIFEST)
-        shutil.rmtree(self.path, ignore_errors=True)
+        if not self._kept:
+            shutil.rmtree(self.path, ignore_errors=True)
 
     def _upload(self, *names: str) -> None:
         """Upload the local files ``names`` (those there) to the URL, in order."""

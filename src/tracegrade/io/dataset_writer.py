@@ -30,6 +30,7 @@ from .dataset_dir import (
     part_lines,
     part_of_file,
     part_path,
+    remove_partials,
     remove_parts,
     run_record_file,
     write_manifest,
@@ -85,6 +86,7 @@ class DirectoryResults:
             self.path.mkdir(parents=True, exist_ok=True)
             self._lock.acquire()
             self._locked = True
+            remove_partials(self.path)  # what a killed run left half written
 
     def start(self, run: RunRecord | None) -> None:
         """Begin an empty results directory for ``run`` (an earlier run's parts, manifest
@@ -194,8 +196,9 @@ class DirectoryResults:
             statuses = counted
         if self.form == "jsonl":
             self._append(lines)
-        else:
+        else:  # held until the part has its fill (in rows, or in bytes of JSON lines)
             self._held.append(bytes(lines))
+            self._size += len(lines)
         self._indices.extend(indices)
         for status, count in statuses.items():
             self._statuses[status] = self._statuses.get(status, 0) + count

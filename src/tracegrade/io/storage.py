@@ -163,6 +163,21 @@ def exists(url: str) -> bool:
         raise _read_error(url, error) from error
 
 
+def is_folder(url: str) -> bool:
+    """Whether ``url`` names a folder (objects under it as a prefix), not an object; a
+    glob names neither."""
+    if any(char in url for char in "*?["):
+        return False
+    fs, path = filesystem(url)
+    try:
+        fs.invalidate_cache(path)
+        return bool(fs.isdir(path))
+    except FileNotFoundError:
+        return False
+    except Exception as error:
+        raise _read_error(url, error) from error
+
+
 def glob(pattern: str) -> list[str]:
     """The URLs of the objects ``pattern`` matches, sorted; FileNotFoundError when none."""
     fs, path = filesystem(pattern)
@@ -224,9 +239,12 @@ def put_file(local: Path, url: str) -> None:
         if _is_local(fs):
             target = Path(path)
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(f".{target.name}.partial")
-            shutil.copyfile(local, partial)
-            os.replace(partial, target)
+            partial = target.with_name(f".{target.name}.{uuid.uuid4().hex}.partial")
+            try:
+                shutil.copyfile(local, partial)
+                os.replace(partial, target)
+            finally:
+                partial.unlink(missing_ok=True)
         else:
             fs.put_file(str(local), path)
     except Exception as error:

@@ -49,7 +49,7 @@ def load_run(path: str | os.PathLike[str]) -> LoadedRun:
     DatasetDirError naming what. A damaged run record is left aside (the rows are what
     counts), as is a last line cut short by a killed run. A URL (``s3://...``) is read
     as the results file there, with the run record beside it; a URL ending in ``/`` (or
-    holding a ``_manifest.json``) as a results directory."""
+    naming a folder) as a results directory."""
     rows: dict[int, SampleResult] = {}
     from ..io.dataset_dir import is_results_directory
 

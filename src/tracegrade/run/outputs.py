@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from datetime import datetime, timezone
+from glob import glob, has_magic
 from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
@@ -14,6 +15,7 @@ from .._json import loads
 from .._urls import masked_urls_in
 from .._version import __version__
 from ..errors import TracegradeError, os_problem
+from ..io.dataset_dir import is_directory_output, replaced_by_run
 from ..io.dataset_writer import DirectoryResults
 from ..io.files import read_once
 from ..io.lock import OutputInUseError
@@ -60,6 +62,8 @@ def check_outputs(
                 raise ValueError(f"{label}{path} is the input file: choose another output")
     if len(named) == 2 and _where(named[0][1]) == _where(named[1][1]):
         raise ValueError(f"{labels[0]}{out} and {labels[1]}{parquet} are the same file")
+    if out is not None and is_directory_output(out):
+        _check_directory_output(data, out, parquet, labels)
     if parquet is not None:
         try:
             import pyarrow  # noqa: F401 (only checks it is there)
@@ -69,9 +73,36 @@ def check_outputs(
             ) from None
 
 
+def _check_directory_output(
+    data: Data, out: OutputPath, parquet: OutputPath | None, labels: tuple[str, str]
+) -> None:
+    """Refuse an input file or a Parquet output that a run writing the results
+    directory ``out`` would remove or replace (one of its parts, its manifest or its
+    run record): the run empties those before it reads its input."""
+    given: list[object] = list(data) if isinstance(data, (list, tuple)) else [data]
+    inputs: list[str] = []
+    for item in given:
+        if not isinstance(item, (str, PathLike)):
+            continue
+        text = str(item)
+        inputs.extend(sorted(glob(text)) if not is_url(text) and has_magic(text) else [text])
+    for found in inputs:
+        if replaced_by_run(out, found):
+            raise ValueError(
+                f"{labels[0]}{out} is a results directory, and its run would remove or "
+                f"replace the input file {found} in it: choose another output"
+            )
+    if parquet is not None and replaced_by_run(out, parquet):
+        raise ValueError(
+            f"{labels[0]}{out} is a results directory, and its run would remove or replace "
+            f"{labels[1]}{parquet} in it: choose another name for the Parquet file"
+        )
+
+
 def _where(path: OutputPath) -> str:
-    """What ``path`` names, to tell whether two paths name one file."""
-    return str(path) if is_url(path) else str(Path(path).resolve())
+    """What ``path`` names, to tell whether two paths name one file (a URL's folder
+    with or without its ``/``)."""
+    return str(path).rstrip("/") if is_url(path) else str(Path(path).resolve())
 
 
 def staged(path: OutputPath | None, *, results: bool) -> StagedFile | None:

@@ -164,6 +164,7 @@ class EvaluationRun:
         self.keep_limit = keep_limit(keep_rows)
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
+        given = data  # (the outputs are checked against it: a directory too)
         if isinstance(data, (str, PathLike)) and is_results_directory(data):
             # a directory of parts: read one after the other, as records in memory are
             data = EvaluationDataset.from_directory(data)
@@ -200,7 +201,7 @@ class EvaluationRun:
                     "be read again, nor checked against the run record; save it to a file "
                     "and evaluate that"
                 )
-        check_outputs(data, out, parquet)
+        check_outputs(given, out, parquet)
         self.references: References | None = None
         """The references file, read and checked, joined onto the records by id."""
         if references is not None:
