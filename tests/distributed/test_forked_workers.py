@@ -1,0 +1,92 @@
+"""``--dask-local``'s cluster forks its worker processes on Linux (a spawned worker
+imports distributed and tracegrade again); a method set in Dask's config is kept, and a
+forked worker killed midway is replaced without losing or repeating a row."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dask_helpers import SlowF1, messy_lines
+
+from tracegrade import evaluate
+from tracegrade.cli.distributed import START_METHOD_VARIABLE, _client
+from tracegrade.cli.evaluate import Settings
+from tracegrade.distributed import evaluate_distributed, parts_folder
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="workers are forked on Linux only"
+)
+
+MARK = "_tracegrade_forked_workers_test"
+"""An attribute set on :mod:`sys` in the test's process: a forked worker has it, a
+spawned one (a fresh interpreter) does not."""
+
+
+def _settings(data: Path) -> Settings:
+    return Settings(str(data), [], [], dask_local=2)
+
+
+def _marks(client: Any) -> list[Any]:
+    return list(client.run(lambda: getattr(sys, MARK, None)).values())
+
+
+def test_the_local_clusters_workers_are_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    monkeypatch.setattr(sys, MARK, os.getpid(), raising=False)
+    with _client(_settings(tmp_path / "in.jsonl")) as client:
+        assert _marks(client) == [os.getpid(), os.getpid()]
+
+
+def test_a_start_method_set_for_dask_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(START_METHOD_VARIABLE, "spawn")
+    monkeypatch.setattr(sys, MARK, os.getpid(), raising=False)
+    with _client(_settings(tmp_path / "in.jsonl")) as client:
+        assert _marks(client) == [None, None]
+
+
+def test_a_forked_worker_killed_midway_loses_and_repeats_no_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    data = tmp_path / "runs.jsonl"
+    data.write_text("".join(f"{line}\n" for line in messy_lines(240)))
+    metrics = [SlowF1(delay=0.03)]
+    out = tmp_path / "spread.jsonl"
+    outcome: dict[str, Any] = {}
+    with _client(_settings(data)) as client:
+
+        def run() -> None:
+            try:
+                outcome["result"] = evaluate_distributed(
+                    str(data), metrics, client=client, out=out, partition_bytes=2048
+                )
+            except BaseException as error:  # handed to the test's thread
+                outcome["error"] = error
+
+        runner = threading.Thread(target=run)
+        runner.start()
+        folder = parts_folder(out)
+        deadline = time.monotonic() + 60
+        while not list(folder.glob("part-*.jsonl")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert list(folder.glob("part-*.jsonl")), "no partition finished"
+        busy = [address for address, tasks in client.processing().items() if tasks]
+        assert busy, "no worker was busy when it was to be killed"
+        pids = client.run(os.getpid, workers=[busy[0]])
+        os.kill(pids[busy[0]], signal.SIGKILL)
+        runner.join(180)
+    assert not runner.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    evaluate(str(data), metrics, out=tmp_path / "single.jsonl", progress=False)
+    assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
