@@ -165,11 +165,11 @@ class EvaluationRun:
         if isinstance(data, SAMPLE_TYPES):
             raise TypeError("data must be a dataset, a list of samples or a path, not one sample")
         given = data  # (the outputs are checked against it: a directory too)
-        if isinstance(data, (str, PathLike)) and is_results_directory(data):
-            # a directory of parts: read one after the other, as records in memory are
-            data = EvaluationDataset.from_directory(data)
         self.traces = as_traces(data)
         """The backend's traces the run pulls, when its input is a backend."""
+        if self.traces is None and isinstance(data, (str, PathLike)) and is_results_directory(data):
+            # a directory of parts: read one after the other, as records in memory are
+            data = EvaluationDataset.from_directory(data)
         if self.traces is not None:
             check_pull(self.traces, source, resume)
         from_file = isinstance(data, (str, PathLike)) and self.traces is None
