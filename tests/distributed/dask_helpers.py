@@ -4,7 +4,10 @@ and a slow metric (sent to the workers by value, as they cannot import this fold
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, ClassVar
@@ -57,3 +60,36 @@ def messy_lines(count: int) -> list[str]:
         if n % 29 == 11:
             lines.append("")
     return lines
+
+
+def run_killing_a_busy_worker(client: Any, data: Any, metrics: list[Any], out: Any) -> Any:
+    """``evaluate_distributed`` of ``data`` into ``out`` in a thread, one busy worker
+    killed with SIGKILL once the first part is written; the run's result (its error
+    raised here)."""
+    from tracegrade.distributed import evaluate_distributed, parts_folder
+
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = evaluate_distributed(
+                str(data), metrics, client=client, out=out, partition_bytes=2048
+            )
+        except BaseException as error:  # handed to the test's thread
+            outcome["error"] = error
+
+    runner = threading.Thread(target=run)
+    runner.start()
+    folder = parts_folder(out)
+    deadline = time.monotonic() + 60
+    while not list(folder.glob("part-*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(folder.glob("part-*.jsonl")), "no partition finished"
+    busy = [address for address, tasks in client.processing().items() if tasks]
+    assert busy, "no worker was busy when it was to be killed"
+    pids = client.run(os.getpid, workers=[busy[0]])
+    os.kill(pids[busy[0]], signal.SIGKILL)
+    runner.join(180)
+    assert not runner.is_alive()
+    assert "error" not in outcome, outcome.get("error")
+    return outcome["result"]

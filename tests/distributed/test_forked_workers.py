@@ -5,20 +5,16 @@ forked worker killed midway is replaced without losing or repeating a row."""
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dask_helpers import SlowF1, messy_lines
+from dask_helpers import SlowF1, messy_lines, run_killing_a_busy_worker
 
 from tracegrade import evaluate
 from tracegrade.cli.distributed import START_METHOD_VARIABLE, _client
 from tracegrade.cli.evaluate import Settings
-from tracegrade.distributed import evaluate_distributed, parts_folder
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="workers are forked on Linux only"
@@ -63,30 +59,7 @@ def test_a_forked_worker_killed_midway_loses_and_repeats_no_row(
     data.write_text("".join(f"{line}\n" for line in messy_lines(240)))
     metrics = [SlowF1(delay=0.03)]
     out = tmp_path / "spread.jsonl"
-    outcome: dict[str, Any] = {}
     with _client(_settings(data)) as client:
-
-        def run() -> None:
-            try:
-                outcome["result"] = evaluate_distributed(
-                    str(data), metrics, client=client, out=out, partition_bytes=2048
-                )
-            except BaseException as error:  # handed to the test's thread
-                outcome["error"] = error
-
-        runner = threading.Thread(target=run)
-        runner.start()
-        folder = parts_folder(out)
-        deadline = time.monotonic() + 60
-        while not list(folder.glob("part-*.jsonl")) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert list(folder.glob("part-*.jsonl")), "no partition finished"
-        busy = [address for address, tasks in client.processing().items() if tasks]
-        assert busy, "no worker was busy when it was to be killed"
-        pids = client.run(os.getpid, workers=[busy[0]])
-        os.kill(pids[busy[0]], signal.SIGKILL)
-        runner.join(180)
-    assert not runner.is_alive()
-    assert "error" not in outcome, outcome.get("error")
+        run_killing_a_busy_worker(client, data, metrics, out)
     evaluate(str(data), metrics, out=tmp_path / "single.jsonl", progress=False)
     assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()

@@ -7,18 +7,16 @@ it had not finished."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dask_helpers import SlowF1, messy_lines, records
+from dask_helpers import SlowF1, messy_lines, records, run_killing_a_busy_worker
 
 from tracegrade import EvaluationDataset, ToolCallF1, ToolCorrectnessMetric, evaluate
 from tracegrade.distributed import evaluate_distributed, parts_folder
@@ -121,33 +119,10 @@ def test_a_worker_killed_midway_loses_and_repeats_no_row(client: Any, tmp_path: 
     data = _write(tmp_path / "runs.jsonl", messy_lines(240))
     metrics = [SlowF1(delay=0.03)]
     out = tmp_path / "spread.jsonl"
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["result"] = evaluate_distributed(
-                str(data), metrics, client=client, out=out, partition_bytes=2048
-            )
-        except BaseException as error:  # handed to the test's thread
-            outcome["error"] = error
-
-    runner = threading.Thread(target=run)
-    runner.start()
-    folder = parts_folder(out)
-    deadline = time.monotonic() + 60
-    while not list(folder.glob("part-*.jsonl")) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert list(folder.glob("part-*.jsonl")), "no partition finished"
-    busy = [address for address, tasks in client.processing().items() if tasks]
-    assert busy, "no worker was busy when it was to be killed"
-    pids = client.run(os.getpid, workers=[busy[0]])
-    os.kill(pids[busy[0]], signal.SIGKILL)
-    runner.join(180)
-    assert not runner.is_alive()
-    assert "error" not in outcome, outcome.get("error")
+    spread = run_killing_a_busy_worker(client, data, metrics, out)
     single = evaluate(str(data), metrics, out=tmp_path / "single.jsonl", progress=False)
     assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
-    _same_run(single, outcome["result"])
+    _same_run(single, spread)
 
 
 DRIVER = """

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .._json import dumps, loads
-from ..errors import FileWriteError, os_problem
+from ..errors import FileWriteError
 from ..model.results import SampleResult, Usage
 from .dataset_dir import (
     Part,
@@ -43,6 +43,8 @@ from .store import (
     IndexSet,
     ResumeError,
     RunRecord,
+    record_with_totals,
+    results_write_error,
     resumed_rows,
     write_atomically,
 )
@@ -261,11 +263,7 @@ class DirectoryResults:
         write_manifest(self.path, self._parts, complete=False, form=self.form)
 
     def _write_error(self, error: OSError) -> FileWriteError:
-        if isinstance(error, FileWriteError):
-            return error
-        return FileWriteError(
-            f"cannot write results to {self.name}: {os_problem(error)}", self.path, error.errno
-        )
+        return results_write_error(self.name, self.path, error)
 
     def record_totals(
         self,
@@ -274,16 +272,9 @@ class DirectoryResults:
         facts: Mapping[str, Any] | None = None,
     ) -> None:
         """As :meth:`ResultsFile.record_totals`, into ``_run.json``."""
-        if self._run is None or (usage is None and not left_out and not facts):
-            return
-        content = self._run.to_dict()
-        if usage is not None:
-            content["judge_usage"] = usage.to_dict()
-        if left_out:
-            content["left_out"] = dict(left_out)
-        for key, value in (facts or {}).items():
-            content.setdefault(key, value)
-        write_run_record(self.path, content)
+        content = record_with_totals(self._run, usage, left_out, facts)
+        if content is not None:
+            write_run_record(self.path, content)
 
     def close(self, *, complete: bool = False) -> None:
         """Close the part being written and write the manifest: complete only when the

@@ -238,6 +238,35 @@ def _head(path: str | os.PathLike[str]) -> tuple[str, int, bytes]:
     return input_name(path), size, head
 
 
+def results_write_error(name: str, path: Path, error: OSError) -> FileWriteError:
+    """``error`` as a FileWriteError naming the results ``name`` at ``path`` (itself if
+    it is one)."""
+    if isinstance(error, FileWriteError):
+        return error
+    return FileWriteError(f"cannot write results to {name}: {os_problem(error)}", path, error.errno)
+
+
+def record_with_totals(
+    run: RunRecord | None,
+    usage: Usage | None,
+    left_out: Mapping[str, int] | None,
+    facts: Mapping[str, Any] | None,
+) -> dict[str, Any] | None:
+    """The run record ``run`` as a dict with the judge's ``usage``, what was
+    ``left_out`` and the ``facts`` of the run added (facts never replace a key the
+    record has); ``None`` when there is no record or nothing to add."""
+    if run is None or (usage is None and not left_out and not facts):
+        return None
+    content = run.to_dict()
+    if usage is not None:
+        content["judge_usage"] = usage.to_dict()
+    if left_out:
+        content["left_out"] = dict(left_out)
+    for key, value in (facts or {}).items():
+        content.setdefault(key, value)
+    return content
+
+
 def resumed_rows(
     lines: Iterable[bytes], done: IndexSet, where: str
 ) -> Iterator[tuple[bytes, SampleResult]]:
@@ -420,11 +449,7 @@ class ResultsFile:
 
     def _write_error(self, error: OSError) -> FileWriteError:
         """``error`` as a FileWriteError naming the results file (itself if it is one)."""
-        if isinstance(error, FileWriteError):
-            return error
-        return FileWriteError(
-            f"cannot write results to {self.name}: {os_problem(error)}", self.path, error.errno
-        )
+        return results_write_error(self.name, self.path, error)
 
     def record_totals(
         self,
@@ -438,16 +463,9 @@ class ResultsFile:
         run record, as ``judge_usage``, ``left_out`` and the keys of ``facts``; nothing
         without a record. Resuming reads the rows, not these: they are for people,
         reports and scripts."""
-        if self._run is None or (usage is None and not left_out and not facts):
-            return
-        content = self._run.to_dict()
-        if usage is not None:
-            content["judge_usage"] = usage.to_dict()
-        if left_out:
-            content["left_out"] = dict(left_out)
-        for key, value in (facts or {}).items():
-            content.setdefault(key, value)
-        write_atomically(run_record_path(self.path), dumps(content))
+        content = record_with_totals(self._run, usage, left_out, facts)
+        if content is not None:
+            write_atomically(run_record_path(self.path), dumps(content))
 
     def close(self) -> None:
         """Write everything out to the disk, close the file and let its lock go (a
