@@ -21,7 +21,7 @@ from tests.judge.server import JudgeServer, judge_env, judge_server  # noqa: F40
 from tests.metrics.judges import sensible_answer
 
 from tracegrade.cli import EXIT_OK, EXIT_USAGE, main
-from tracegrade.io import store
+from tracegrade.io import store, syncing
 from tracegrade.io.store import IndexSet, ResultsFile, ResumeError, RunRecord
 from tracegrade.model.results import SampleResult
 
@@ -279,7 +279,7 @@ def test_the_disk_sync_runs_beside_the_writing_and_last_at_close(
 
     results = ResultsFile(tmp_path / "out.jsonl")
     results.start(_record_for(tmp_path / "out.jsonl"))
-    monkeypatch.setattr(store, "SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(syncing, "SYNC_SECONDS", 0.0)
     monkeypatch.setattr(store.os, "fsync", spying_fsync)
     for index in range(50):
         results.write_lines(b'{"index": %d}\n' % index, [index])
@@ -297,7 +297,7 @@ def test_a_failed_background_sync_is_raised_to_the_writer(
 
     results = ResultsFile(tmp_path / "out.jsonl")
     results.start(_record_for(tmp_path / "out.jsonl"))
-    monkeypatch.setattr(store, "SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(syncing, "SYNC_SECONDS", 0.0)
     monkeypatch.setattr(store.os, "fsync", failing_fsync)
     with pytest.raises(OSError, match="Input/output error"):
         for index in range(1000):

@@ -5,12 +5,14 @@ the results file appears only when whole, and a stopped run leaves none."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
 from tracegrade.distributed.joining import Joiner
 from tracegrade.distributed.scoring import part_path
+from tracegrade.io import syncing
 
 
 def _parts(folder: Path, count: int) -> list[bytes]:
@@ -61,3 +63,44 @@ def test_a_join_that_fails_at_the_end_leaves_no_partial_file(tmp_path: Path) -> 
         joiner.finish()
     assert not (tmp_path / ".results.jsonl.partial").exists() and not out.exists()
     assert joiner._handle.closed
+
+
+def test_the_partial_file_is_synced_in_the_background_as_parts_come(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[str] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(descriptor: int) -> None:
+        synced.append(threading.current_thread().name)
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(syncing, "SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    contents = _parts(tmp_path / "parts", 4)
+    joiner = Joiner(tmp_path / "parts", range(4), tmp_path / "results.jsonl")
+    for number in range(4):
+        joiner.ready(number)
+    joiner.finish()
+    assert (tmp_path / "results.jsonl").read_bytes() == b"".join(contents)
+    assert "tracegrade-join-fsync" in synced  # while the parts came
+    assert synced[-1] != "tracegrade-join-fsync"  # and once more at the end, waited for
+
+
+def test_a_background_sync_that_failed_stops_the_join(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing_fsync(descriptor: int) -> None:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(syncing, "SYNC_SECONDS", 0.0)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    _parts(tmp_path / "parts", 3)
+    out = tmp_path / "results.jsonl"
+    joiner = Joiner(tmp_path / "parts", range(3), out)
+    joiner.ready(0)  # its sync fails in the background...
+    with pytest.raises(OSError, match="Input/output error"):
+        joiner.ready(1)  # ...and is raised at the next one
+        joiner.finish()
+    joiner.abandon()
+    assert not out.exists() and not (tmp_path / ".results.jsonl.partial").exists()

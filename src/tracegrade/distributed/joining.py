@@ -3,14 +3,20 @@ is appended as soon as it and every part before it are written, so when the last
 partition finishes only the parts still waiting are left to copy, not the whole file.
 The bytes go from file to file in the kernel (``copy_file_range``) where it can, else
 through a large buffer. The results file appears only when whole: the parts are
-joined into a partial file beside it, moved into place by :meth:`Joiner.finish`."""
+joined into a partial file beside it, moved into place by :meth:`Joiner.finish`. As a
+run's results file on one machine is, the partial file is synced to the disk in the
+background at least every :data:`~tracegrade.io.syncing.SYNC_SECONDS` while the run goes,
+so that little is left to sync when it ends."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 
+from ..io.syncing import BackgroundSync
+from .in_order import InOrder
 from .scoring import part_path
 
 _BUFFER = 1 << 20
@@ -22,30 +28,29 @@ class Joiner:
 
     def __init__(self, folder: Path, numbers: Iterable[int], out: Path) -> None:
         self._folder = folder
-        self._order = list(numbers)
-        self._next = 0
-        self._ready: set[int] = set()
+        self._order = InOrder(numbers)
         self._out = out
         self._partial = out.with_name(f".{out.name}.partial")
         self._handle = open(self._partial, "wb", buffering=0)  # noqa: SIM115 (kept open)
         self._kernel_copy = hasattr(os, "copy_file_range")
+        self._syncing = BackgroundSync("tracegrade-join-fsync")
 
     def ready(self, number: int) -> None:
         """Partition ``number``'s part is written: append it, and those after it that
         were waiting for it."""
-        self._ready.add(number)
-        while self._next < len(self._order) and self._order[self._next] in self._ready:
-            self._ready.discard(self._order[self._next])
-            self._append(part_path(self._folder, self._order[self._next]))
-            self._next += 1
+        due = self._order.ready(number)
+        for each in due:
+            self._append(part_path(self._folder, each))
+        if due:
+            self._syncing.due(self._handle.fileno())
 
     def finish(self) -> None:
         """Every part is written: append those left, and put the results file in place
         (synced to disk first); on an error the partial file goes, the parts stay."""
         try:
-            for number in self._order[self._next :]:
+            for number in self._order.rest():
                 self._append(part_path(self._folder, number))
-            self._next = len(self._order)
+            self._syncing.wait()
             os.fsync(self._handle.fileno())
             self._handle.close()
             os.replace(self._partial, self._out)
@@ -55,6 +60,8 @@ class Joiner:
 
     def abandon(self) -> None:
         """The run stopped: the partial file goes (the parts stay, to resume from)."""
+        with suppress(OSError):  # (the run stops anyway; the partial file goes)
+            self._syncing.wait()
         self._handle.close()
         self._partial.unlink(missing_ok=True)
 

@@ -20,7 +20,7 @@ import hashlib
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import partial
@@ -49,6 +49,7 @@ from ..run.runner import DEFAULT_CONCURRENCY, NATIVE_SOURCE, check_metrics
 from ..run.session import check_outputs, describe_judge, describe_metric, run_prices
 from ..run.success import choose_success, efficiency_names
 from .dataset_out import finish_directory, prepare_directory
+from .in_order import InOrder
 from .joining import Joiner
 from .judges import for_workers
 from .partitions import (
@@ -268,11 +269,20 @@ def _evaluate(
         joiner = Joiner(folder, [partition.number for partition in partitions], joined_file)
         for number in sorted(done):
             joiner.ready(number)
+    # the tallies are folded in partition order as they come, as the rows of a run on one
+    # machine are (its reservoirs and samples then come out the same)
+    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
+    folding = InOrder(partition.number for partition in partitions)
+    for number in sorted(done):
+        for due in folding.ready(number):
+            summary.add_tally(tallies[due])
     try:
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
             if joiner is not None:
                 joiner.ready(partition.number)
             tallies[partition.number] = scored.tally
+            for due in folding.ready(partition.number):
+                summary.add_tally(tallies[due])
             results[partition.number] = scored
             run.scored.append(partition.number)
             if keep_rows or folder is None:
@@ -290,50 +300,57 @@ def _evaluate(
         for future in futures:
             future.cancel()
     run.scored.sort()
-    summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
-    for number in sorted(tallies):
-        summary.add_tally(tallies[number])
-    if folder is not None and out is not None:
-        if joiner is not None:  # a results directory's parts are its rows: no join
-            joiner.finish()
-        elif joined_file is not None:  # parts at a URL: joined once all are there
-            join(folder, partitions, joined_file)
-        if keep_rows:
-            for number in run.kept:
-                rows[number] = rows_of(part_path(folder, number, form))
-    kept = [row for number in sorted(rows) for row in rows[number]]
-    result = EvaluationResult.from_totals(
-        kept, summary, metrics, all_rows=len(kept) == summary.records
-    )
-    if parquet is not None:
-        parts = folder if out is not None else None
-        table = staged(parquet, results=False)
-        if table is not None:
-            table.prepare(download=False)
-        local_table = local_output(parquet, table) or Path(parquet)
-        _write_parquet(local_table, metrics, summary, partitions, parts, rows, form)
-        if table is not None:
-            table.upload()
-    facts = _facts(metrics, summary, started, run, record)
-    result.run_facts = facts
-    if out is not None:
-        content = None
-        if record is not None:
-            content = {**record, **{k: v for k, v in facts.items() if k not in record}}
-            usage = summary.usage
-            if usage is not None:
-                content["judge_usage"] = usage.to_dict()
-        if directory and folder is not None:
-            finish_directory(folder, partitions, results, tallies, content, form)
-        elif joined_file is not None:
-            if content is not None:
-                write_atomically(run_record_path(joined_file), dumps(content))
-            elif stage is not None:  # no record: none beside the file at the URL either
-                storage.remove(storage.sibling(stage.url, run_record_path(joined_file).name))
-            if stage is not None:
-                stage.upload()
-            remove_folder(folder)
-    return result
+    written: list[EvaluationResult] = []
+
+    def write_outputs() -> None:
+        """The rows joined into the results file (or a results directory's manifest),
+        the Parquet table and the run record; the result."""
+        if folder is not None and out is not None:
+            if joiner is not None:  # a results directory's parts are its rows: no join
+                joiner.finish()
+            elif joined_file is not None:  # parts at a URL: joined once all are there
+                join(folder, partitions, joined_file)
+            if keep_rows:
+                for number in run.kept:
+                    rows[number] = rows_of(part_path(folder, number, form))
+        kept = [row for number in sorted(rows) for row in rows[number]]
+        result = EvaluationResult.from_totals(
+            kept, summary, metrics, all_rows=len(kept) == summary.records
+        )
+        if parquet is not None:
+            parts = folder if out is not None else None
+            table = staged(parquet, results=False)
+            if table is not None:
+                table.prepare(download=False)
+            local_table = local_output(parquet, table) or Path(parquet)
+            _write_parquet(local_table, metrics, summary, partitions, parts, rows, form)
+            if table is not None:
+                table.upload()
+        facts = _facts(metrics, summary, started, run, record)
+        result.run_facts = facts
+        if out is not None:
+            content = None
+            if record is not None:
+                content = {**record, **{k: v for k, v in facts.items() if k not in record}}
+                usage = summary.usage
+                if usage is not None:
+                    content["judge_usage"] = usage.to_dict()
+            if directory and folder is not None:
+                finish_directory(folder, partitions, results, tallies, content, form)
+            elif joined_file is not None:
+                if content is not None:
+                    write_atomically(run_record_path(joined_file), dumps(content))
+                elif stage is not None:  # no record: none beside the file at the URL either
+                    storage.remove(storage.sibling(stage.url, run_record_path(joined_file).name))
+                if stage is not None:
+                    stage.upload()
+                remove_folder(folder)
+        written.append(result)
+
+    # the bootstrap's shares drawn on the cluster's workers while the outputs are
+    # written, as a run on one machine draws them in its pool
+    summary.prepare_intervals(_cluster_map(client), meanwhile=write_outputs)
+    return written[0]
 
 
 def _folder(out: str | os.PathLike[str], directory: bool) -> Path | str:
@@ -417,6 +434,28 @@ def _finished_partitions(
                 )
             ) from error
         yield partition, scored
+
+
+def _cluster_map(client: Client) -> Callable[..., Iterator[Any]]:
+    """A ``map`` that runs each call as a task on the cluster of ``client`` (all handed
+    over at once, their results read in order). A call whose task fails there (its
+    worker lost) is made here instead: the bootstrap's shares are pure functions of
+    their arguments, so where they are drawn changes nothing."""
+
+    def mapped(function: Callable[..., Any], items: Iterable[Any]) -> Iterator[Any]:
+        given = list(items)
+        futures = client.map(function, given, pure=False)  # handed over now
+        pairs = zip(futures, given, strict=True)
+        return (_result_or_here(future, function, item) for future, item in pairs)
+
+    return mapped
+
+
+def _result_or_here(future: Any, function: Callable[..., Any], item: Any) -> Any:
+    try:
+        return future.result()
+    except Exception:
+        return function(item)
 
 
 def _check_count(label: str, value: object) -> None:

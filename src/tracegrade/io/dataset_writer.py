@@ -39,7 +39,6 @@ from .dataset_dir import (
 from .dataset_parquet import parquet_part
 from .lock import OutputLock
 from .store import (
-    SYNC_SECONDS,
     IndexSet,
     ResumeError,
     RunRecord,
@@ -48,6 +47,7 @@ from .store import (
     resumed_rows,
     write_atomically,
 )
+from .syncing import SYNC_SECONDS
 
 PART_ROWS = 50_000
 """The most rows in one part written on one machine."""

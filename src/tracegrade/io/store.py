@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import threading
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -28,8 +26,9 @@ from ..errors import FileReadError, FileWriteError, TracegradeError, os_problem
 from ..model.results import SampleResult, Usage
 from .lock import OutputLock
 from .storage import write_atomically as write_atomically  # (long imported from here)
+from .syncing import SYNC_SECONDS as SYNC_SECONDS
+from .syncing import BackgroundSync
 
-SYNC_SECONDS = 2.0
 _FINGERPRINT_BYTES = 1 << 20
 
 RUN_RECORD_VERSION = 2
@@ -305,9 +304,7 @@ class ResultsFile:
         self._run: RunRecord | None = None
         self._locked = False
         self._handle: BinaryIO | None = None
-        self._synced = time.monotonic()
-        self._syncing: threading.Thread | None = None
-        self._sync_error: OSError | None = None
+        self._syncing = BackgroundSync("tracegrade-fsync")
 
     def lock(self) -> None:
         """Take the file for this run alone (done by :meth:`start` and :meth:`resume`
@@ -413,31 +410,16 @@ class ResultsFile:
         if self._handle is None:
             raise RuntimeError("start() or resume() the results file before writing")
         try:  # (not _naming_errors(): a context manager per row costs a run 1%)
-            self._raise_sync_error()
+            self._syncing.check()
             self._handle.write(lines)
             self._handle.flush()
         except OSError as error:
             raise self._write_error(error) from error
         self.done.update(indices)
-        now = time.monotonic()
-        syncing = self._syncing is not None and self._syncing.is_alive()
-        if now - self._synced >= SYNC_SECONDS and not syncing:
-            self._synced = now
-            self._syncing = threading.Thread(
-                target=self._sync, args=(self._handle.fileno(),), name="tracegrade-fsync"
-            )
-            self._syncing.start()
-
-    def _sync(self, descriptor: int) -> None:
         try:
-            os.fsync(descriptor)
-        except OSError as error:  # raised in the writer's thread, at its next step
-            self._sync_error = error
-
-    def _raise_sync_error(self) -> None:
-        error, self._sync_error = self._sync_error, None
-        if error is not None:
-            raise error
+            self._syncing.due(self._handle.fileno())
+        except OSError as error:
+            raise self._write_error(error) from error
 
     @contextmanager
     def _naming_errors(self) -> Iterator[None]:
@@ -475,9 +457,7 @@ class ResultsFile:
                 handle, self._handle = self._handle, None
                 with self._naming_errors():
                     try:
-                        if self._syncing is not None:
-                            self._syncing.join()
-                        self._raise_sync_error()
+                        self._syncing.wait()
                         handle.flush()
                         os.fsync(handle.fileno())
                     finally:
