@@ -4,8 +4,10 @@ forked worker killed midway is replaced without losing or repeating a row."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -63,3 +65,47 @@ def test_a_forked_worker_killed_midway_loses_and_repeats_no_row(
         run_killing_a_busy_worker(client, data, metrics, out)
     evaluate(str(data), metrics, out=tmp_path / "single.jsonl", progress=False)
     assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+
+
+class _Writes(logging.Handler):
+    """What reaches a root handler, as pytest's own log file handler sees it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.seen.append((threading.current_thread().name, record.name))
+
+
+def test_no_thread_writes_dasks_log_lines_while_workers_are_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread writing a log line to a stream while a worker is forked leaves the
+    stream's lock held in the worker, whose own first log line then hangs (seen under
+    pytest, whose root handler writes every record to a file)."""
+    import distributed
+
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    writes = _Writes()
+    while_starting: list[tuple[str, str]] = []
+    start_cluster = distributed.LocalCluster
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        writes.seen.clear()
+        cluster = start_cluster(*args, **kwargs)  # (its workers forked in here)
+        while_starting.extend(writes.seen)
+        return cluster
+
+    monkeypatch.setattr(distributed, "LocalCluster", watched)
+    root = logging.getLogger()
+    root.addHandler(writes)
+    level = logging.getLogger("distributed").level
+    try:
+        with _client(_settings(tmp_path / "in.jsonl")) as client:
+            assert len(client.nthreads()) == 2
+    finally:
+        root.removeHandler(writes)
+    assert while_starting == []
+    assert writes.seen  # (once started, Dask's lines are passed on again)
+    assert logging.getLogger("distributed").level == level

@@ -110,12 +110,16 @@ def run_on_cluster(settings: Settings) -> int:
 @contextmanager
 def _client(settings: Settings) -> Iterator[Client]:
     """A client of the cluster the settings name: a local cluster of ``dask_local``
-    worker processes (one thread each, closed on the way out), or the scheduler at
-    ``dask_scheduler``. OSError when the scheduler cannot be reached in the time
-    Dask's config allows (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``)."""
+    worker processes (one thread each, closed on the way out; their heap settled, see
+    :class:`.dask_workers.SettledHeap`), or the scheduler at ``dask_scheduler``. The
+    workers keep quiet about single samples' warnings, as the command line does.
+    OSError when the scheduler cannot be reached in the time Dask's config allows
+    (``DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT``)."""
     import logging
 
     from distributed import Client, LocalCluster
+
+    from .dask_workers import QuietSampleWarnings, SettledHeap
 
     if settings.dask_local is not None:
         with _local_cluster_config():
@@ -125,6 +129,9 @@ def _client(settings: Settings) -> Iterator[Client]:
                 processes=True,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
+                # set up as each worker starts (a worker started again too), sparing
+                # the run a round trip to every worker for each
+                plugins=[QuietSampleWarnings(), SettledHeap()],
             )
         with cluster, Client(cluster) as client:  # type: ignore[no-untyped-call]
             yield client
@@ -135,6 +142,7 @@ def _client(settings: Settings) -> Iterator[Client]:
     except (OSError, TimeoutError) as error:
         raise OSError(f"cannot reach the Dask scheduler at {address}: {error}") from None
     with connected as client:
+        client.register_plugin(QuietSampleWarnings())
         yield client
 
 
@@ -170,7 +178,16 @@ only a key at Dask's default is set, and the fork only on Linux."""
 def _local_cluster_config() -> Iterator[None]:
     """While ``--dask-local``'s cluster starts (its scheduler and its workers read their
     config as they start): :data:`LOCAL_CLUSTER_CONFIG` where the user set nothing. Only
-    the first start: a worker the nanny starts again after it died is spawned."""
+    the first start: a worker the nanny starts again after it died is spawned.
+
+    While workers are forked, Dask's loggers pass on errors only: a thread writing a
+    log record to a handler's stream (the scheduler's "worker registered", in a process
+    whose root logger has a handler, as under pytest) at the moment another thread forks
+    leaves the stream's buffer locked in the child, whose first log line then waits for
+    ever. (Their lines are not shown anyway: the cluster is started with its logs
+    silenced below errors.)"""
+    import logging
+
     import dask
 
     chosen = {}
@@ -181,18 +198,21 @@ def _local_cluster_config() -> Iterator[None]:
         if key == START_METHOD_KEY and not sys.platform.startswith("linux"):
             continue
         chosen[key] = ours
-    with dask.config.set(chosen):
-        yield
+    dasks = logging.getLogger("distributed")
+    level = dasks.level
+    if chosen.get(START_METHOD_KEY) == "fork":
+        dasks.setLevel(max(level, logging.ERROR))
+    try:
+        with dask.config.set(chosen):
+            yield
+    finally:
+        dasks.setLevel(level)
 
 
 def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings."""
     from ..distributed import evaluate_distributed
-    from .dask_workers import QuietSampleWarnings, SettledHeap
 
-    client.register_plugin(QuietSampleWarnings())
-    if settings.dask_local is not None:  # the cluster's processes are this run's
-        client.register_plugin(SettledHeap())
     link = _dashboard(client)
     if link is not None:
         print(f"Dask dashboard: {link}", file=sys.stderr)

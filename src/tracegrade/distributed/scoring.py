@@ -113,17 +113,21 @@ def score_partition(
     folder: str | None = None,
     prices: PriceTable | None = None,
     part_form: str = "jsonl",
+    checksum: bool = True,
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
     ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
-    not at all: a killed task leaves no part of it) and not sent back. ``prices`` price
-    the rows' agent usage. A JSONL part is written as the rows are scored."""
+    not at all: a killed task leaves no part of it) and not sent back, with their
+    SHA-256 in the result unless ``checksum=False`` (a part only joined into a results
+    file needs none). ``prices`` price the rows' agent usage. A JSONL part is written as
+    the rows are scored."""
     target = part_path(folder, partition.number, part_form) if folder is not None else None
     # a JSONL part on a file system is written as the rows come; other parts (Parquet,
     # an object at a URL) are made in memory and written whole
     streamed = isinstance(target, Path) and part_form == "jsonl"
-    with _PartSink(target if isinstance(target, Path) and streamed else None) as sink:
+    sink_target = target if isinstance(target, Path) and streamed else None
+    with _PartSink(sink_target, checksum=checksum) as sink:
         if records is not None:
             outcomes: Iterable[Outcome] = (
                 _parsed(record, index, partition.kind)
@@ -144,9 +148,8 @@ def score_partition(
     if target is None:
         return PartitionResult(partition.number, sink.lines(), tally)
     if streamed:
-        return PartitionResult(
-            partition.number, b"", tally, str(target), sink.size, sink.digest.hexdigest()
-        )
+        digest = sink.digest.hexdigest() if sink.digest is not None else ""
+        return PartitionResult(partition.number, b"", tally, str(target), sink.size, digest)
     content = sink.lines()
     if part_form == "parquet":
         from ..io.dataset_parquet import parquet_part
@@ -155,7 +158,7 @@ def score_partition(
         judged = [metric.name for metric in judged_metrics(metrics)]
         content = parquet_part(content, names, judged)
     write_whole(target, content)
-    digest = hashlib.sha256(content).hexdigest()
+    digest = hashlib.sha256(content).hexdigest() if checksum else ""
     return PartitionResult(partition.number, b"", tally, str(target), len(content), digest)
 
 
@@ -257,13 +260,14 @@ class _PartSink:
     there and synced to disk, removed on any error: a part appears whole or not at
     all), or, without a target, memory (:meth:`lines`)."""
 
-    def __init__(self, target: Path | None) -> None:
+    def __init__(self, target: Path | None, *, checksum: bool = True) -> None:
         self._target = target
         self._kept: list[bytes] = []
         self.size = 0
         """The bytes written to the part file."""
-        self.digest = hashlib.sha256()
-        """Their SHA-256, as a results directory's manifest lists it."""
+        self.digest = hashlib.sha256() if checksum else None
+        """Their SHA-256, as a results directory's manifest lists it (``None``: not
+        worked out)."""
         self._partial: Path | None = None
         self._handle: BinaryIO | None = None
 
@@ -280,7 +284,8 @@ class _PartSink:
         else:
             self._handle.write(line)
             self.size += len(line)
-            self.digest.update(line)
+            if self.digest is not None:
+                self.digest.update(line)
 
     def lines(self) -> bytes:
         return b"".join(self._kept)
