@@ -20,6 +20,7 @@ from ..io.storage import (
     is_url,
     make_folder,
     read_whole,
+    remove,
     sibling,
     write_whole,
 )
@@ -55,7 +56,12 @@ def prepare(
     """Ready the parts folder: on resume, the tallies of the parts already written
     (read back from them); else an empty folder. The folder's plan must be this run's.
     Resuming a run that finished (its results file there, its record this run's, its
-    parts joined) cuts the file into its parts again: nothing is scored."""
+    parts joined) cuts the file into its parts again: nothing is scored.
+
+    The parts are not synced to the disk one by one (the results file they are joined
+    into is): a part that a power cut left short, or not the partition's rows in full,
+    is removed and scored again, as a run on one machine scores again the rows its
+    results file lost."""
     described = {key: (record or {}).get(key) for key in SAME_RECORD}
     plan = {
         "record": described,
@@ -76,8 +82,15 @@ def prepare(
         kept = {}
         for partition in partitions:
             path = part_path(folder, partition.number)
-            if is_there(path):
+            if not is_there(path):
+                continue
+            try:
                 kept[partition.number] = tally_of(path, partition, marks, efficiency)
+            except (ResumeError, ValueError):  # cut short: its rows are scored again
+                if isinstance(path, Path):
+                    path.unlink()
+                else:
+                    remove(path)
         return kept
     remove_folder(folder)
     make_folder(folder)

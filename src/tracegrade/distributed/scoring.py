@@ -113,21 +113,23 @@ def score_partition(
     folder: str | None = None,
     prices: PriceTable | None = None,
     part_form: str = "jsonl",
-    checksum: bool = True,
+    intermediate: bool = False,
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
     ``folder/part-NNNNN.jsonl`` (``.parquet`` with ``part_form="parquet"``; whole, or
     not at all: a killed task leaves no part of it) and not sent back, with their
-    SHA-256 in the result unless ``checksum=False`` (a part only joined into a results
-    file needs none). ``prices`` price the rows' agent usage. A JSONL part is written as
-    the rows are scored."""
+    SHA-256 in the result; a JSONL part is written as the rows are scored, and synced
+    to the disk before it is moved into place. An ``intermediate`` part, one only joined
+    into a results file later, has neither sync nor SHA-256: the results file is synced
+    as it is joined, and a part a power cut left short is scored again on resume (see
+    :func:`.parts.prepare`). ``prices`` price the rows' agent usage."""
     target = part_path(folder, partition.number, part_form) if folder is not None else None
     # a JSONL part on a file system is written as the rows come; other parts (Parquet,
     # an object at a URL) are made in memory and written whole
     streamed = isinstance(target, Path) and part_form == "jsonl"
     sink_target = target if isinstance(target, Path) and streamed else None
-    with _PartSink(sink_target, checksum=checksum) as sink:
+    with _PartSink(sink_target, intermediate=intermediate) as sink:
         if records is not None:
             outcomes: Iterable[Outcome] = (
                 _parsed(record, index, partition.kind)
@@ -158,7 +160,7 @@ def score_partition(
         judged = [metric.name for metric in judged_metrics(metrics)]
         content = parquet_part(content, names, judged)
     write_whole(target, content)
-    digest = hashlib.sha256(content).hexdigest() if checksum else ""
+    digest = "" if intermediate else hashlib.sha256(content).hexdigest()
     return PartitionResult(partition.number, b"", tally, str(target), len(content), digest)
 
 
@@ -258,14 +260,16 @@ class _PartSink:
     """Where a partition's rows go as they are scored: the part file at ``target``
     (written to a partial file beside it, moved into place whole once every row is
     there and synced to disk, removed on any error: a part appears whole or not at
-    all), or, without a target, memory (:meth:`lines`)."""
+    all; an ``intermediate`` part is not synced), or, without a target, memory
+    (:meth:`lines`)."""
 
-    def __init__(self, target: Path | None, *, checksum: bool = True) -> None:
+    def __init__(self, target: Path | None, *, intermediate: bool = False) -> None:
         self._target = target
         self._kept: list[bytes] = []
         self.size = 0
         """The bytes written to the part file."""
-        self.digest = hashlib.sha256() if checksum else None
+        self._synced = not intermediate
+        self.digest = None if intermediate else hashlib.sha256()
         """Their SHA-256, as a results directory's manifest lists it (``None``: not
         worked out)."""
         self._partial: Path | None = None
@@ -297,7 +301,8 @@ class _PartSink:
         try:
             if kind is None:
                 handle.flush()
-                os.fsync(handle.fileno())
+                if self._synced:
+                    os.fsync(handle.fileno())
             handle.close()
             if kind is None:
                 os.replace(partial, target)

@@ -260,7 +260,7 @@ def _evaluate(
         folder=str(folder) if folder is not None else None,
         prices=given.prices,
         part_form=form,
-        checksum=directory,  # (a results directory's manifest lists each part's)
+        intermediate=not directory,  # (a results directory's parts are its rows)
     )
     futures = _submit(client, task, partitions, done, parts_of_bag, record)
     total = sum(partition.records for partition in partitions)
