@@ -185,7 +185,12 @@ def _local_cluster_config() -> Iterator[None]:
     whose root logger has a handler, as under pytest) at the moment another thread forks
     leaves the stream's buffer locked in the child, whose first log line then waits for
     ever. (Their lines are not shown anyway: the cluster is started with its logs
-    silenced below errors.)"""
+    silenced below errors.) And what scoring needs is imported, and this process's
+    heap frozen (:func:`gc.freeze`), before they are forked, as Python's documentation
+    of :mod:`gc` advises: a forked worker has it all already, and its collections do not
+    walk (nor copy, by touching them) the objects it shares with this process. (This
+    process's heap is put back once they are started.)"""
+    import gc
     import logging
 
     import dask
@@ -202,11 +207,17 @@ def _local_cluster_config() -> Iterator[None]:
     level = dasks.level
     if chosen.get(START_METHOD_KEY) == "fork":
         dasks.setLevel(max(level, logging.ERROR))
+        from ..distributed import scoring  # noqa: F401 (for the workers to have)
+        from ..metrics import registry  # noqa: F401
+
+        gc.freeze()
     try:
         with dask.config.set(chosen):
             yield
     finally:
         dasks.setLevel(level)
+        if chosen.get(START_METHOD_KEY) == "fork":
+            gc.unfreeze()
 
 
 def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
