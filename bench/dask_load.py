@@ -181,18 +181,22 @@ def markdown(found: dict[str, Any]) -> list[str]:
         "",
         f"What the figures can and cannot show: with {cpus} CPU(s), two workers are as many "
         "processes as CPUs, and the client (which plans the partitions, folds their "
-        "tallies and joins the part files into the results file as they finish) and the "
+        "tallies and joins the parts into the results file as they finish) and the "
         "scheduler share those CPUs with them; nor does the machine have a second one to "
-        "scale out to. What remains of Dask's cost over one machine: the client importing "
-        "Dask (about 0.3 CPU seconds) and starting the scheduler and the nannies (the "
-        "workers are forked from it on Linux, as `--workers`' are, not spawned to import "
-        "Dask and tracegrade again), the scheduler's and the workers' event loops, a Dask "
-        "worker's resident memory (a forked worker's high-water mark counts the pages it "
-        "shares with the client it was forked from), each row written twice (to its "
-        "part, then copied into the results file by the kernel) and the cluster's "
-        "close. The machine was shared with other work while "
-        "this ran: compare the rows of this table with each other (they were measured in "
-        "turns), not with the other sections'.",
+        "scale out to. What a Dask run pays over one machine whatever its size: the "
+        "client importing Dask (about 0.2 s), starting the scheduler and the nannies and "
+        "forking the workers (about 0.1 s; they inherit what scoring needs, imported, and "
+        "the client's heap, frozen, rather than being spawned to import Dask and "
+        "tracegrade again) and closing the cluster: about half a second, most of the "
+        "difference on 10,000 conversations. And per partition: the scheduler's, the "
+        "workers' and the client's event loops (`--dask-local` sets the cluster's timers "
+        "less often), each row written twice (to its part, then copied into the results "
+        "file by the kernel), the tally sent back and folded. The bootstrap intervals are "
+        "drawn on the workers while the client finishes the results file, as `--workers` "
+        "draws them in its pool. A Dask worker's own peak counts the pages it shares with "
+        "the client it was forked from. Compare the rows of this table with each other "
+        "(they were measured in turns), not with the other sections' (this machine's "
+        "speed drifts).",
         "",
         END,
     ]
