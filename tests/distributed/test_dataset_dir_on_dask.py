@@ -88,11 +88,14 @@ with Client({address!r}) as client:
 """
 
 
-def test_a_directory_whose_client_was_killed_is_finished_by_resume(
-    cluster: Any, client: Any, tmp_path: Path
-) -> None:
-    data = _write(tmp_path / "runs.jsonl", messy_lines(240))
-    directory = tmp_path / "out"
+def _executing(dask_worker: Any) -> int:
+    return len(dask_worker.state.executing)
+
+
+def _killed_midway(cluster: Any, client: Any, data: Path, directory: Path) -> set[int]:
+    """Start a run of ``data`` into ``directory`` in a client process, kill the client
+    once three parts are there, wait for the tasks it left running; the partitions
+    whose parts were written."""
     script = DRIVER.format(
         helpers=str(Path(__file__).parent),
         address=cluster.scheduler_address,
@@ -106,9 +109,19 @@ def test_a_directory_whose_client_was_killed_is_finished_by_resume(
     driver.send_signal(signal.SIGKILL)  # the client dies; the cluster stays
     driver.wait(30)
     deadline = time.monotonic() + 60  # let the tasks it left running end
-    while any(client.processing().values()) and time.monotonic() < deadline:
+    while time.monotonic() < deadline and (
+        any(client.processing().values()) or any(client.run(_executing).values())
+    ):
         time.sleep(0.05)
-    written = {int(path.stem.split("-")[1]) for path in directory.glob("part-*.jsonl")}
+    return {int(path.stem.split("-")[1]) for path in directory.glob("part-*.jsonl")}
+
+
+def test_a_directory_whose_client_was_killed_is_finished_by_resume(
+    cluster: Any, client: Any, tmp_path: Path
+) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(240))
+    directory = tmp_path / "out"
+    written = _killed_midway(cluster, client, data, directory)
     total = len(list(file_partitions([str(data)], partition_bytes=2048)))
     assert 3 <= len(written) < total, (written, total)
     with pytest.raises(DatasetDirError, match="has not finished"):
@@ -145,6 +158,25 @@ def test_a_directory_whose_client_was_killed_is_finished_by_resume(
     )
     assert again.run_facts["distributed"]["scored"] == 0
     assert again.summary() == result.summary()
+
+
+def test_a_directory_a_cluster_left_is_finished_on_one_machine(
+    cluster: Any, client: Any, tmp_path: Path
+) -> None:
+    """Resuming on one machine what a killed Dask client left: the rows are the
+    one-machine run's, and the cluster's plan goes (it no longer describes the parts), so
+    that a later resume on the cluster is told the parts are not its own."""
+    data = _write(tmp_path / "runs.jsonl", messy_lines(240))
+    directory = tmp_path / "out"
+    written = _killed_midway(cluster, client, data, directory)
+    assert len(written) >= 3 and (directory / ".plan.json").exists()
+
+    finished = evaluate(str(data), [SlowF1(delay=0.03)], out=f"{directory}/", resume=True)
+    single = evaluate(str(data), [SlowF1(delay=0.0)], out=tmp_path / "single.jsonl")
+    assert not (directory / ".plan.json").exists()
+    assert finished.summary() == single.summary()
+    rows = sorted(load_run(directory).rows, key=lambda row: row.index)
+    assert rows == load_run(tmp_path / "single.jsonl").rows
 
 
 def test_parquet_parts_from_the_workers(client: Any, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io.dataset_dir import (
+    PLAN,
     RUN_RECORD,
     Part,
     Where,
@@ -26,6 +27,7 @@ from ..io.dataset_dir import (
     read_run_record,
     remove_partials,
     remove_parts,
+    remove_plan,
     write_manifest,
     write_run_record,
 )
@@ -36,8 +38,6 @@ from .partitions import Partition
 from .parts import SAME_RECORD, tally_of
 from .scoring import PartitionResult
 from .scoring import part_path as _part_path
-
-PLAN = ".plan.json"
 
 
 def prepare_directory(
@@ -153,7 +153,7 @@ def finish_directory(
     else:
         _remove(inside(directory, RUN_RECORD))
     write_manifest(directory, parts, complete=True, form=form)
-    _remove(inside(directory, PLAN))
+    remove_plan(directory)
     remove_partials(directory)  # the parts of tasks killed on the way
 
 

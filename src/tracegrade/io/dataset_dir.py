@@ -44,6 +44,8 @@ FORMAT_VERSION = 1
 
 MANIFEST = "_manifest.json"
 RUN_RECORD = "_run.json"
+PLAN = ".plan.json"
+"""A distributed run's plan, there while it goes (see tracegrade.distributed.dataset_out)."""
 FORMATS = ("jsonl", "parquet")
 """The formats a part can have (its file's extension): JSON lines, or Parquet (the
 ``--parquet`` table with each row's JSON line: see :mod:`.dataset_parquet`)."""
@@ -388,16 +390,27 @@ def remove_partials(directory: Where) -> None:
 
 
 def remove_parts(directory: Where) -> None:
-    """Remove the parts, manifest and run record a run wrote (nothing else)."""
+    """Remove the parts, manifest, run record and plan a run wrote (nothing else)."""
     if is_url(directory):
         from .storage import remove
 
         for _, name in part_names(directory):
             remove(str(inside(directory, name)))
-        for name in (MANIFEST, RUN_RECORD):
+        for name in (MANIFEST, RUN_RECORD, PLAN):
             remove(str(inside(directory, name)))
         return
     for _, path in part_files(directory):
         path.unlink()
-    for name in (MANIFEST, RUN_RECORD):
+    for name in (MANIFEST, RUN_RECORD, PLAN):
         (Path(directory) / name).unlink(missing_ok=True)
+
+
+def remove_plan(directory: Where) -> None:
+    """Remove a distributed run's plan: a run on one machine that goes on with the parts
+    writes others than it planned."""
+    if is_url(directory):
+        from .storage import remove
+
+        remove(str(inside(directory, PLAN)))
+        return
+    (Path(directory) / PLAN).unlink(missing_ok=True)

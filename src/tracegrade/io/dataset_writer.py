@@ -32,6 +32,7 @@ from .dataset_dir import (
     part_path,
     remove_partials,
     remove_parts,
+    remove_plan,
     run_record_file,
     write_manifest,
     write_run_record,
@@ -156,6 +157,7 @@ class DirectoryResults:
             )
         self._run = run
         write_run_record(self.path, run.to_dict())  # as written now (no credentials)
+        remove_plan(self.path)  # a cluster's, if it wrote these parts: they go on here
         for number, path in found:
             if number == found[-1][0] and self.form == "jsonl":
                 _drop_cut_line(path)
