@@ -314,3 +314,31 @@ def test_the_report_of_a_run_over_several_files_shows_their_conversations(
         ]
         assert len(views) == 30 and all(view["x"]["messages"] for view in views)
         assert "conversations are not shown" not in html
+
+
+def test_a_run_stopped_after_its_last_partition_leaves_no_partial_file(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: a Ctrl-C between the last partition and the join's end left the joined
+    file's partial copy behind."""
+    import tracegrade.distributed.session as session
+
+    def stopped(client: Any) -> Any:
+        raise KeyboardInterrupt
+
+    data = _write(tmp_path / "runs.jsonl", messy_lines(80))
+    out = tmp_path / "spread.jsonl"
+    with monkeypatch.context() as patched:
+        patched.setattr(session, "_cluster_map", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            evaluate_distributed(
+                str(data), [ToolCallF1()], client=client, out=out, partition_bytes=4096
+            )
+    assert not out.exists() and not (tmp_path / ".spread.jsonl.partial").exists()
+    assert list(parts_folder(out).glob("part-*.jsonl"))  # kept, to resume from
+    again = evaluate_distributed(
+        str(data), [ToolCallF1()], client=client, out=out, resume=True, partition_bytes=4096
+    )
+    assert again.run_facts["distributed"]["scored"] == 0
+    evaluate(str(data), [ToolCallF1()], out=tmp_path / "single.jsonl", progress=False)
+    assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()

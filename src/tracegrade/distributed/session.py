@@ -350,7 +350,12 @@ def _evaluate(
 
     # the bootstrap's shares drawn on the cluster's workers while the outputs are
     # written, as a run on one machine draws them in its pool
-    summary.prepare_intervals(_cluster_map(client), meanwhile=write_outputs)
+    try:
+        summary.prepare_intervals(_cluster_map(client), meanwhile=write_outputs)
+    except BaseException:  # (stopped before the join was done: no partial file left)
+        if joiner is not None:
+            joiner.abandon()
+        raise
     return written[0]
 
 
