@@ -5,6 +5,7 @@ a missing filesystem package an error naming what to install."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,27 @@ def test_a_failed_upload_to_a_file_url_leaves_no_partial_file(
     with pytest.raises(FileWriteError, match=r"there/results\.jsonl"):
         storage.put_file(local, f"file://{folder}/results.jsonl")
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="a temporary folder per user: POSIX")
+def test_results_are_staged_in_a_folder_of_this_users_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import stat
+    import tempfile
+
+    from tracegrade.io.storage import StagedFile, private_temp_folder
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    staged = StagedFile("memory://bucket/out.jsonl")
+    folder = private_temp_folder()
+    assert staged.folder.parent == folder == tmp_path / f"tracegrade-{os.getuid()}"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    folder.chmod(0o755)  # open to others: not used
+    with pytest.raises(FileWriteError, match="not a folder of this user's alone"):
+        private_temp_folder()
+    folder.rmdir()
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    folder.symlink_to(tmp_path / "elsewhere")  # a link someone left: not followed
+    with pytest.raises(FileWriteError, match="not a folder of this user's alone"):
+        private_temp_folder()

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,15 +23,16 @@ from ..errors import FileWriteError
 from ..model.results import SampleResult, Usage
 from .dataset_dir import MANIFEST, RUN_RECORD, part_name, part_names, remove_parts, write_manifest
 from .dataset_writer import DirectoryResults
-from .storage import get_file, inside, put_file, shown
+from .storage import get_file, inside, private_temp_folder, put_file, shown
 from .store import RunRecord
 
 
 def staging_folder(url: str) -> Path:
     """The local folder where the results directory at ``url`` is written before it is
-    uploaded: one per URL, in the system's temporary folder."""
+    uploaded: one per URL, in this user's own temporary folder
+    (:func:`~.storage.private_temp_folder`)."""
     digest = hashlib.sha256(url.encode()).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"tracegrade-urldir-{digest}"
+    return private_temp_folder() / f"urldir-{digest}"
 
 
 class UrlDirectoryResults(DirectoryResults):

@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -301,6 +302,33 @@ def _problem(error: BaseException) -> str:
     return masked_urls_in(f"{type(error).__name__}: {error}")
 
 
+def private_temp_folder() -> Path:
+    """This user's own folder in the system's temporary folder (``tracegrade-UID``), made
+    readable by the user alone: results staged there before their upload are neither
+    seen nor replaced by another user of a shared ``/tmp``. A folder of that name that
+    is not a directory of this user's alone (another's, or a link) is refused
+    (FileWriteError), not used."""
+    base = Path(tempfile.gettempdir())
+    uid = getattr(os, "getuid", None)
+    if uid is None:  # (Windows: the temporary folder is the user's own)
+        return base
+    folder = base / f"tracegrade-{uid()}"
+    try:
+        folder.mkdir(mode=0o700, exist_ok=True)
+        found = os.lstat(folder)
+    except OSError as error:
+        raise FileWriteError(
+            f"cannot make the staging folder {folder}: {os_problem(error)}", str(folder)
+        ) from None
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != uid() or found.st_mode & 0o077:
+        raise FileWriteError(
+            f"cannot stage results in {folder}: it is not a folder of this user's alone "
+            "(another user's, a link, or open to others); remove it, or set TMPDIR",
+            str(folder),
+        )
+    return folder
+
+
 class StagedFile:
     """A file whose home is the URL ``url``, written on the local disk while a run goes
     (appended to, renamed, fsynced as any results file) and uploaded whole, with the
@@ -311,8 +339,8 @@ class StagedFile:
     def __init__(self, url: str, companions: tuple[str, ...] = ()) -> None:
         self.url = url
         digest = hashlib.sha256(url.encode()).hexdigest()[:12]
-        name = f"tracegrade-staged-{digest}-{uuid.uuid4().hex[:12]}"
-        self.folder = Path(tempfile.gettempdir()) / name
+        name = f"staged-{digest}-{uuid.uuid4().hex[:12]}"
+        self.folder = private_temp_folder() / name
         self.local = self.folder / base_name(url)
         self.companions = companions
 
