@@ -426,3 +426,15 @@ def test_a_parquet_part_has_its_fill_in_bytes_too(
     manifest = read_manifest(directory)
     assert manifest is not None and len(manifest["parts"]) > 3
     assert len(load_run(directory).rows) == result.accumulator.records
+
+
+def test_a_run_refused_before_it_begins_leaves_no_empty_directory(tmp_path: Path) -> None:
+    from tracegrade.cli import EXIT_INPUT, main
+
+    missing = tmp_path / "not-there.jsonl"
+    out = tmp_path / "results"
+    assert main(["evaluate", str(missing), "-m", "tool_call_f1", "--out", f"{out}/"]) == EXIT_INPUT
+    assert not out.exists()
+    out.mkdir()  # one that was there before stays
+    assert main(["evaluate", str(missing), "-m", "tool_call_f1", "--out", f"{out}/"]) == EXIT_INPUT
+    assert out.is_dir()

@@ -31,17 +31,20 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
 import sys
 import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from .._json import dumps
 from .._version import __version__
 from ..backends.traces import Traces
 from ..errors import InputError, SampleWarning, TracegradeWarning
+from ..io.storage import is_url
 from ..metrics.judged import JudgedMetric
 from ..metrics.registry import METRICS, MetricSpecError, options_of
 from .agreement import add_agreement_command, run_agreement
@@ -500,16 +503,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         show_warnings_once()
         if arguments.command == "cache":
             return run_cache(arguments)
+        made = _new_directory(getattr(arguments, "out", None))
         try:
-            settings = resolve(arguments, project_config(arguments))
-        except (MetricSpecError, UsageError, ConfigError, ValueError) as error:
-            print(f"tracegrade: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        if settings.dask_local is not None or settings.dask_scheduler is not None:
-            from .distributed import run_on_cluster
+            try:
+                settings = resolve(arguments, project_config(arguments))
+            except (MetricSpecError, UsageError, ConfigError, ValueError) as error:
+                print(f"tracegrade: {error}", file=sys.stderr)
+                return EXIT_USAGE
+            if settings.dask_local is not None or settings.dask_scheduler is not None:
+                from .distributed import run_on_cluster
 
-            return run_on_cluster(settings)
-        return run(settings)
+                return run_on_cluster(settings)
+            return run(settings)
+        finally:
+            if made is not None and made.is_dir() and not any(made.iterdir()):
+                made.rmdir()  # a run refused before it began leaves no empty --out DIR/
+
+
+def _new_directory(out: str | None) -> Path | None:
+    """The results directory ``--out`` names when it is not there yet (the run makes it
+    as it reads its options: ``DIR/`` is told from a file by its ``/``)."""
+    if not out or is_url(out) or not out.endswith(("/", os.sep)) or os.path.lexists(out):
+        return None
+    return Path(out)
 
 
 if __name__ == "__main__":  # pragma: no cover
