@@ -19,6 +19,7 @@ from tracegrade.cli.distributed import (
     START_METHOD_KEY,
     START_METHOD_VARIABLE,
     _client,
+    _local_cluster_config,
 )
 from tracegrade.cli.evaluate import Settings
 
@@ -146,3 +147,20 @@ def test_a_fork_set_for_dask_is_guarded_too(
     finally:
         root.removeHandler(writes)
     assert while_starting == []
+
+
+def test_objects_frozen_before_the_cluster_stay_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As :mod:`tracegrade._gc` does: where something else in the process froze objects
+    (:func:`gc.freeze`), starting the cluster neither freezes nor unfreezes the heap."""
+    import gc
+
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    gc.freeze()
+    try:
+        theirs = gc.get_freeze_count()
+        assert theirs > 0
+        with _local_cluster_config():
+            pass
+        assert gc.get_freeze_count() == theirs
+    finally:
+        gc.unfreeze()

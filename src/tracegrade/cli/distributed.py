@@ -190,7 +190,8 @@ def _local_cluster_config() -> Iterator[None]:
     (:func:`gc.freeze`), before they are forked, as Python's documentation of :mod:`gc`
     advises: a forked worker has it all already, and its collections do not walk (nor
     copy, by touching them) the objects it shares with this process. (This process's
-    heap is put back once they are started.)"""
+    heap is put back once they are started; where something else in it had frozen
+    objects already, :func:`gc.freeze` is left alone, as :mod:`tracegrade._gc` does.)"""
     import gc
     import logging
 
@@ -206,20 +207,22 @@ def _local_cluster_config() -> Iterator[None]:
         chosen[key] = ours
     # forked by our choice or by the user's config alike: the hang is the same
     forked = chosen.get(START_METHOD_KEY, dask.config.get(START_METHOD_KEY)) == "fork"
+    # as tracegrade._gc does: where something else froze objects, freezing is theirs
+    freezing = forked and gc.get_freeze_count() == 0
     dasks = logging.getLogger("distributed")
     level = dasks.level
     if forked:
         dasks.setLevel(max(level, logging.ERROR))
         from ..distributed import scoring  # noqa: F401 (for the workers to have)
         from ..metrics import registry  # noqa: F401
-
+    if freezing:
         gc.freeze()
     try:
         with dask.config.set(chosen):
             yield
     finally:
         dasks.setLevel(level)
-        if forked:
+        if freezing:
             gc.unfreeze()
 
 
