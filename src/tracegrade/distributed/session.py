@@ -268,8 +268,6 @@ def _evaluate(
     joiner = None
     if joined_file is not None and isinstance(folder, Path):  # joined as they come
         joiner = Joiner(folder, [partition.number for partition in partitions], joined_file)
-        for number in sorted(done):
-            joiner.ready(number)
     # the tallies are folded in partition order as they come, as the rows of a run on one
     # machine are (its reservoirs and samples then come out the same)
     summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
@@ -278,6 +276,9 @@ def _evaluate(
         for due in folding.ready(number):
             summary.add_tally(tallies[due])
     try:
+        if joiner is not None:  # the parts kept, appended (inside: a stop here abandons it)
+            for number in sorted(done):
+                joiner.ready(number)
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
             if joiner is not None:
                 joiner.ready(partition.number)
