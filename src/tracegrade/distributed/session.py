@@ -447,10 +447,14 @@ def _cluster_map(client: Client) -> Callable[..., Iterator[Any]]:
     """A ``map`` that runs each call as a task on the cluster of ``client`` (all handed
     over at once, their results read in order). A call whose task fails there (its
     worker lost) is made here instead: the bootstrap's shares are pure functions of
-    their arguments, so where they are drawn changes nothing."""
+    their arguments, so where they are drawn changes nothing. A cluster without a worker
+    (all gone, scaled down: a resume that scores nothing needs none) leaves them all to
+    this machine, rather than have them wait for one."""
 
     def mapped(function: Callable[..., Any], items: Iterable[Any]) -> Iterator[Any]:
         given = list(items)
+        if not client.nthreads():
+            return map(function, given)
         futures = client.map(function, given, pure=False)  # handed over now
         pairs = zip(futures, given, strict=True)
         return (_result_or_here(future, function, item) for future, item in pairs)
