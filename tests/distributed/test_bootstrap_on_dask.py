@@ -66,3 +66,37 @@ def test_a_share_that_fails_on_the_cluster_is_drawn_on_the_client(
         failed = sum(client.run(mend_shares).values())
     assert failed == BOOTSTRAP_PARTS
     assert spread.summary() == single.summary()
+
+
+def test_a_cluster_without_workers_leaves_the_intervals_to_the_client(
+    client: Any, tmp_path: Path
+) -> None:
+    """Review: resuming a finished run scores nothing, so it needs no worker; with none in
+    the cluster (all gone, or scaled down), the bootstrap's tasks waited for ever."""
+    import threading
+
+    from distributed import Client, LocalCluster
+
+    data = _data(tmp_path)
+    metrics = [ToolCallF1()]
+    out = tmp_path / "spread.jsonl"
+    evaluate_distributed(str(data), metrics, client=client, out=out, partition_bytes=4096)
+    single = evaluate(str(data), metrics, progress=False)
+    got: list[Any] = []
+    with (
+        LocalCluster(n_workers=0, processes=False, dashboard_address=":0") as empty,
+        Client(empty) as bare,
+    ):
+        resumed = threading.Thread(
+            target=lambda: got.append(
+                evaluate_distributed(
+                    str(data), metrics, client=bare, out=out, resume=True, partition_bytes=4096
+                )
+            ),
+            daemon=True,
+        )
+        resumed.start()
+        resumed.join(timeout=30)
+        assert not resumed.is_alive(), "the resume waited for a worker"
+    assert got[0].run_facts["distributed"]["scored"] == 0
+    assert got[0].summary() == single.summary()

@@ -15,7 +15,12 @@ import pytest
 from dask_helpers import SlowF1, messy_lines, run_killing_a_busy_worker
 
 from tracegrade import evaluate
-from tracegrade.cli.distributed import START_METHOD_VARIABLE, _client
+from tracegrade.cli.distributed import (
+    START_METHOD_KEY,
+    START_METHOD_VARIABLE,
+    _client,
+    _local_cluster_config,
+)
 from tracegrade.cli.evaluate import Settings
 
 pytestmark = pytest.mark.skipif(
@@ -109,3 +114,53 @@ def test_no_thread_writes_dasks_log_lines_while_workers_are_forked(
     assert while_starting == []
     assert writes.seen  # (once started, Dask's lines are passed on again)
     assert logging.getLogger("distributed").level == level
+
+
+def test_a_fork_set_for_dask_is_guarded_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers forked because the user's Dask config says so hang the same way: Dask's
+    loggers pass on errors only while they are forked, whoever chose the fork."""
+    import dask
+
+    import distributed
+
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    writes = _Writes()
+    while_starting: list[tuple[str, str]] = []
+    start_cluster = distributed.LocalCluster
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        writes.seen.clear()
+        cluster = start_cluster(*args, **kwargs)
+        while_starting.extend(writes.seen)
+        return cluster
+
+    monkeypatch.setattr(distributed, "LocalCluster", watched)
+    root = logging.getLogger()
+    root.addHandler(writes)
+    monkeypatch.setattr(sys, MARK, os.getpid(), raising=False)
+    try:
+        forking = dask.config.set({START_METHOD_KEY: "fork"})
+        with forking, _client(_settings(tmp_path / "in.jsonl")) as client:
+            assert _marks(client) == [os.getpid(), os.getpid()]  # forked, as set
+    finally:
+        root.removeHandler(writes)
+    assert while_starting == []
+
+
+def test_objects_frozen_before_the_cluster_stay_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As :mod:`tracegrade._gc` does: where something else in the process froze objects
+    (:func:`gc.freeze`), starting the cluster neither freezes nor unfreezes the heap."""
+    import gc
+
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    gc.freeze()
+    try:
+        theirs = gc.get_freeze_count()
+        assert theirs > 0
+        with _local_cluster_config():
+            pass
+        assert gc.get_freeze_count() == theirs
+    finally:
+        gc.unfreeze()

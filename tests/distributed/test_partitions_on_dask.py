@@ -342,3 +342,52 @@ def test_a_run_stopped_after_its_last_partition_leaves_no_partial_file(
     assert again.run_facts["distributed"]["scored"] == 0
     evaluate(str(data), [ToolCallF1()], out=tmp_path / "single.jsonl", progress=False)
     assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+
+
+def test_a_resume_stopped_while_it_joins_the_parts_kept_leaves_no_partial_file(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: a resume appends the parts already written before its tasks finish (every
+    part, resuming a run stopped after its last partition); a Ctrl-C or an error there
+    left the joined file's partial copy behind, open."""
+    import tracegrade.distributed.session as session
+    from tracegrade.distributed.joining import Joiner
+
+    def stopped(client: Any) -> Any:
+        raise KeyboardInterrupt
+
+    data = _write(tmp_path / "runs.jsonl", messy_lines(80))
+    out = tmp_path / "spread.jsonl"
+    with monkeypatch.context() as patched:
+        patched.setattr(session, "_cluster_map", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            evaluate_distributed(
+                str(data), [ToolCallF1()], client=client, out=out, partition_bytes=4096
+            )
+    appended: list[Path | str] = []
+
+    def append_then_stop(joiner: Joiner, path: Path | str) -> None:
+        appended.append(path)
+        if len(appended) == 2:
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Joiner, "_append", append_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            evaluate_distributed(
+                str(data),
+                [ToolCallF1()],
+                client=client,
+                out=out,
+                resume=True,
+                partition_bytes=4096,
+            )
+    assert len(appended) == 2
+    assert not out.exists() and not (tmp_path / ".spread.jsonl.partial").exists()
+    assert list(parts_folder(out).glob("part-*.jsonl"))  # kept, to resume from
+    again = evaluate_distributed(
+        str(data), [ToolCallF1()], client=client, out=out, resume=True, partition_bytes=4096
+    )
+    assert again.run_facts["distributed"]["scored"] == 0
+    evaluate(str(data), [ToolCallF1()], out=tmp_path / "single.jsonl", progress=False)
+    assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()

@@ -180,16 +180,18 @@ def _local_cluster_config() -> Iterator[None]:
     config as they start): :data:`LOCAL_CLUSTER_CONFIG` where the user set nothing. Only
     the first start: a worker the nanny starts again after it died is spawned.
 
-    While workers are forked, Dask's loggers pass on errors only: a thread writing a
-    log record to a handler's stream (the scheduler's "worker registered", in a process
-    whose root logger has a handler, as under pytest) at the moment another thread forks
-    leaves the stream's buffer locked in the child, whose first log line then waits for
-    ever. (Their lines are not shown anyway: the cluster is started with its logs
-    silenced below errors.) And what scoring needs is imported, and this process's
-    heap frozen (:func:`gc.freeze`), before they are forked, as Python's documentation
-    of :mod:`gc` advises: a forked worker has it all already, and its collections do not
-    walk (nor copy, by touching them) the objects it shares with this process. (This
-    process's heap is put back once they are started.)"""
+    While workers are forked (here on Linux, or wherever the user's config says so),
+    Dask's loggers pass on errors only: a thread writing a log record to a handler's
+    stream (the scheduler's "worker registered", in a process whose root logger has a
+    handler, as under pytest) at the moment another thread forks leaves the stream's
+    buffer locked in the child, whose first log line then waits for ever. (Their lines
+    are not shown anyway: the cluster is started with its logs silenced below errors.)
+    And what scoring needs is imported, and this process's heap frozen
+    (:func:`gc.freeze`), before they are forked, as Python's documentation of :mod:`gc`
+    advises: a forked worker has it all already, and its collections do not walk (nor
+    copy, by touching them) the objects it shares with this process. (This process's
+    heap is put back once they are started; where something else in it had frozen
+    objects already, :func:`gc.freeze` is left alone, as :mod:`tracegrade._gc` does.)"""
     import gc
     import logging
 
@@ -203,20 +205,24 @@ def _local_cluster_config() -> Iterator[None]:
         if key == START_METHOD_KEY and not sys.platform.startswith("linux"):
             continue
         chosen[key] = ours
+    # forked by our choice or by the user's config alike: the hang is the same
+    forked = chosen.get(START_METHOD_KEY, dask.config.get(START_METHOD_KEY)) == "fork"
+    # as tracegrade._gc does: where something else froze objects, freezing is theirs
+    freezing = forked and gc.get_freeze_count() == 0
     dasks = logging.getLogger("distributed")
     level = dasks.level
-    if chosen.get(START_METHOD_KEY) == "fork":
+    if forked:
         dasks.setLevel(max(level, logging.ERROR))
         from ..distributed import scoring  # noqa: F401 (for the workers to have)
         from ..metrics import registry  # noqa: F401
-
+    if freezing:
         gc.freeze()
     try:
         with dask.config.set(chosen):
             yield
     finally:
         dasks.setLevel(level)
-        if chosen.get(START_METHOD_KEY) == "fork":
+        if freezing:
             gc.unfreeze()
 
 

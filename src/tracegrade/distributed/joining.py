@@ -5,8 +5,9 @@ The bytes go from file to file in the kernel (``copy_file_range``) where it can,
 through a large buffer. The results file appears only when whole: the parts are
 joined into a partial file beside it, moved into place by :meth:`Joiner.finish`. As a
 run's results file on one machine is, the partial file is synced to the disk in the
-background at least every :data:`~tracegrade.io.syncing.SYNC_SECONDS` while the run goes,
-so that little is left to sync when it ends."""
+background as it grows (a sync begun with an append once
+:data:`~tracegrade.io.syncing.SYNC_SECONDS` have passed since the last began), so that
+little is left to sync when it ends."""
 
 from __future__ import annotations
 

@@ -268,8 +268,6 @@ def _evaluate(
     joiner = None
     if joined_file is not None and isinstance(folder, Path):  # joined as they come
         joiner = Joiner(folder, [partition.number for partition in partitions], joined_file)
-        for number in sorted(done):
-            joiner.ready(number)
     # the tallies are folded in partition order as they come, as the rows of a run on one
     # machine are (its reservoirs and samples then come out the same)
     summary = SummaryAccumulator(metrics, thresholds, pass_k=pass_k, success=given.success)
@@ -278,6 +276,9 @@ def _evaluate(
         for due in folding.ready(number):
             summary.add_tally(tallies[due])
     try:
+        if joiner is not None:  # the parts kept, appended (inside: a stop here abandons it)
+            for number in sorted(done):
+                joiner.ready(number)
         for partition, scored in _finished_partitions(futures, resumable=folder is not None):
             if joiner is not None:
                 joiner.ready(partition.number)
@@ -446,10 +447,14 @@ def _cluster_map(client: Client) -> Callable[..., Iterator[Any]]:
     """A ``map`` that runs each call as a task on the cluster of ``client`` (all handed
     over at once, their results read in order). A call whose task fails there (its
     worker lost) is made here instead: the bootstrap's shares are pure functions of
-    their arguments, so where they are drawn changes nothing."""
+    their arguments, so where they are drawn changes nothing. A cluster without a worker
+    (all gone, scaled down: a resume that scores nothing needs none) leaves them all to
+    this machine, rather than have them wait for one."""
 
     def mapped(function: Callable[..., Any], items: Iterable[Any]) -> Iterator[Any]:
         given = list(items)
+        if not client.nthreads():
+            return map(function, given)
         futures = client.map(function, given, pure=False)  # handed over now
         pairs = zip(futures, given, strict=True)
         return (_result_or_here(future, function, item) for future, item in pairs)
