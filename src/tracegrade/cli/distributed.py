@@ -181,11 +181,12 @@ def _local_cluster_config() -> Iterator[None]:
     the first start: a worker the nanny starts again after it died is spawned.
 
     While workers are forked (here on Linux, or wherever the user's config says so),
-    Dask's loggers pass on errors only: a thread writing a log record to a handler's
-    stream (the scheduler's "worker registered", in a process whose root logger has a
-    handler, as under pytest) at the moment another thread forks leaves the stream's
-    buffer locked in the child, whose first log line then waits for ever. (Their lines
-    are not shown anyway: the cluster is started with its logs silenced below errors.)
+    the process's loggers pass on errors only (:func:`logging.disable`: Dask's,
+    tornado's and asyncio's alike): a thread writing a log record to a handler's stream
+    (the scheduler's "worker registered", in a process whose root logger has a handler,
+    as under pytest) at the moment another thread forks leaves the stream's buffer
+    locked in the child, whose first log line then waits for ever. (Dask's lines are not
+    shown anyway: the cluster is started with its logs silenced below errors.)
     And what scoring needs is imported, and this process's heap frozen
     (:func:`gc.freeze`), before they are forked, as Python's documentation of :mod:`gc`
     advises: a forked worker has it all already, and its collections do not walk (nor
@@ -209,19 +210,19 @@ def _local_cluster_config() -> Iterator[None]:
     forked = chosen.get(START_METHOD_KEY, dask.config.get(START_METHOD_KEY)) == "fork"
     # as tracegrade._gc does: where something else froze objects, freezing is theirs
     freezing = forked and gc.get_freeze_count() == 0
-    dasks = logging.getLogger("distributed")
-    level = dasks.level
     if forked:
-        dasks.setLevel(max(level, logging.ERROR))
         from ..distributed import scoring  # noqa: F401 (for the workers to have)
         from ..metrics import registry  # noqa: F401
-    if freezing:
-        gc.freeze()
+    disabled = logging.root.manager.disable
     try:
+        if forked:  # every logger's warnings and below, the process over
+            logging.disable(max(disabled, logging.WARNING))
+        if freezing:
+            gc.freeze()
         with dask.config.set(chosen):
             yield
     finally:
-        dasks.setLevel(level)
+        logging.disable(disabled)
         if freezing:
             gc.unfreeze()
 

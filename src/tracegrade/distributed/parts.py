@@ -86,7 +86,8 @@ def prepare(
                 continue
             try:
                 kept[partition.number] = tally_of(path, partition, marks, efficiency)
-            except (ResumeError, ValueError):  # cut short: its rows are scored again
+            # cut short (or not rows at all): its rows are scored again
+            except (ResumeError, ValueError, KeyError, TypeError):
                 if isinstance(path, Path):
                     path.unlink()
                 else:
