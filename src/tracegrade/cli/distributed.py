@@ -32,6 +32,7 @@ from .evaluate import (
     EXIT_USAGE,
     SAMPLE_TABLE_LIMIT,
     Settings,
+    import_report,
     noted_and_judged,
     report_result,
 )
@@ -234,7 +235,17 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
     link = _dashboard(client)
     if link is not None:
         print(f"Dask dashboard: {link}", file=sys.stderr)
-    progress = None if settings.progress == "off" else _Progress()
+    shown = None if settings.progress == "off" else _Progress()
+    first = True
+
+    def progress(line: str) -> None:
+        nonlocal first
+        if first:  # what the report needs, imported while the other partitions score
+            first = False
+            import_report()
+        if shown is not None:
+            shown(line)
+
     data, out = settings.data, settings.out
     if settings.dask_scheduler is not None:
         # the workers of a cluster started elsewhere have a working folder of their own
@@ -257,8 +268,8 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         prices=settings.prices,
         success=settings.success,
     )
-    if progress is not None:
-        progress.finish()
+    if shown is not None:
+        shown.finish()
     return result
 
 

@@ -550,7 +550,7 @@ def attach_judge(settings: Settings) -> None:
         metric.llm = judge
 
 
-def _import_report() -> None:
+def import_report() -> None:
     """Import what the report needs (called while worker processes score), with Ctrl-C
     and SIGTERM held back until it is done (a stop raised inside the import machinery
     would be lost)."""
@@ -600,7 +600,7 @@ def run(settings: Settings) -> int:
             keep_rows=keep_rows(settings),
             sample_deadline=settings.sample_deadline,
             retry_failed=settings.retry_failed,
-            while_scoring=_import_report,
+            while_scoring=import_report,
             prices=settings.prices,
             success=settings.success,
             references=settings.references,
