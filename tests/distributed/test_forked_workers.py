@@ -8,6 +8,8 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -83,49 +85,14 @@ class _Writes(logging.Handler):
         self.seen.append((threading.current_thread().name, record.name))
 
 
-def test_no_thread_writes_dasks_log_lines_while_workers_are_forked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A thread writing a log line to a stream while a worker is forked leaves the
-    stream's lock held in the worker, whose own first log line then hangs (seen under
-    pytest, whose root handler writes every record to a file)."""
+@contextmanager
+def _watching_the_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[tuple[_Writes, list[tuple[str, str]]]]:
+    """What reaches a root handler, and what of it while the local cluster starts (its
+    workers are forked in there)."""
     import distributed
 
-    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
-    writes = _Writes()
-    while_starting: list[tuple[str, str]] = []
-    start_cluster = distributed.LocalCluster
-
-    def watched(*args: Any, **kwargs: Any) -> Any:
-        writes.seen.clear()
-        cluster = start_cluster(*args, **kwargs)  # (its workers forked in here)
-        while_starting.extend(writes.seen)
-        return cluster
-
-    monkeypatch.setattr(distributed, "LocalCluster", watched)
-    root = logging.getLogger()
-    root.addHandler(writes)
-    disabled = logging.root.manager.disable
-    try:
-        with _client(_settings(tmp_path / "in.jsonl")) as client:
-            assert len(client.nthreads()) == 2
-    finally:
-        root.removeHandler(writes)
-    assert while_starting == []
-    assert writes.seen  # (once started, Dask's lines are passed on again)
-    assert logging.root.manager.disable == disabled  # put back
-
-
-def test_a_fork_set_for_dask_is_guarded_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Workers forked because the user's Dask config says so hang the same way: Dask's
-    loggers pass on errors only while they are forked, whoever chose the fork."""
-    import dask
-
-    import distributed
-
-    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
     writes = _Writes()
     while_starting: list[tuple[str, str]] = []
     start_cluster = distributed.LocalCluster
@@ -139,13 +106,41 @@ def test_a_fork_set_for_dask_is_guarded_too(
     monkeypatch.setattr(distributed, "LocalCluster", watched)
     root = logging.getLogger()
     root.addHandler(writes)
-    monkeypatch.setattr(sys, MARK, os.getpid(), raising=False)
     try:
+        yield writes, while_starting
+    finally:
+        root.removeHandler(writes)
+
+
+def test_no_thread_writes_dasks_log_lines_while_workers_are_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A thread writing a log line to a stream while a worker is forked leaves the
+    stream's lock held in the worker, whose own first log line then hangs (seen under
+    pytest, whose root handler writes every record to a file)."""
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    disabled = logging.root.manager.disable
+    watching = _watching_the_start(monkeypatch)
+    with watching as (writes, while_starting), _client(_settings(tmp_path / "in.jsonl")) as client:
+        assert len(client.nthreads()) == 2
+    assert while_starting == []
+    assert writes.seen  # (once started, Dask's lines are passed on again)
+    assert logging.root.manager.disable == disabled  # put back
+
+
+def test_a_fork_set_for_dask_is_guarded_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers forked because the user's Dask config says so hang the same way: Dask's
+    loggers pass on errors only while they are forked, whoever chose the fork."""
+    import dask
+
+    monkeypatch.delenv(START_METHOD_VARIABLE, raising=False)
+    monkeypatch.setattr(sys, MARK, os.getpid(), raising=False)
+    with _watching_the_start(monkeypatch) as (_, while_starting):
         forking = dask.config.set({START_METHOD_KEY: "fork"})
         with forking, _client(_settings(tmp_path / "in.jsonl")) as client:
             assert _marks(client) == [os.getpid(), os.getpid()]  # forked, as set
-    finally:
-        root.removeHandler(writes)
     assert while_starting == []
 
 

@@ -316,25 +316,27 @@ def test_the_report_of_a_run_over_several_files_shows_their_conversations(
         assert "conversations are not shown" not in html
 
 
-def test_a_run_stopped_after_its_last_partition_leaves_no_partial_file(
-    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def _stopped_after_the_last_partition(
+    client: Any, data: Path, out: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Review: a Ctrl-C between the last partition and the join's end left the joined
-    file's partial copy behind."""
+    """Run ``data`` into ``out``, stopped by a Ctrl-C once every partition is scored."""
     import tracegrade.distributed.session as session
 
     def stopped(client: Any) -> Any:
         raise KeyboardInterrupt
 
-    data = _write(tmp_path / "runs.jsonl", messy_lines(80))
-    out = tmp_path / "spread.jsonl"
     with monkeypatch.context() as patched:
         patched.setattr(session, "_cluster_map", stopped)
         with pytest.raises(KeyboardInterrupt):
             evaluate_distributed(
                 str(data), [ToolCallF1()], client=client, out=out, partition_bytes=4096
             )
-    assert not out.exists() and not (tmp_path / ".spread.jsonl.partial").exists()
+
+
+def _resumed_from_its_parts(client: Any, data: Path, out: Path, tmp_path: Path) -> None:
+    """``out``'s run left no results file and no partial one but its parts, from which a
+    resume (scoring nothing) makes the one-machine run's file."""
+    assert not out.exists() and not out.with_name(f".{out.name}.partial").exists()
     assert list(parts_folder(out).glob("part-*.jsonl"))  # kept, to resume from
     again = evaluate_distributed(
         str(data), [ToolCallF1()], client=client, out=out, resume=True, partition_bytes=4096
@@ -344,26 +346,28 @@ def test_a_run_stopped_after_its_last_partition_leaves_no_partial_file(
     assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
 
 
+def test_a_run_stopped_after_its_last_partition_leaves_no_partial_file(
+    client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: a Ctrl-C between the last partition and the join's end left the joined
+    file's partial copy behind."""
+    data = _write(tmp_path / "runs.jsonl", messy_lines(80))
+    out = tmp_path / "spread.jsonl"
+    _stopped_after_the_last_partition(client, data, out, monkeypatch)
+    _resumed_from_its_parts(client, data, out, tmp_path)
+
+
 def test_a_resume_stopped_while_it_joins_the_parts_kept_leaves_no_partial_file(
     client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Review: a resume appends the parts already written before its tasks finish (every
     part, resuming a run stopped after its last partition); a Ctrl-C or an error there
     left the joined file's partial copy behind, open."""
-    import tracegrade.distributed.session as session
     from tracegrade.distributed.joining import Joiner
-
-    def stopped(client: Any) -> Any:
-        raise KeyboardInterrupt
 
     data = _write(tmp_path / "runs.jsonl", messy_lines(80))
     out = tmp_path / "spread.jsonl"
-    with monkeypatch.context() as patched:
-        patched.setattr(session, "_cluster_map", stopped)
-        with pytest.raises(KeyboardInterrupt):
-            evaluate_distributed(
-                str(data), [ToolCallF1()], client=client, out=out, partition_bytes=4096
-            )
+    _stopped_after_the_last_partition(client, data, out, monkeypatch)
     appended: list[Path | str] = []
 
     def append_then_stop(joiner: Joiner, path: Path | str) -> None:
@@ -383,11 +387,4 @@ def test_a_resume_stopped_while_it_joins_the_parts_kept_leaves_no_partial_file(
                 partition_bytes=4096,
             )
     assert len(appended) == 2
-    assert not out.exists() and not (tmp_path / ".spread.jsonl.partial").exists()
-    assert list(parts_folder(out).glob("part-*.jsonl"))  # kept, to resume from
-    again = evaluate_distributed(
-        str(data), [ToolCallF1()], client=client, out=out, resume=True, partition_bytes=4096
-    )
-    assert again.run_facts["distributed"]["scored"] == 0
-    evaluate(str(data), [ToolCallF1()], out=tmp_path / "single.jsonl", progress=False)
-    assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()
+    _resumed_from_its_parts(client, data, out, tmp_path)

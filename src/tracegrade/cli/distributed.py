@@ -6,6 +6,7 @@ code of a run on one machine (:func:`.evaluate.report_result`)."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -36,10 +37,13 @@ from .evaluate import (
     noted_and_judged,
     report_result,
 )
+from .planning import ChildPlan, plan_in_child
 from .signals import sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from distributed import Client
+
+    from ..distributed import PlannedInput
 
 INSTALL_HINT = "pip install 'tracegrade[dask]'"
 
@@ -79,31 +83,35 @@ def run_on_cluster(settings: Settings) -> int:
     if problem is not None:
         print(f"tracegrade: {problem}", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        import distributed  # noqa: F401 (only checks it is there)
-    except ImportError:
+    if importlib.util.find_spec("distributed") is None:
         print(f"tracegrade: {cluster_flag(settings)} needs Dask: {INSTALL_HINT}", file=sys.stderr)
         return EXIT_USAGE
-    failed = noted_and_judged(settings)
-    if failed is not None:
-        return failed
-    with sigterm_as_interrupt() as termination:
-        try:
-            with _client(settings) as client:
-                result = _evaluate(settings, client)
-        except KeyboardInterrupt:
-            return _stopped(settings, terminated=termination.received)
-        except ResumeError as error:
-            print(f"tracegrade: {error}", file=sys.stderr)
-            return EXIT_USAGE
-        except (TracegradeError, OSError) as error:  # the input, an output, a partition
-            if termination.received:
-                return _stopped(settings, terminated=True)
-            print(f"tracegrade: {error}", file=sys.stderr)
-            return EXIT_INPUT
-        except (TypeError, ValueError) as error:  # metrics or options that cannot run
-            print(f"tracegrade: {error}", file=sys.stderr)
-            return EXIT_USAGE
+    # cut while this process imports Dask and starts the cluster (see .planning)
+    plan = plan_in_child(_input(settings))
+    try:
+        failed = noted_and_judged(settings)
+        if failed is not None:
+            return failed
+        with sigterm_as_interrupt() as termination:
+            try:
+                with _client(settings) as client:
+                    result = _evaluate(settings, client, plan)
+            except KeyboardInterrupt:
+                return _stopped(settings, terminated=termination.received)
+            except ResumeError as error:
+                print(f"tracegrade: {error}", file=sys.stderr)
+                return EXIT_USAGE
+            except (TracegradeError, OSError) as error:  # the input, an output, a partition
+                if termination.received:
+                    return _stopped(settings, terminated=True)
+                print(f"tracegrade: {error}", file=sys.stderr)
+                return EXIT_INPUT
+            except (TypeError, ValueError) as error:  # metrics or options that cannot run
+                print(f"tracegrade: {error}", file=sys.stderr)
+                return EXIT_USAGE
+    finally:
+        if plan is not None:
+            plan.abandon()  # (nothing left to end once its plan was read)
     _rows_to_show(settings, result)
     return report_result(settings, result)
 
@@ -228,8 +236,20 @@ def _local_cluster_config() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
-    """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings."""
+def _input(settings: Settings) -> str:
+    """The input as the cluster's workers find it: the path made absolute for a cluster
+    started elsewhere (its workers have a working folder of their own)."""
+    data = settings.data
+    if settings.dask_scheduler is not None and not is_url(data):
+        return os.path.abspath(data)
+    return data
+
+
+def _evaluate(
+    settings: Settings, client: Client, plan: ChildPlan | None = None
+) -> EvaluationResult:
+    """Run :func:`~tracegrade.distributed.evaluate_distributed` with the settings (on the
+    input as ``plan`` cut it, if given)."""
     from ..distributed import evaluate_distributed
 
     link = _dashboard(client)
@@ -246,10 +266,9 @@ def _evaluate(settings: Settings, client: Client) -> EvaluationResult:
         if shown is not None:
             shown(line)
 
-    data, out = settings.data, settings.out
-    if settings.dask_scheduler is not None:
-        # the workers of a cluster started elsewhere have a working folder of their own
-        data = data if is_url(data) else os.path.abspath(data)
+    data: str | PlannedInput = _input(settings) if plan is None else plan.result()
+    out = settings.out
+    if settings.dask_scheduler is not None:  # (as the input: see _input)
         out = out.absolute() if isinstance(out, Path) else out
     result = evaluate_distributed(
         data,

@@ -119,6 +119,32 @@ def file_partitions(
             number, index = number + 1, index + span.records
 
 
+@dataclass(frozen=True)
+class PlannedInput:
+    """An input cut into partitions ahead of its run (:func:`plan_input`):
+    ``evaluate_distributed`` scores it as it would the files, without cutting them
+    again."""
+
+    given: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+    """The input as it was given (a path, a pattern, a list of them)."""
+    files: list[str]
+    """Its files, as :func:`input_files` found them."""
+    partitions: list[Partition]
+
+
+def plan_input(
+    data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    partition_bytes: int = PARTITION_BYTES,
+) -> PlannedInput:
+    """Cut the input's files into the partitions ``evaluate_distributed`` scores, ahead of
+    the run: counting a large input's lines takes a while (about 0.2 s a gigabyte) that
+    can pass while a cluster starts. The files must not change before the run (a file cut
+    short is an error then, as always)."""
+    files = input_files(data)
+    return PlannedInput(data, files, list(file_partitions(files, partition_bytes=partition_bytes)))
+
+
 def counted_partitions(lengths: Sequence[int], kind: str = "index") -> list[Partition]:
     """Partitions of records already on a cluster, of the given lengths, in order."""
     found, index = [], 0

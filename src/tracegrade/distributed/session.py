@@ -55,6 +55,7 @@ from .judges import for_workers
 from .partitions import (
     PARTITION_BYTES,
     Partition,
+    PlannedInput,
     counted_partitions,
     file_partitions,
     input_files,
@@ -108,8 +109,10 @@ def evaluate_distributed(
     ``evaluate(data, metrics, out=out)`` on one machine.
 
     ``data`` is a JSONL file, a glob pattern or a list of files (records numbered on
-    across them, in order), or a Dask bag of records (samples or their dicts) or a
-    Dask dataframe (a row per record, NaN an absent field). Files and ``out`` must be
+    across them, in order), or such an input cut into partitions already
+    (:func:`~.partitions.plan_input`: its cut is kept, ``partition_bytes`` does not
+    apply), or a Dask bag of records (samples or their dicts) or a Dask dataframe (a row
+    per record, NaN an absent field). Files and ``out`` must be
     on storage every worker can read and write at the same path.
 
     ``out`` is the results file, written when every partition is done, with its run
@@ -145,7 +148,8 @@ def evaluate_distributed(
     _check_count("concurrency", concurrency)
     if total_concurrency is not None:
         _check_count("total_concurrency", total_concurrency)
-    check_outputs(data if isinstance(data, (str, os.PathLike)) else [], out, parquet)
+    given_input = data.given if isinstance(data, PlannedInput) else data
+    check_outputs(given_input if isinstance(given_input, (str, os.PathLike)) else [], out, parquet)
     check_directory_format(out, out_format)
 
     given = _Given(
@@ -479,6 +483,8 @@ def _plan(
 ) -> tuple[list[str], list[Partition], list[Any] | None]:
     """The input's files (none for a bag or dataframe), its partitions and, for a bag or
     dataframe, each partition's records as a delayed object the task takes."""
+    if isinstance(data, PlannedInput):
+        return data.files, data.partitions, None
     found = _as_bag(data)
     if found is None:
         files = input_files(data)
