@@ -180,9 +180,10 @@ def markdown(found: dict[str, Any]) -> list[str]:
         *rows,
         "",
         f"What the figures can and cannot show: with {cpus} CPU(s), two workers are as many "
-        "processes as CPUs, and the client (which plans the partitions, folds their "
-        "tallies and joins the parts into the results file as they finish) and the "
-        "scheduler share those CPUs with them; nor does the machine have a second one to "
+        "processes as CPUs, and the client (which folds the partitions' tallies and joins "
+        "their parts into the results file as they finish; a child of it cuts the input "
+        "while it imports Dask) and the scheduler share those CPUs with them; nor does "
+        "the machine have a second one to "
         "scale out to. What a Dask run pays over one machine whatever its size: the "
         "client importing Dask (about 0.2 s), starting the scheduler and the nannies and "
         "forking the workers (about 0.1 s; they inherit what scoring needs, imported, and "
