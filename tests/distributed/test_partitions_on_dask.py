@@ -388,3 +388,26 @@ def test_a_resume_stopped_while_it_joins_the_parts_kept_leaves_no_partial_file(
             )
     assert len(appended) == 2
     _resumed_from_its_parts(client, data, out, tmp_path)
+
+
+def test_the_rows_brought_back_are_those_asked_for(client: Any, tmp_path: Path) -> None:
+    data = _write(tmp_path / "runs.jsonl", messy_lines(200))
+    metrics = [ToolCallF1()]
+    single = evaluate(str(data), metrics, progress=False)
+    everything = evaluate_distributed(str(data), metrics, client=client, partition_bytes=4096)
+    assert everything.rows == single.rows and everything.all_rows  # no out: every row
+    none = evaluate_distributed(
+        str(data), metrics, client=client, partition_bytes=4096, keep_rows=False
+    )
+    assert none.rows == [] and not none.all_rows
+    assert none.summary() == single.summary()  # whole all the same
+    first = evaluate_distributed(
+        str(data), metrics, client=client, partition_bytes=4096, keep_rows=7
+    )
+    assert first.rows == single.rows[:7] and not first.all_rows
+    with_out = evaluate_distributed(
+        str(data), metrics, client=client, partition_bytes=4096, out=tmp_path / "r.jsonl"
+    )
+    assert with_out.rows == []  # in the results file instead
+    with pytest.raises(ValueError, match="keep_rows"):
+        evaluate_distributed(str(data), metrics, client=client, keep_rows=-1)

@@ -280,7 +280,7 @@ def _evaluate(
         pass_k=settings.pass_k,
         concurrency=settings.concurrency,
         sample_deadline=settings.sample_deadline,
-        keep_rows=settings.samples is True or (settings.html is not None and settings.out is None),
+        keep_rows=_rows_to_keep(settings),
         progress=progress,
         parquet=settings.parquet,
         out_format=settings.out_format,
@@ -323,6 +323,18 @@ def _dashboard(client: Client) -> str | None:
         return str(client.dashboard_link)
     except Exception:  # no dashboard: bokeh is missing, or the scheduler has none
         return None
+
+
+def _rows_to_keep(settings: Settings) -> bool | int:
+    """The rows brought back from the cluster: every one with ``--samples`` (or ``--html``
+    without ``--out`` to draw it from); with ``--out``, none (a small run's table is read
+    from the results file); without, enough to tell whether the per-sample table is
+    shown, none with ``--no-samples``."""
+    if settings.samples is True or (settings.html is not None and settings.out is None):
+        return True
+    if settings.out is not None or settings.samples is False:
+        return False
+    return SAMPLE_TABLE_LIMIT + 1
 
 
 def _rows_to_show(settings: Settings, result: EvaluationResult) -> None:

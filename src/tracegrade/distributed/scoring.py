@@ -114,6 +114,7 @@ def score_partition(
     prices: PriceTable | None = None,
     part_form: str = "jsonl",
     intermediate: bool = False,
+    keep_lines: bool = True,
 ) -> PartitionResult:
     """Score ``partition``: its lines of a JSONL file (read here, from ``partition.path``),
     or ``records`` handed over. With ``folder``, the rows are written to
@@ -123,13 +124,16 @@ def score_partition(
     to the disk before it is moved into place. An ``intermediate`` part, one only joined
     into a results file later, has neither sync nor SHA-256: the results file is synced
     as it is joined, and a part a power cut left short is scored again on resume (see
-    :func:`.parts.prepare`). ``prices`` price the rows' agent usage."""
+    :func:`.parts.prepare`). Without ``folder`` the rows' lines come back in the result,
+    unless ``keep_lines=False`` (only the tally then). ``prices`` price the rows' agent
+    usage."""
     target = part_path(folder, partition.number, part_form) if folder is not None else None
     # a JSONL part on a file system is written as the rows come; other parts (Parquet,
     # an object at a URL) are made in memory and written whole
     streamed = isinstance(target, Path) and part_form == "jsonl"
     sink_target = target if isinstance(target, Path) and streamed else None
-    with _PartSink(sink_target, intermediate=intermediate) as sink:
+    sink_keeps = keep_lines or target is not None  # (a part to write needs its rows)
+    with _PartSink(sink_target, intermediate=intermediate, keep=sink_keeps) as sink:
         if records is not None:
             outcomes: Iterable[Outcome] = (
                 _parsed(record, index, partition.kind)
@@ -263,9 +267,13 @@ class _PartSink:
     all; an ``intermediate`` part is not synced), or, without a target, memory
     (:meth:`lines`)."""
 
-    def __init__(self, target: Path | None, *, intermediate: bool = False) -> None:
+    def __init__(
+        self, target: Path | None, *, intermediate: bool = False, keep: bool = True
+    ) -> None:
         self._target = target
         self._kept: list[bytes] = []
+        self._keep = keep
+        """Whether lines written without a target are kept (else let go)."""
         self.size = 0
         """The bytes written to the part file."""
         self._synced = not intermediate
@@ -284,7 +292,8 @@ class _PartSink:
 
     def write(self, line: bytes) -> None:
         if self._handle is None:
-            self._kept.append(line)
+            if self._keep:
+                self._kept.append(line)
         else:
             self._handle.write(line)
             self.size += len(line)

@@ -98,7 +98,7 @@ def evaluate_distributed(
     total_concurrency: int | None = None,
     sample_deadline: float | None = None,
     partition_bytes: int = PARTITION_BYTES,
-    keep_rows: bool = False,
+    keep_rows: bool | int | None = None,
     progress: Callable[[str], None] | None = None,
     parquet: str | os.PathLike[str] | None = None,
     prices: PriceTable | str | os.PathLike[str] | None = None,
@@ -125,8 +125,11 @@ def evaluate_distributed(
     requests each worker process has in flight to an OpenAIJudge at once (its judge
     there is built with that limit; each task also has at most that many samples with
     the judge); ``total_concurrency`` caps the cluster's (divided among the workers
-    there at the start; see :mod:`.judges`). ``keep_rows=True``
-    brings every row back into the result (its memory grows with the input).
+    there at the start; see :mod:`.judges`). The rows brought back into the result
+    (``keep_rows``): by default every row without ``out`` (they go nowhere else; memory
+    grows with the input), none with it; ``True`` every row, ``False`` none (the
+    summary is whole all the same), a number N the first N (a task past them sends back
+    only its tally).
     ``progress`` is called with a line as each partition finishes. ``parquet`` also
     writes the rows as Parquet (the ``parquet`` extra), from the client, once every
     partition is done. ``prices`` are as :func:`tracegrade.evaluate`'s: the table
@@ -161,7 +164,7 @@ def evaluate_distributed(
         total_concurrency=total_concurrency,
         sample_deadline=sample_deadline,
         partition_bytes=partition_bytes,
-        keep_rows=keep_rows or out is None,  # without out, rows go nowhere else
+        keep_rows=keep_rows,
         progress=progress,
         parquet=parquet,
         prices=run_prices(prices, metrics),
@@ -199,7 +202,7 @@ class _Given:
     total_concurrency: int | None
     sample_deadline: float | None
     partition_bytes: int
-    keep_rows: bool
+    keep_rows: bool | int | None
     progress: Callable[[str], None] | None
     parquet: str | os.PathLike[str] | None
     prices: PriceTable | None = None
@@ -217,7 +220,7 @@ def _evaluate(
     """:func:`evaluate_distributed`, its results file locked."""
     out, resume, thresholds, pass_k = given.out, given.resume, given.thresholds, given.pass_k
     concurrency, total_concurrency = given.concurrency, given.total_concurrency
-    sample_deadline, keep_rows, parquet = given.sample_deadline, given.keep_rows, given.parquet
+    sample_deadline, parquet = given.sample_deadline, given.parquet
     partition_bytes, progress = given.partition_bytes, given.progress
     check_metrics(metrics)
     marks = resolve_thresholds(metrics, thresholds)
@@ -266,7 +269,9 @@ def _evaluate(
         part_form=form,
         intermediate=not directory,  # (a results directory's parts are its rows)
     )
-    futures = _submit(client, task, partitions, done, parts_of_bag, record)
+    # the rows brought back: all (None), or those of the first records (0: none)
+    wanted = _rows_wanted(given.keep_rows, out, parquet)
+    futures = _submit(client, task, partitions, done, parts_of_bag, record, wanted)
     total = sum(partition.records for partition in partitions)
     finished = sum(partition.records for partition in partitions if partition.number in done)
     joiner = None
@@ -291,7 +296,7 @@ def _evaluate(
                 summary.add_tally(tallies[due])
             results[partition.number] = scored
             run.scored.append(partition.number)
-            if keep_rows or folder is None:
+            if _wants(wanted, partition):
                 rows[partition.number] = scored.rows()
             finished += partition.records
             say(
@@ -316,10 +321,12 @@ def _evaluate(
                 joiner.finish()
             elif joined_file is not None:  # parts at a URL: joined once all are there
                 join(folder, partitions, joined_file)
-            if keep_rows:
-                for number in run.kept:
-                    rows[number] = rows_of(part_path(folder, number, form))
+            for partition in partitions:
+                if partition.number in done and _wants(wanted, partition):
+                    rows[partition.number] = rows_of(part_path(folder, partition.number, form))
         kept = [row for number in sorted(rows) for row in rows[number]]
+        if wanted is not None:
+            kept = kept[:wanted]
         result = EvaluationResult.from_totals(
             kept, summary, metrics, all_rows=len(kept) == summary.records
         )
@@ -405,9 +412,11 @@ def _submit(
     done: Mapping[int, RowTally],
     parts_of_bag: list[Any] | None,
     record: Mapping[str, Any] | None,
+    wanted: int | None = None,
 ) -> dict[Any, Partition]:
-    """A task on the cluster for each partition not ``done``, by its future. Dask runs a
-    task again (twice at most) when the worker running it dies."""
+    """A task on the cluster for each partition not ``done``, by its future; a task past
+    the rows ``wanted`` keeps none of its rows' lines. Dask runs a task again (twice at
+    most) when the worker running it dies."""
     # a key of this run alone: cancelling the futures of a run that ended must not
     # cancel those of the next run over the same input on the same client
     run_key = uuid.uuid4().hex[:8]
@@ -417,9 +426,40 @@ def _submit(
             continue
         records = parts_of_bag[partition.number] if parts_of_bag is not None else None
         key = f"tracegrade-partition-{partition.number}-{_token(record, partition)}-{run_key}"
-        future = client.submit(task, partition, records=records, key=key, pure=False, retries=2)
+        future = client.submit(
+            task,
+            partition,
+            records=records,
+            keep_lines=_wants(wanted, partition),
+            key=key,
+            pure=False,
+            retries=2,
+        )
         futures[future] = partition
     return futures
+
+
+def _rows_wanted(
+    keep_rows: bool | int | None,
+    out: str | os.PathLike[str] | None,
+    parquet: str | os.PathLike[str] | None,
+) -> int | None:
+    """How many rows (the first ones) come back into the result; ``None``: all. A
+    Parquet table without a results file is made from them all."""
+    if keep_rows is True or (keep_rows is None and out is None):
+        return None
+    if out is None and parquet is not None:
+        return None
+    if keep_rows is None or keep_rows is False:
+        return 0
+    if not isinstance(keep_rows, int) or keep_rows < 0:
+        raise ValueError(f"keep_rows must be True, False or a number of rows, got {keep_rows!r}")
+    return keep_rows
+
+
+def _wants(wanted: int | None, partition: Partition) -> bool:
+    """Whether rows of ``partition`` are among those ``wanted``."""
+    return wanted is None or partition.first_index < wanted
 
 
 def _finished_partitions(
