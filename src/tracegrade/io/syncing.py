@@ -23,10 +23,12 @@ class BackgroundSync:
         self._began = time.monotonic()
         self._thread: threading.Thread | None = None
         self._error: OSError | None = None
+        self._error_lock = threading.Lock()  # (taken and set by two threads)
 
     def check(self) -> None:
         """Raise the error of a sync that failed, if one did."""
-        error, self._error = self._error, None
+        with self._error_lock:
+            error, self._error = self._error, None
         if error is not None:
             raise error
 
@@ -53,4 +55,5 @@ class BackgroundSync:
         try:
             os.fsync(descriptor)
         except OSError as error:  # raised in the writer's thread, at its next step
-            self._error = error
+            with self._error_lock:
+                self._error = error
