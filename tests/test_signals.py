@@ -194,3 +194,32 @@ def test_a_stop_during_deferred_work_comes_after_it_not_lost() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['block went on', 'stopped'] True"
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_python_drops_in_a_callback_is_raised_again(how: int) -> None:
+    """A signal whose handler runs inside a weak reference's callback (the garbage
+    collector's, anywhere in a run) raises KeyboardInterrupt there, where Python prints
+    it and drops it: seen as a SIGTERM to a judged run that then went on to the end."""
+    import weakref
+
+    from tracegrade.cli.signals import sigterm_as_interrupt
+
+    class Thing:
+        pass
+
+    def signalled(_: object) -> None:
+        os.kill(os.getpid(), how)
+        for _ in range(100):  # the handler runs in here; its interrupt is dropped
+            time.sleep(0.001)
+
+    with sigterm_as_interrupt() as termination:
+        thing = Thing()
+        kept = weakref.ref(thing, signalled)
+        with pytest.raises(KeyboardInterrupt):
+            del thing  # the callback runs now
+            for _ in range(2000):  # the interrupt, delivered again, is raised here
+                time.sleep(0.001)
+        assert kept() is None
+    assert termination.received == (how == signal.SIGTERM)
