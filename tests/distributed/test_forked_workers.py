@@ -154,8 +154,10 @@ def test_objects_frozen_before_the_cluster_stay_frozen(monkeypatch: pytest.Monke
     try:
         theirs = gc.get_freeze_count()
         assert theirs > 0
+        made_since = [[] for _ in range(20_000)]  # (a freeze now would take these too)
         with _local_cluster_config():
             pass
-        assert gc.get_freeze_count() == theirs
+        # not unfrozen, nor frozen again (a few frozen objects may have been freed)
+        assert theirs - 10_000 < gc.get_freeze_count() < theirs + len(made_since) // 2
     finally:
         gc.unfreeze()

@@ -207,6 +207,8 @@ def _local_cluster_config() -> Iterator[None]:
 
     import dask
 
+    import distributed  # noqa: F401 (its config's defaults, read below)
+
     chosen = {}
     for key, (default, ours) in LOCAL_CLUSTER_CONFIG.items():
         variable = "DASK_" + key.upper().replace(".", "__").replace("-", "_")
