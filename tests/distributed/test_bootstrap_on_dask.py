@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from dask_helpers import messy_lines
 
 from tracegrade import ToolCallF1, ToolCorrectnessMetric, evaluate
@@ -100,3 +101,30 @@ def test_a_cluster_without_workers_leaves_the_intervals_to_the_client(
         assert not resumed.is_alive(), "the resume waited for a worker"
     assert got[0].run_facts["distributed"]["scored"] == 0
     assert got[0].summary() == single.summary()
+
+
+def _busy(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_shares_not_back_in_time_are_drawn_on_the_client(
+    client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster busy with other work (here: every worker asleep) keeps the shares
+    queued; the client draws them itself after a while instead of waiting."""
+    import time
+
+    import tracegrade.distributed.session as session
+
+    monkeypatch.setattr(session, "SHARES_WAIT_SECONDS", 0.3)
+    asleep = [client.submit(_busy, 1.5, pure=False) for _ in range(len(client.nthreads()))]
+    try:
+        started = time.monotonic()
+        drawn = list(session._cluster_map(client)(abs, [-1, -2, -3]))
+        assert drawn == [1, 2, 3]
+        assert time.monotonic() - started < 1.2  # not once the workers woke up
+    finally:
+        client.cancel(asleep)

@@ -487,29 +487,38 @@ def _finished_partitions(
         yield partition, scored
 
 
+SHARES_WAIT_SECONDS = 10.0
+"""How long the client waits for the bootstrap's shares on the cluster (they take
+milliseconds there) before it draws those not back yet itself: the cluster may be busy
+with other work, or have lost the workers they were given to."""
+
+
 def _cluster_map(client: Client) -> Callable[..., Iterator[Any]]:
     """A ``map`` that runs each call as a task on the cluster of ``client`` (all handed
     over at once, their results read in order). A call whose task fails there (its
-    worker lost) is made here instead: the bootstrap's shares are pure functions of
-    their arguments, so where they are drawn changes nothing. A cluster without a worker
-    (all gone, scaled down: a resume that scores nothing needs none) leaves them all to
-    this machine, rather than have them wait for one."""
+    worker lost), or is not done within :data:`SHARES_WAIT_SECONDS` of the handing over,
+    is made here instead: the bootstrap's shares are pure functions of their arguments,
+    so where they are drawn changes nothing. A cluster without a worker (all gone,
+    scaled down: a resume that scores nothing needs none) leaves them all to this
+    machine, rather than have them wait for one."""
 
     def mapped(function: Callable[..., Any], items: Iterable[Any]) -> Iterator[Any]:
         given = list(items)
         if not client.nthreads():
             return map(function, given)
         futures = client.map(function, given, pure=False)  # handed over now
+        deadline = time.monotonic() + SHARES_WAIT_SECONDS
         pairs = zip(futures, given, strict=True)
-        return (_result_or_here(future, function, item) for future, item in pairs)
+        return (_result_or_here(future, function, item, deadline) for future, item in pairs)
 
     return mapped
 
 
-def _result_or_here(future: Any, function: Callable[..., Any], item: Any) -> Any:
+def _result_or_here(future: Any, function: Callable[..., Any], item: Any, deadline: float) -> Any:
     try:
-        return future.result()
-    except Exception:
+        return future.result(timeout=max(0.0, deadline - time.monotonic()))
+    except Exception:  # (failed there, or not done in time)
+        future.cancel()
         return function(item)
 
 
