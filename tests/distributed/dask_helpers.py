@@ -93,3 +93,51 @@ def run_killing_a_busy_worker(client: Any, data: Any, metrics: list[Any], out: A
     assert not runner.is_alive()
     assert "error" not in outcome, outcome.get("error")
     return outcome["result"]
+
+
+_CLIENT = """
+import sys
+sys.path.insert(0, {helpers!r})
+from dask_helpers import SlowF1
+from distributed import Client
+from tracegrade.distributed import evaluate_distributed
+
+with Client({address!r}) as client:
+    evaluate_distributed({data!r}, [SlowF1(delay=0.03)], client=client, out={out!r},
+                         partition_bytes=2048)
+"""
+
+
+def _executing(dask_worker: Any) -> int:
+    return len(dask_worker.state.executing)
+
+
+def kill_client_midway(
+    cluster: Any, client: Any, data: Path, out: str, parts: Path, count: int = 3
+) -> set[int]:
+    """Run ``data`` into ``out`` (SlowF1, 2048-byte partitions) from a client process on
+    ``cluster``, kill that client once ``count`` parts are in the folder ``parts``, and
+    wait for the tasks it left: queued, or still going on in a worker's thread (a task
+    the scheduler let go when its client died goes on, and writes its part). The
+    partitions whose parts were written."""
+    import subprocess
+    import textwrap
+
+    script = _CLIENT.format(
+        helpers=str(Path(__file__).parent),
+        address=cluster.scheduler_address,
+        data=str(data),
+        out=out,
+    )
+    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)])
+    deadline = time.monotonic() + 60
+    while len(list(parts.glob("part-*.jsonl"))) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)  # the client dies; the cluster stays
+    driver.wait(30)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (
+        any(client.processing().values()) or any(client.run(_executing).values())
+    ):
+        time.sleep(0.05)
+    return {int(path.stem.split("-")[1]) for path in parts.glob("part-*.jsonl")}

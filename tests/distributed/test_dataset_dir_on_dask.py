@@ -7,16 +7,11 @@ directory as they read a file."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dask_helpers import SlowF1, messy_lines
+from dask_helpers import SlowF1, kill_client_midway, messy_lines
 
 from tracegrade import ToolCallF1, ToolCorrectnessMetric, evaluate, load_run
 from tracegrade.cli import EXIT_OK, main
@@ -75,55 +70,12 @@ def test_a_directory_holds_the_rows_of_the_joined_file(client: Any, tmp_path: Pa
     assert main(["compare", str(directory), str(tmp_path / "single")]) == EXIT_OK
 
 
-DRIVER = """
-import sys
-sys.path.insert(0, {helpers!r})
-from dask_helpers import SlowF1
-from distributed import Client
-from tracegrade.distributed import evaluate_distributed
-
-with Client({address!r}) as client:
-    evaluate_distributed({data!r}, [SlowF1(delay=0.03)], client=client, out={out!r},
-                         partition_bytes=2048)
-"""
-
-
-def _executing(dask_worker: Any) -> int:
-    return len(dask_worker.state.executing)
-
-
-def _killed_midway(
-    cluster: Any, client: Any, data: Path, directory: Path, parts: int = 3
-) -> set[int]:
-    """Start a run of ``data`` into ``directory`` in a client process, kill the client
-    once ``parts`` parts are there, wait for the tasks it left running; the partitions
-    whose parts were written."""
-    script = DRIVER.format(
-        helpers=str(Path(__file__).parent),
-        address=cluster.scheduler_address,
-        data=str(data),
-        out=f"{directory}/",
-    )
-    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)])
-    deadline = time.monotonic() + 60
-    while len(list(directory.glob("part-*.jsonl"))) < parts and time.monotonic() < deadline:
-        time.sleep(0.02)
-    driver.send_signal(signal.SIGKILL)  # the client dies; the cluster stays
-    driver.wait(30)
-    deadline = time.monotonic() + 60  # let the tasks it left running end
-    while time.monotonic() < deadline and (
-        any(client.processing().values()) or any(client.run(_executing).values())
-    ):
-        time.sleep(0.05)
-    return {int(path.stem.split("-")[1]) for path in directory.glob("part-*.jsonl")}
-
-
 def test_a_directory_whose_client_was_killed_is_finished_by_resume(
     cluster: Any, client: Any, tmp_path: Path
 ) -> None:
     data = _write(tmp_path / "runs.jsonl", messy_lines(240))
     directory = tmp_path / "out"
-    written = _killed_midway(cluster, client, data, directory)
+    written = kill_client_midway(cluster, client, data, f"{directory}/", directory)
     total = len(list(file_partitions([str(data)], partition_bytes=2048)))
     assert 3 <= len(written) < total, (written, total)
     with pytest.raises(DatasetDirError, match="has not finished"):
@@ -170,7 +122,7 @@ def test_a_directory_a_cluster_left_is_finished_on_one_machine(
     that a later resume on the cluster is told the parts are not its own."""
     data = _write(tmp_path / "runs.jsonl", messy_lines(240))
     directory = tmp_path / "out"
-    written = _killed_midway(cluster, client, data, directory, parts=50)
+    written = kill_client_midway(cluster, client, data, f"{directory}/", directory, 50)
     total = len(list(file_partitions([str(data)], partition_bytes=2048)))
     assert 50 <= len(written) < total and (directory / ".plan.json").exists()
 

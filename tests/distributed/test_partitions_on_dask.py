@@ -7,16 +7,17 @@ it had not finished."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from dask_helpers import SlowF1, messy_lines, records, run_killing_a_busy_worker
+from dask_helpers import (
+    SlowF1,
+    kill_client_midway,
+    messy_lines,
+    records,
+    run_killing_a_busy_worker,
+)
 
 from tracegrade import EvaluationDataset, ToolCallF1, ToolCorrectnessMetric, evaluate
 from tracegrade.distributed import evaluate_distributed, parts_folder
@@ -125,51 +126,13 @@ def test_a_worker_killed_midway_loses_and_repeats_no_row(client: Any, tmp_path: 
     _same_run(single, spread)
 
 
-DRIVER = """
-import sys
-sys.path.insert(0, {helpers!r})
-from dask_helpers import SlowF1
-from distributed import Client
-from tracegrade.distributed import evaluate_distributed
-
-with Client({address!r}) as client:
-    evaluate_distributed({data!r}, [SlowF1(delay=0.03)], client=client, out={out!r},
-                         partition_bytes=2048)
-"""
-
-
-def _executing(dask_worker: Any) -> int:
-    return len(dask_worker.state.executing)
-
-
-def _busy(client: Any) -> bool:
-    """Whether a task is still meant to run, or still runs (a task the scheduler let go
-    when its client died goes on in the worker's thread, and writes its part)."""
-    return any(client.processing().values()) or any(client.run(_executing).values())
-
-
 def test_a_resumed_run_scores_only_the_partitions_left(
     cluster: Any, client: Any, tmp_path: Path
 ) -> None:
     data = _write(tmp_path / "runs.jsonl", messy_lines(240))
     out = tmp_path / "spread.jsonl"
-    script = DRIVER.format(
-        helpers=str(Path(__file__).parent),
-        address=cluster.scheduler_address,
-        data=str(data),
-        out=str(out),
-    )
-    driver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script)])
     folder = parts_folder(out)
-    deadline = time.monotonic() + 60
-    while len(list(folder.glob("part-*.jsonl"))) < 3 and time.monotonic() < deadline:
-        time.sleep(0.02)
-    driver.send_signal(signal.SIGKILL)  # the client dies; the cluster stays
-    driver.wait(30)
-    deadline = time.monotonic() + 60  # let the tasks it left running end
-    while _busy(client) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    written = {int(path.stem.split("-")[1]) for path in folder.glob("part-*.jsonl")}
+    written = kill_client_midway(cluster, client, data, str(out), folder)
     total = len(list(file_partitions([str(data)], partition_bytes=2048)))
     assert 3 <= len(written) < total, (written, total)
     assert not out.exists()

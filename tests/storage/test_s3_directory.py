@@ -11,14 +11,13 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.backends.otlp_receiver import otlp_receiver
 from tests.distributed.dask_helpers import messy_lines
-from tests.s3_server import KEY_ID, S3, SECRET, s3_server
+from tests.s3_server import KEY_ID, S3, SECRET
 from tests.test_serve import MESSAGES
 
 from tracegrade import (
@@ -36,24 +35,6 @@ from tracegrade.io.dataset_dir import read_manifest
 from tracegrade.io.dataset_url import staging_folder
 from tracegrade.model.origin import Origin
 from tracegrade.run.push_journal import journal_path, url_journals
-
-
-@pytest.fixture(scope="module")
-def s3() -> Iterator[S3]:
-    with s3_server() as server:
-        yield server
-
-
-@pytest.fixture
-def data(s3: S3, tmp_path: Path) -> tuple[str, Path]:
-    """The same 60 records (some rejected, some failing) at a URL and in a local file."""
-    content = ("\n".join(messy_lines(60)) + "\n").encode()
-    local = tmp_path / "in.jsonl"
-    local.write_bytes(content)
-    url = s3.url(f"{tmp_path.name}/in.jsonl")
-    fs: Any = s3.filesystem()
-    fs.pipe_file(url, content)
-    return url, local
 
 
 @pytest.fixture

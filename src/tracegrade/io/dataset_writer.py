@@ -46,6 +46,7 @@ from .store import (
     record_with_totals,
     results_write_error,
     resumed_rows,
+    same_run,
     write_atomically,
 )
 from .syncing import SYNC_SECONDS
@@ -130,25 +131,12 @@ class DirectoryResults:
                 "with a results directory yet; resume without it"
             )
         try:
-            previous = RunRecord.from_dict(loads(record_path.read_bytes()))
-            if upgrade is not None:
-                previous = upgrade(previous)
+            same_run(record_path, run, self.name, upgrade)
         except FileNotFoundError:
             raise ResumeError(
                 f"cannot resume {self.name}: it has no run record ({record_path.name}); "
                 "start over without --resume"
             ) from None
-        except (ValueError, KeyError, TypeError) as error:
-            raise ResumeError(
-                f"cannot resume {self.name}: {record_path} is damaged: {error}"
-            ) from None
-        differences = run.differences(previous)
-        if differences:
-            raise ResumeError(
-                f"cannot resume {self.name}: it holds another run's rows ("
-                + "; ".join(differences)
-                + "); start over without --resume or choose another --out"
-            )
         others = [path.name for _, path in found if path.suffix != f".{self.form}"]
         if others:
             raise ResumeError(

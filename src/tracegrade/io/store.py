@@ -291,6 +291,32 @@ def run_record_path(results: Path) -> Path:
     return results.with_name(f".{results.name}.run.json")
 
 
+def same_run(
+    record_path: Path,
+    run: RunRecord,
+    name: str,
+    upgrade: Callable[[RunRecord], RunRecord] | None = None,
+) -> tuple[dict[str, Any], RunRecord]:
+    """The run record at ``record_path`` (as stored, and read, after ``upgrade``) of the
+    results ``name`` to resume with ``run``; ResumeError when it is damaged or another
+    run's. (FileNotFoundError when there is none: each kind of results says why.)"""
+    try:
+        stored = loads(record_path.read_bytes())
+        previous = RunRecord.from_dict(stored)
+        if upgrade is not None:
+            previous = upgrade(previous)
+    except (ValueError, KeyError, TypeError) as error:
+        raise ResumeError(f"cannot resume {name}: {record_path.name} is damaged: {error}") from None
+    differences = run.differences(previous)
+    if differences:
+        raise ResumeError(
+            f"cannot resume {name}: it holds another run's rows ("
+            + "; ".join(differences)
+            + "); start over without --resume or choose another --out"
+        )
+    return stored, previous
+
+
 class ResultsFile:
     """A results file being written: ``start`` a new one or ``resume`` an old one, then
     ``write`` rows and ``close``."""
@@ -350,22 +376,7 @@ class ResultsFile:
                 f"cannot resume {self.name}: it has no run record ({record_path.name}), so it "
                 "was not written by 'tracegrade evaluate --out'; start over without --resume"
             )
-        try:
-            stored = loads(record_path.read_bytes())
-            previous = RunRecord.from_dict(stored)
-            if upgrade is not None:
-                previous = upgrade(previous)
-        except (ValueError, KeyError, TypeError) as error:
-            raise ResumeError(
-                f"cannot resume {self.name}: {record_path.name} is damaged: {error}"
-            ) from None
-        differences = run.differences(previous)
-        if differences:
-            raise ResumeError(
-                f"cannot resume {self.name}: it holds another run's rows ("
-                + "; ".join(differences)
-                + "); start over without --resume or choose another --out"
-            )
+        stored, previous = same_run(record_path, run, self.name, upgrade)
         if stored.get("judge") != previous.judge:  # written with credentials in a URL
             write_atomically(record_path, dumps(run.to_dict()))
         self._run = run

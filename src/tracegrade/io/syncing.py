@@ -27,6 +27,8 @@ class BackgroundSync:
 
     def check(self) -> None:
         """Raise the error of a sync that failed, if one did."""
+        if self._error is None:  # (the usual case, on every write: no lock taken)
+            return
         with self._error_lock:
             error, self._error = self._error, None
         if error is not None:
